@@ -1,0 +1,31 @@
+/* api: the OpenAI-compatible HTTP API of rank 0, through libcurl. This first
+ * part answers health questions; the streaming client comes with the serving
+ * checks. The key travels only in a header, never in a URL or a log. */
+#ifndef DSV41_API_H
+#define DSV41_API_H
+
+#include "buf.h"
+#include "config.h"
+
+struct api_health {
+    char url[256];
+    long health_code; /* HTTP status of /health; 0 when no answer */
+    long models_code; /* HTTP status of /v1/models with the key */
+    char model_id[128];
+    long max_model_len; /* -1 when not reported */
+    char error[256];    /* transport error, if any */
+};
+
+int api_global_init(void);
+/* Base URL: API_URL, else http://127.0.0.1:PORT. */
+int api_base_url(const struct config *c, struct buf *out);
+/* The key: DSV41_API_KEY, else the contents of API_KEY_FILE; -1 with a reason
+ * when neither is available or the file is readable by others. */
+int api_load_key(const struct config *c, struct buf *key, struct buf *why);
+/* GET base+path; body capped at 1 MiB. Returns the HTTP status or 0 on a
+ * transport error (err says which). */
+long api_get(const char *base, const char *path, const char *key, int timeout_ms, struct buf *body,
+             struct buf *err);
+void api_check_health(const struct config *c, int timeout_ms, struct api_health *h);
+
+#endif

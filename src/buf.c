@@ -1,0 +1,130 @@
+#include "buf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int buf_reserve(struct buf *b, size_t extra)
+{
+    if (extra > (size_t)-1 / 2 - b->len)
+        return -1;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int buf_append(struct buf *b, const char *s, size_t n)
+{
+    if (buf_reserve(b, n) < 0)
+        return -1;
+    if (n)
+        memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int buf_puts(struct buf *b, const char *s)
+{
+    return buf_append(b, s, strlen(s));
+}
+
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || buf_reserve(b, (size_t)n) < 0)
+        return -1;
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int buf_shell_quote(struct buf *b, const char *s)
+{
+    if (buf_append(b, "'", 1) < 0)
+        return -1;
+    for (const char *p = s; *p; p++) {
+        int rc = *p == '\'' ? buf_puts(b, "'\\''") : buf_append(b, p, 1);
+        if (rc < 0)
+            return -1;
+    }
+    return buf_append(b, "'", 1);
+}
+
+void buf_reset(struct buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void buf_free(struct buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+const char *buf_str(const struct buf *b)
+{
+    return b->data ? b->data : "";
+}
+
+int buf_read_file(struct buf *b, const char *path, size_t max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char tmp[4096];
+    size_t total = 0;
+    for (;;) {
+        ssize_t n = read(fd, tmp, sizeof tmp);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        size_t take = (size_t)n;
+        if (total + take > max)
+            take = max - total;
+        if (buf_append(b, tmp, take) < 0) {
+            close(fd);
+            errno = ENOMEM;
+            return -1;
+        }
+        total += take;
+        if (total >= max)
+            break;
+    }
+    close(fd);
+    return 0;
+}

@@ -1,0 +1,30 @@
+/* buf: a growable, always NUL-terminated byte buffer. Every other module builds
+ * text through this instead of fixed arrays and sprintf. */
+#ifndef DSV41_BUF_H
+#define DSV41_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct buf {
+    char *data; /* NUL-terminated; NULL until the first append */
+    size_t len;
+    size_t cap;
+};
+
+#define BUF_INIT {NULL, 0, 0}
+
+int buf_append(struct buf *b, const char *s, size_t n);
+int buf_puts(struct buf *b, const char *s);
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+/* Appends s quoted for a POSIX shell: 'it'\''s'. */
+int buf_shell_quote(struct buf *b, const char *s);
+void buf_reset(struct buf *b);
+void buf_free(struct buf *b);
+/* Returns the string (never NULL: "" for an empty buffer). */
+const char *buf_str(const struct buf *b);
+/* Reads a whole file, at most max bytes; -1 with errno on failure. */
+int buf_read_file(struct buf *b, const char *path, size_t max);
+
+#endif

@@ -1,0 +1,12 @@
+/* commands: the subcommand entry points main.c's table points at. Each takes
+ * the loaded configuration and its own argv (argv[0] is the command name). */
+#ifndef DSV41_COMMANDS_H
+#define DSV41_COMMANDS_H
+
+#include "config.h"
+
+int cmd_status(const struct config *c, int argc, char **argv);
+int cmd_doctor(const struct config *c, int argc, char **argv);
+int cmd_config(const struct config *c, int argc, char **argv);
+
+#endif

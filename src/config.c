@@ -1,0 +1,333 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A default may name another key as "${KEY}"; those are expanded after all
+ * layers are applied, so MODEL_DIR set in the environment also moves
+ * WORKER_MODEL_DIR. "~/" means the user's home directory. */
+struct config_key {
+    const char *name;
+    const char *dflt;
+    const char *help;
+    bool secret;
+};
+
+#define HIST_IMG                                                                                   \
+    "ghcr.io/0xsero/deepseek-v4.1-flash-spark@sha256:"                                             \
+    "5668e35e5ee021da4b9ce88a1964caf0e082e8ca01d81d1d64b6213a55c6add5"
+
+static const struct config_key KEYS[] = {
+    {"WORKER", "", "ssh target of the worker node (alias from ~/.ssh/config, user@host)", false},
+    {"MODEL_DIR", "~/models/DeepSeek-V4.1-Flash-Spark", "checkpoint directory on the head", false},
+    {"WORKER_MODEL_DIR", "${MODEL_DIR}", "checkpoint directory on the worker", false},
+    {"STATE_DIR", "~/.dsv41-two-sparks", "API key, plans, caches, guard log (every node)", false},
+    {"HEAD_IP", "", "head fabric IPv4 (empty: detected)", false},
+    {"WORKER_IP", "", "worker fabric IPv4 (empty: detected)", false},
+    {"HEAD_IFNAME", "", "head fabric netdev (empty: detected)", false},
+    {"WORKER_IFNAME", "", "worker fabric netdev (empty: detected)", false},
+    {"HEAD_HCAS", "", "head RDMA devices for NCCL (empty: detected)", false},
+    {"WORKER_HCAS", "", "worker RDMA devices for NCCL (empty: detected)", false},
+    {"PORT", "8000", "API port of rank 0", false},
+    {"MPORT", "29655", "torch distributed master port", false},
+    {"IMG", HIST_IMG, "server image, pinned by digest", false},
+    {"API_KEY_FILE", "${STATE_DIR}/api_key", "API key file (mode 0600)", false},
+    {"API_URL", "", "API base URL (empty: http://127.0.0.1:PORT)", false},
+    {"MEMGUARD_GIB", "1", "memory guard floor, GiB of MemAvailable", false},
+    {"KV_BYTES", "2700000000", "--kv-cache-memory-bytes", false},
+    {"MAX_LEN", "262144", "--max-model-len", false},
+    {"MAX_SEQS", "2", "--max-num-seqs", false},
+    {"NSPEC", "7", "speculative draft tokens", false},
+    {"BATCH", "2048", "--max-num-batched-tokens", false},
+    {"GPU_UTIL", "0.88", "--gpu-memory-utilization", false},
+    {"GRAPH_MODE", "FULL_DECODE_ONLY", "cudagraph_mode", false},
+    {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false},
+    {"EXTRA", "", "extra vLLM arguments for rank 0", false},
+    {"REVISION", "main", "Hugging Face revision (pin a commit)", false},
+    {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false},
+    {"HF_TOKEN", "", "Hugging Face token", true},
+    {"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint", false},
+    {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true},
+    {"RUNTIME", "docker", "container runtime CLI: docker or podman", false},
+    {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false},
+    {"SSH_KNOWN_HOSTS", "~/.ssh/known_hosts", "known_hosts file for strict host key checks", false},
+    {"SSH_CONFIG", "~/.ssh/config", "ssh client config (Host, HostName, User, Port, IdentityFile)",
+     false},
+    {"SSH_TIMEOUT", "5", "seconds to wait for a node's ssh connection", false},
+    {"DSV41_PROC_ROOT", "/proc", "root of /proc on the head (tests)", false},
+    {"DSV41_SYS_ROOT", "/sys", "root of /sys on the head (tests)", false},
+    {"WORKER_PROC_ROOT", "/proc", "root of /proc on the worker (tests)", false},
+    {"WORKER_SYS_ROOT", "/sys", "root of /sys on the worker (tests)", false},
+};
+
+#define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+
+static int key_index(const char *name, size_t len)
+{
+    for (int i = 0; i < NKEYS; i++)
+        if (strlen(KEYS[i].name) == len && strncmp(KEYS[i].name, name, len) == 0)
+            return i;
+    return -1;
+}
+
+static int set_value(struct config_value *v, const char *val, enum config_source src,
+                     const char *origin)
+{
+    char *copy = strdup(val);
+    char *ocopy = origin ? strdup(origin) : NULL;
+    if (!copy || (origin && !ocopy)) {
+        free(copy);
+        free(ocopy);
+        return -1;
+    }
+    free(v->value);
+    free(v->origin);
+    v->value = copy;
+    v->origin = ocopy;
+    v->source = src;
+    return 0;
+}
+
+int config_default_path(struct buf *out)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    if (xdg && *xdg)
+        return buf_printf(out, "%s/dsv41-top/config", xdg);
+    const char *home = getenv("HOME");
+    return buf_printf(out, "%s/.config/dsv41-top/config", home ? home : "");
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Config file: KEY=VALUE lines, '#' comments, optional "export " prefix and
+ * matching quotes around the value, so a sourced shell env file also works. */
+static int load_file(struct config *c, const char *path, struct buf *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        buf_printf(err, "config file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[8192];
+    int lineno = 0, rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            buf_printf(err, "%s:%d: line longer than %zu bytes", path, lineno, sizeof line - 1);
+            rc = -1;
+            break;
+        }
+        char *s = trim(line);
+        if (!*s || *s == '#')
+            continue;
+        if (strncmp(s, "export ", 7) == 0)
+            s = trim(s + 7);
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            buf_printf(err, "%s:%d: expected KEY=VALUE", path, lineno);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(s), *val = trim(eq + 1);
+        size_t vl = strlen(val);
+        if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
+            val[vl - 1] = '\0';
+            val++;
+        }
+        int i = key_index(key, strlen(key));
+        if (i < 0) {
+            buf_printf(err, "%s:%d: unknown setting '%s' (see 'dsv41-top config')", path, lineno,
+                       key);
+            rc = -1;
+            break;
+        }
+        char origin[4200];
+        snprintf(origin, sizeof origin, "%s:%d", path, lineno);
+        if (set_value(&c->values[i], val, CONFIG_SRC_FILE, origin) < 0) {
+            buf_puts(err, "out of memory");
+            rc = -1;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* Expands "~/" and "${KEY}" in a default. One level is enough: defaults only
+ * reference keys whose own defaults have no references. */
+static int expand(const struct config *c, const char *in, struct buf *out)
+{
+    if (in[0] == '~' && (in[1] == '/' || in[1] == '\0')) {
+        const char *home = getenv("HOME");
+        if (buf_puts(out, home ? home : "") < 0)
+            return -1;
+        in++;
+    }
+    while (*in) {
+        const char *ref = strstr(in, "${");
+        if (!ref)
+            return buf_puts(out, in);
+        if (buf_append(out, in, (size_t)(ref - in)) < 0)
+            return -1;
+        const char *end = strchr(ref, '}');
+        if (!end)
+            return buf_puts(out, ref);
+        int i = key_index(ref + 2, (size_t)(end - ref - 2));
+        if (i >= 0 && buf_puts(out, c->values[i].value) < 0)
+            return -1;
+        in = end + 1;
+    }
+    return 0;
+}
+
+int config_load(struct config *c, const char *file, char *const *flags, int nflags,
+                struct buf *err)
+{
+    memset(c, 0, sizeof *c);
+    c->values = calloc(NKEYS, sizeof *c->values);
+    if (!c->values) {
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    c->count = NKEYS;
+    struct buf path = BUF_INIT;
+    if (file ? buf_puts(&path, file) : config_default_path(&path)) {
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    c->file = strdup(buf_str(&path));
+    buf_free(&path);
+    /* Raw defaults first so file/env layers can replace them. */
+    for (int i = 0; i < NKEYS; i++) {
+        c->values[i].key = KEYS[i].name;
+        if (set_value(&c->values[i], KEYS[i].dflt, CONFIG_SRC_DEFAULT, NULL) < 0)
+            goto oom;
+    }
+    if (!c->file)
+        goto oom;
+    if (load_file(c, c->file, err) < 0)
+        return -1;
+    for (int i = 0; i < NKEYS; i++) {
+        const char *env = getenv(KEYS[i].name);
+        if (env && set_value(&c->values[i], env, CONFIG_SRC_ENV, NULL) < 0)
+            goto oom;
+    }
+    for (int f = 0; f < nflags; f++) {
+        const char *eq = strchr(flags[f], '=');
+        int i = eq ? key_index(flags[f], (size_t)(eq - flags[f])) : -1;
+        if (i < 0) {
+            buf_printf(err, "--set %s: expected KEY=VALUE with a known KEY (see 'dsv41-top config')",
+                       flags[f]);
+            return -1;
+        }
+        if (set_value(&c->values[i], eq + 1, CONFIG_SRC_FLAG, NULL) < 0)
+            goto oom;
+    }
+    /* Expand defaults, and "~/" in any path-like value the user gave. */
+    for (int i = 0; i < NKEYS; i++) {
+        struct config_value *v = &c->values[i];
+        if (!strchr(v->value, '~') && !strstr(v->value, "${"))
+            continue;
+        if (v->source != CONFIG_SRC_DEFAULT && v->value[0] != '~')
+            continue;
+        struct buf out = BUF_INIT;
+        const char *src = v->source == CONFIG_SRC_DEFAULT ? KEYS[i].dflt : v->value;
+        if (expand(c, src, &out) < 0) {
+            buf_free(&out);
+            goto oom;
+        }
+        free(v->value);
+        v->value = out.data ? out.data : strdup("");
+        if (!v->value)
+            goto oom;
+    }
+    return 0;
+oom:
+    buf_puts(err, "out of memory loading configuration");
+    return -1;
+}
+
+void config_free(struct config *c)
+{
+    for (int i = 0; i < c->count; i++) {
+        free(c->values[i].value);
+        free(c->values[i].origin);
+    }
+    free(c->values);
+    free(c->file);
+    memset(c, 0, sizeof *c);
+}
+
+const char *config_get(const struct config *c, const char *key)
+{
+    int i = key_index(key, strlen(key));
+    return i >= 0 && i < c->count ? c->values[i].value : NULL;
+}
+
+int config_get_long(const struct config *c, const char *key, long *out, struct buf *err)
+{
+    const char *v = config_get(c, key);
+    char *end;
+    errno = 0;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno) {
+        buf_printf(err, "%s=%s is not a whole number", key, v ? v : "");
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+int config_get_double(const struct config *c, const char *key, double *out, struct buf *err)
+{
+    const char *v = config_get(c, key);
+    char *end;
+    errno = 0;
+    double d = v ? strtod(v, &end) : 0;
+    if (!v || !*v || *end || errno) {
+        buf_printf(err, "%s=%s is not a number", key, v ? v : "");
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+bool config_is_secret(const char *key)
+{
+    int i = key_index(key, strlen(key));
+    return i >= 0 && KEYS[i].secret;
+}
+
+const char *config_help(const char *key)
+{
+    int i = key_index(key, strlen(key));
+    return i >= 0 ? KEYS[i].help : "";
+}
+
+const char *config_source_name(enum config_source s)
+{
+    switch (s) {
+    case CONFIG_SRC_DEFAULT:
+        return "default";
+    case CONFIG_SRC_FILE:
+        return "file";
+    case CONFIG_SRC_ENV:
+        return "env";
+    case CONFIG_SRC_FLAG:
+        return "flag";
+    }
+    return "?";
+}

@@ -1,0 +1,42 @@
+/* config: every setting the program reads, layered defaults <- config file <-
+ * environment <- flags, each value remembering where it came from. Names are
+ * the script era's environment names so existing habits carry over. */
+#ifndef DSV41_CONFIG_H
+#define DSV41_CONFIG_H
+
+#include <stdbool.h>
+
+#include "buf.h"
+
+enum config_source { CONFIG_SRC_DEFAULT, CONFIG_SRC_FILE, CONFIG_SRC_ENV, CONFIG_SRC_FLAG };
+
+struct config_value {
+    const char *key;
+    char *value;        /* never NULL after config_load */
+    enum config_source source;
+    char *origin;       /* file:line for CONFIG_SRC_FILE, else NULL */
+};
+
+struct config {
+    struct config_value *values;
+    int count;
+    char *file; /* the config file that was consulted (may not exist) */
+};
+
+/* Loads all layers. flags are "KEY=VALUE" strings from the command line.
+ * On error returns -1 with a message in err naming the file and line. */
+int config_load(struct config *c, const char *file, char *const *flags, int nflags,
+                struct buf *err);
+void config_free(struct config *c);
+
+const char *config_get(const struct config *c, const char *key);
+/* Parses an integer setting; -1 with a message in err when it is not one. */
+int config_get_long(const struct config *c, const char *key, long *out, struct buf *err);
+int config_get_double(const struct config *c, const char *key, double *out, struct buf *err);
+bool config_is_secret(const char *key);
+const char *config_help(const char *key);
+const char *config_source_name(enum config_source s);
+/* The default config file path: $XDG_CONFIG_HOME/dsv41-top/config. */
+int config_default_path(struct buf *out);
+
+#endif

@@ -1,0 +1,188 @@
+/* `dsv41-top doctor`: the preflight checks of every node, each failed one
+ * with the command that fixes it. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "commands.h"
+#include "snapshot.h"
+
+static const char *MODEL_FILES[] = {
+    "config.json",
+    "model.safetensors.index.json",
+    "model-00005-of-00006.safetensors",
+    "model-00006-of-00006.safetensors",
+};
+
+struct doctor {
+    int fails, warns;
+};
+
+static void report(struct doctor *d, const char *level, const char *node, const char *what,
+                   const char *fix)
+{
+    if (strcmp(level, "FAIL") == 0)
+        d->fails++;
+    else if (strcmp(level, "warn") == 0)
+        d->warns++;
+    printf("%-4s %-6s %s\n", level, node, what);
+    if (fix && *fix)
+        printf("            fix: %s\n", fix);
+}
+
+/* Files, image and disk in one round trip. Output lines: "missing F",
+ * "image yes|no", "df KIB". */
+static int node_checks(const struct config *c, struct cluster_node *cn, struct buf *out,
+                       struct buf *err)
+{
+    struct buf s = BUF_INIT;
+    buf_puts(&s, "D=");
+    buf_shell_quote(&s, cn->model_dir);
+    buf_puts(&s, "; RT=");
+    buf_shell_quote(&s, config_get(c, "RUNTIME"));
+    buf_puts(&s, "; IMG=");
+    buf_shell_quote(&s, config_get(c, "IMG"));
+    buf_puts(&s, "; ST=");
+    buf_shell_quote(&s, config_get(c, "STATE_DIR"));
+    buf_puts(&s, "; PL=");
+    buf_shell_quote(&s, config_get(c, "PLAN_NAME"));
+    buf_puts(&s, "\nfor f in");
+    for (size_t i = 0; i < sizeof MODEL_FILES / sizeof MODEL_FILES[0]; i++)
+        buf_printf(&s, " %s", MODEL_FILES[i]);
+    buf_puts(&s, " \"exl3/plan/$PL\"; do [ -e \"$D/$f\" ] || echo \"missing $f\"; done\n"
+                 "if \"$RT\" image inspect \"$IMG\" >/dev/null 2>&1; then echo 'image yes'; "
+                 "else echo 'image no'; fi\n"
+                 "d=\"$ST\"; while [ ! -d \"$d\" ] && [ \"$d\" != / ]; do d=$(dirname \"$d\"); done\n"
+                 "df -Pk \"$d\" 2>/dev/null | awk 'NR==2 {print \"df \" $4}'\n");
+    struct ssh_result res;
+    int rc = node_run(&cn->node, buf_str(&s), 30000, &res, err);
+    buf_free(&s);
+    if (rc == 0) {
+        buf_puts(out, buf_str(&res.out));
+        ssh_result_free(&res);
+    }
+    return rc;
+}
+
+static void check_node(const struct config *c, struct cluster_node *cn, struct doctor *d)
+{
+    const char *nm = cn->node.name;
+    char what[600], fix[600];
+    if (!cn->configured) {
+        report(d, "FAIL", nm, "WORKER is not set", "export WORKER=user@<worker fabric IP>");
+        return;
+    }
+    struct snapshot *s = malloc(sizeof *s);
+    if (!s)
+        return;
+    if (snapshot_collect(&cn->node, config_get(c, "RUNTIME"), &cn->ov, 30000, s) < 0) {
+        report(d, "FAIL", nm, s->error, "");
+        free(s);
+        return;
+    }
+    report(d, "ok", nm, cn->node.local ? "local node" : "reachable over ssh", "");
+    struct buf out = BUF_INIT, err = BUF_INIT;
+    if (node_checks(c, cn, &out, &err) == 0) {
+        const char *p = buf_str(&out);
+        bool any_missing = false;
+        while (*p) {
+            size_t l = strcspn(p, "\n");
+            if (l > 8 && strncmp(p, "missing ", 8) == 0) {
+                any_missing = true;
+                snprintf(what, sizeof what, "missing %s/%.*s", cn->model_dir, (int)(l - 8), p + 8);
+                snprintf(fix, sizeof fix, "%s",
+                         cn->rank == 0 ? "dsv41-top download (or scripts/download.sh)"
+                                       : "dsv41-top copy-to-peer (or download on this node)");
+                report(d, "FAIL", nm, what, fix);
+            } else if (l == 8 && strncmp(p, "image no", 8) == 0) {
+                snprintf(what, sizeof what, "image %s is not present", config_get(c, "IMG"));
+                snprintf(fix, sizeof fix, "%s pull %s (launch pulls it too)",
+                         config_get(c, "RUNTIME"), config_get(c, "IMG"));
+                report(d, "warn", nm, what, fix);
+            } else if (l == 9 && strncmp(p, "image yes", 9) == 0) {
+                report(d, "ok", nm, "image present", "");
+            } else if (l > 3 && strncmp(p, "df ", 3) == 0) {
+                double gib = atof(p + 3) / 1048576.0;
+                snprintf(what, sizeof what, "%.0f GiB free for STATE_DIR caches", gib);
+                report(d, gib < 20 ? "warn" : "ok", nm, what,
+                       gib < 20 ? "free space on the STATE_DIR filesystem (kernel caches)" : "");
+            }
+            p += l;
+            if (*p)
+                p++;
+        }
+        if (!any_missing)
+            report(d, "ok", nm, "model files and plan present", "");
+    } else {
+        report(d, "FAIL", nm, buf_str(&err), "");
+    }
+    buf_free(&out);
+    buf_free(&err);
+    if (!s->runtime_ok) {
+        snprintf(what, sizeof what, "container runtime %s: %s", config_get(c, "RUNTIME"),
+                 s->runtime_note);
+        report(d, "FAIL", nm, what, "install docker (or set RUNTIME=podman) and add your user "
+                                    "to its group");
+    } else {
+        report(d, "ok", nm, "container runtime answers", "");
+    }
+    if (s->fabric.ok) {
+        snprintf(what, sizeof what, "fabric %s %s, HCAs %s, GID index %d", s->fabric.ifname,
+                 s->fabric.ipv4, s->fabric.hcas, s->fabric.gid_index);
+        report(d, "ok", nm, what, "");
+    } else {
+        report(d, "FAIL", nm, s->fabric.why,
+               "check `rdma link` and `ip -br a`; a fabric IPv4 lost on reboot needs a static "
+               "profile (nmcli)");
+    }
+    if (s->mem_ok) {
+        double fr = s->mem.free_kib.ok ? s->mem.free_kib.v / 1048576 : 0;
+        double ca = s->mem.cached_kib.ok ? s->mem.cached_kib.v / 1048576 : 0;
+        snprintf(what, sizeof what, "MemFree %.1f GiB, Cached %.1f GiB", fr, ca);
+        /* vLLM's startup check counts MemFree, so page cache reads as used. */
+        bool low = s->mem.free_kib.ok && s->mem.cached_kib.ok && fr < 100 && ca > 10;
+        report(d, low ? "warn" : "ok", nm, what,
+               low ? "vLLM counts MemFree: drop the page cache with "
+                     "`sync; echo 3 | sudo tee /proc/sys/vm/drop_caches`"
+                   : "");
+    } else {
+        report(d, "FAIL", nm, "cannot read /proc/meminfo", "");
+    }
+    if (s->gpu_note[0]) {
+        snprintf(what, sizeof what, "GPU: %s", s->gpu_note);
+        report(d, "warn", nm, what, "install the NVIDIA driver (nvidia-smi)");
+    }
+    free(s);
+}
+
+int cmd_doctor(const struct config *c, int argc, char **argv)
+{
+    if (argc > 1) {
+        bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
+        fprintf(help ? stdout : stderr,
+                "usage: dsv41-top doctor\n"
+                "  Preflight checks of every node (ssh, model files, image, runtime, fabric,\n"
+                "  memory, disk), each failed one with its fix. Exit 1 when any check fails.\n");
+        return help ? 0 : 2;
+    }
+    struct cluster cl;
+    struct buf err = BUF_INIT;
+    if (cluster_open(c, &cl, &err) < 0) {
+        fprintf(stderr, "dsv41-top doctor: %s\n", buf_str(&err));
+        buf_free(&err);
+        return 2;
+    }
+    struct doctor d = {0, 0};
+    for (int i = 0; i < cl.n; i++)
+        check_node(c, &cl.nodes[i], &d);
+    struct buf v = BUF_INIT;
+    rdma_verbs_probe(&v);
+    report(&d, "info", "head", buf_str(&v), "");
+    buf_free(&v);
+    printf("%d failed, %d warnings\n", d.fails, d.warns);
+    cluster_close(&cl);
+    buf_free(&err);
+    return d.fails ? 1 : 0;
+}

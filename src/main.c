@@ -1,0 +1,107 @@
+/* main: argv -> a table of subcommands. No logic of its own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "commands.h"
+#include "config.h"
+#include "ssh.h"
+
+#define DSV41_VERSION "0.1.0"
+
+struct cmd_entry {
+    const char *name;
+    const char *usage;
+    int (*fn)(const struct config *c, int argc, char **argv);
+};
+
+static int cmd_version(const struct config *c, int argc, char **argv)
+{
+    (void)c;
+    (void)argc;
+    (void)argv;
+    printf("dsv41-top %s\n", DSV41_VERSION);
+    return 0;
+}
+
+static const struct cmd_entry COMMANDS[] = {
+    {"status", "[--json]   every node, the fabric, the ranks and the API", cmd_status},
+    {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
+    {"config", "           every setting, its value and where it came from", cmd_config},
+    {"version", "           print the version", cmd_version},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: dsv41-top [--config FILE] [--set KEY=VALUE]... COMMAND [ARGS]\n\n"
+               "Runs DeepSeek-V4.1-Flash with vLLM across DGX Spark nodes.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].usage);
+    fprintf(f, "\nThe console (no command), launch, stop, logs, smoke, bench, gates, download,\n"
+               "verify, copy-to-peer and guard are not built yet.\n"
+               "Run 'dsv41-top COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *file = getenv("DSV41_CONFIG");
+    char **sets = calloc((size_t)argc, sizeof *sets);
+    int nsets = 0, i = 1;
+    if (!sets)
+        return 2;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            file = argv[++i];
+        } else if ((strcmp(argv[i], "--set") == 0 || strcmp(argv[i], "-s") == 0) &&
+                   i + 1 < argc) {
+            sets[nsets++] = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            free(sets);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            free(sets);
+            return cmd_version(NULL, 0, NULL);
+        } else {
+            fprintf(stderr, "dsv41-top: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            free(sets);
+            return 2;
+        }
+    }
+    if (i == argc) {
+        fprintf(stderr, "dsv41-top: the console is not built yet; give a command.\n\n");
+        usage(stderr);
+        free(sets);
+        return 2;
+    }
+    const struct cmd_entry *cmd = NULL;
+    for (size_t k = 0; k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
+        if (strcmp(COMMANDS[k].name, argv[i]) == 0)
+            cmd = &COMMANDS[k];
+    if (!cmd) {
+        fprintf(stderr, "dsv41-top: unknown command '%s'\n\n", argv[i]);
+        usage(stderr);
+        free(sets);
+        return 2;
+    }
+    struct config cfg;
+    struct buf err = BUF_INIT;
+    if (config_load(&cfg, file, sets, nsets, &err) < 0) {
+        fprintf(stderr, "dsv41-top: %s\n", buf_str(&err));
+        buf_free(&err);
+        config_free(&cfg);
+        free(sets);
+        return 2;
+    }
+    free(sets);
+    if (ssh_global_init() < 0 || api_global_init() < 0) {
+        fprintf(stderr, "dsv41-top: cannot initialise libssh2/libcurl\n");
+        config_free(&cfg);
+        return 2;
+    }
+    int rc = cmd->fn(&cfg, argc - i, argv + i);
+    config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* node: a machine of the deployment, local or reached over ssh. Everything
+ * above this talks to nodes only through node_run, so local and remote nodes
+ * behave alike. A remote node keeps one ssh session, reconnects with backoff
+ * and remembers since when it has been unreachable. */
+#ifndef DSV41_NODE_H
+#define DSV41_NODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "ssh.h"
+#include "sshconf.h"
+
+struct node {
+    char name[32]; /* "head", "worker" */
+    bool local;
+    char target[256];
+    struct ssh_target t;
+    char known_hosts[512];
+    int timeout_ms;
+    char proc_root[256], sys_root[256];
+
+    pthread_mutex_t mu; /* guards everything below */
+    struct ssh_conn *conn;
+    time_t down_since; /* 0 while reachable or never tried */
+    char last_error[1024];
+    int backoff_ms;
+    long long next_try_ms;
+};
+
+void node_init_local(struct node *n, const char *name, const char *proc_root,
+                     const char *sys_root);
+int node_init_remote(struct node *n, const char *name, const char *target, const char *ssh_config,
+                     const char *known_hosts, int timeout_ms, const char *proc_root,
+                     const char *sys_root, struct buf *err);
+/* Runs a shell command on the node. 0 when it ran (see res->exit_status), -1
+ * when the node could not be reached (err says why and what to do). */
+int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result *res,
+             struct buf *err);
+/* Copies of the reachability fields, for display. */
+bool node_reachable(struct node *n, time_t *down_since, char *why, size_t whysz);
+void node_free(struct node *n);
+
+/* Runs /bin/sh -c cmd locally with a deadline (the local half of node_run,
+ * also used by tests). */
+int node_run_local(const char *cmd, int timeout_ms, size_t max_bytes, struct ssh_result *res,
+                   struct buf *err);
+
+#endif

@@ -1,0 +1,207 @@
+#include "snapshot.h"
+
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int snapshot_marker(char *out, size_t outsz)
+{
+    unsigned char r[8];
+    if (RAND_bytes(r, sizeof r) != 1 || outsz < 32)
+        return -1;
+    snprintf(out, outsz, "@@dsv41-%02x%02x%02x%02x%02x%02x%02x%02x@@", r[0], r[1], r[2], r[3],
+             r[4], r[5], r[6], r[7]);
+    return 0;
+}
+
+int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
+                    const char *sys_root, const char *runtime)
+{
+    buf_printf(out, "M='%s'; P=", marker);
+    buf_shell_quote(out, proc_root);
+    buf_puts(out, "; RT=");
+    buf_shell_quote(out, runtime);
+    buf_puts(out, "\ns() { printf '\\n%s %s\\n' \"$M\" \"$1\"; }\n"
+                  "s host; hostname 2>/dev/null || cat /etc/hostname\n"
+                  "s meminfo; cat \"$P/meminfo\"\n"
+                  "s vmstat; grep '^oom_kill ' \"$P/vmstat\"\n"
+                  "s gpu; nvidia-smi --query-gpu=" PROBE_GPU_QUERY
+                  " --format=csv,noheader,nounits 2>&1; r=$?; s gpu_rc; echo $r\n"
+                  "s apps; [ $r = 0 ] && nvidia-smi --query-compute-apps=" PROBE_APPS_QUERY
+                  " --format=csv,noheader,nounits 2>/dev/null\n"
+                  "s rdma; ");
+    rdma_remote_script(out, sys_root);
+    buf_puts(out, "s ipv4; ip -o -4 addr show 2>/dev/null | while read -r _ i _ a _; do "
+                  "echo \"$i $a\"; done\n"
+                  "s ct; n=$(\"$RT\" ps -a --filter name=dsv41-r --format '{{.Names}}' 2>&1); r=$?\n"
+                  "if [ $r = 0 ] && [ -n \"$n\" ]; then \"$RT\" inspect -f '" PROBE_INSPECT_FORMAT
+                  "' $n 2>&1; r=$?; else printf '%s\\n' \"$n\"; fi\n"
+                  "s ct_rc; echo $r\n"
+                  "s end\n");
+    return 0;
+}
+
+/* Finds section `name`; returns a malloc'ed copy of its body or NULL. */
+static char *section(const char *text, const char *marker, const char *name)
+{
+    size_t ml = strlen(marker), nl = strlen(name);
+    const char *p = text;
+    while ((p = strstr(p, marker))) {
+        bool at_line = p == text || p[-1] == '\n';
+        const char *q = p + ml;
+        if (at_line && *q == ' ' && strncmp(q + 1, name, nl) == 0 && q[1 + nl] == '\n') {
+            const char *body = q + 2 + nl;
+            const char *end = body;
+            for (;;) {
+                end = strstr(end, marker);
+                if (!end || end[-1] == '\n')
+                    break;
+                end++;
+            }
+            size_t len = end ? (size_t)(end - body) : strlen(body);
+            char *r = malloc(len + 1);
+            if (r) {
+                memcpy(r, body, len);
+                r[len] = '\0';
+            }
+            return r;
+        }
+        p = q;
+    }
+    return NULL;
+}
+
+static int container_line(const char *line, size_t len, void *ctx)
+{
+    struct snapshot *s = ctx;
+    char tmp[512];
+    if (!len || len >= sizeof tmp || s->ncont == SNAP_MAX_CONTAINERS)
+        return 0;
+    memcpy(tmp, line, len);
+    tmp[len] = '\0';
+    struct probe_container c;
+    if (probe_parse_inspect_line(tmp, &c) == 0 && strncmp(c.name, "dsv41-r", 7) == 0)
+        s->cont[s->ncont++] = c;
+    else if (!s->runtime_note[0] && probe_parse_inspect_line(tmp, &c) < 0)
+        probe_copy_field(s->runtime_note, sizeof s->runtime_note, line, len);
+    return 0;
+}
+
+static int first_line(const char *text, char *out, size_t outsz)
+{
+    while (*text == '\n')
+        text++;
+    probe_copy_field(out, outsz, text, strcspn(text, "\n"));
+    return 0;
+}
+
+int snapshot_parse(const char *text, const char *marker, const struct rdma_override *ov,
+                   struct snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    s->reachable = true;
+    char *end = section(text, marker, "end");
+    if (!end) {
+        snprintf(s->error, sizeof s->error, "node sent a truncated snapshot");
+        s->reachable = false;
+        return -1;
+    }
+    free(end);
+    char *v;
+    if ((v = section(text, marker, "host"))) {
+        first_line(v, s->hostname, sizeof s->hostname);
+        free(v);
+    }
+    if ((v = section(text, marker, "meminfo"))) {
+        s->mem_ok = probe_parse_meminfo(v, &s->mem) == 0;
+        free(v);
+    }
+    if ((v = section(text, marker, "vmstat"))) {
+        probe_parse_vmstat_oom(v, &s->oom_kill);
+        free(v);
+    }
+    char *rc = section(text, marker, "gpu_rc");
+    char *gpu = section(text, marker, "gpu");
+    if (rc && gpu) {
+        int code = atoi(rc);
+        if (code == 127)
+            snprintf(s->gpu_note, sizeof s->gpu_note, "nvidia-smi not found");
+        else if (code != 0) {
+            char first[120];
+            first_line(gpu, first, sizeof first);
+            snprintf(s->gpu_note, sizeof s->gpu_note, "nvidia-smi failed: %s", first);
+        } else {
+            s->ngpu = probe_parse_gpu_csv(gpu, s->gpu, SNAP_MAX_GPUS);
+            if (s->ngpu < 0) {
+                s->ngpu = 0;
+                snprintf(s->gpu_note, sizeof s->gpu_note, "nvidia-smi printed unreadable CSV");
+            } else if (s->ngpu == 0) {
+                snprintf(s->gpu_note, sizeof s->gpu_note, "no GPU listed by nvidia-smi");
+            }
+        }
+    }
+    free(rc);
+    free(gpu);
+    if ((v = section(text, marker, "apps"))) {
+        int n = probe_parse_compute_apps(v, s->procs, SNAP_MAX_PROCS);
+        s->nprocs = n < 0 ? 0 : n;
+        free(v);
+    }
+    if ((v = section(text, marker, "ipv4"))) {
+        s->naddrs = rdma_parse_ipv4(v, s->addrs, SNAP_MAX_ADDRS);
+        free(v);
+    }
+    if ((v = section(text, marker, "rdma"))) {
+        int n = rdma_parse_sysfs(v, s->ports, RDMA_MAX_PORTS);
+        s->nports = n < 0 ? 0 : n;
+        free(v);
+    }
+    rdma_resolve(s->ports, s->nports, s->addrs, s->naddrs);
+    rdma_detect_fabric(s->ports, s->nports, s->addrs, s->naddrs, ov, &s->fabric);
+    rc = section(text, marker, "ct_rc");
+    char *ct = section(text, marker, "ct");
+    if (rc && ct) {
+        int code = atoi(rc);
+        s->runtime_ok = code == 0;
+        probe_for_each_line(ct, container_line, s);
+        if (code == 127)
+            snprintf(s->runtime_note, sizeof s->runtime_note,
+                     "container runtime not found (install it or set RUNTIME)");
+        else if (code != 0 && !s->runtime_note[0])
+            snprintf(s->runtime_note, sizeof s->runtime_note, "runtime failed (exit %d)", code);
+        else if (code == 0)
+            s->runtime_note[0] = '\0';
+    }
+    free(rc);
+    free(ct);
+    return 0;
+}
+
+int snapshot_collect(struct node *n, const char *runtime, const struct rdma_override *ov,
+                     int timeout_ms, struct snapshot *s)
+{
+    char marker[40];
+    struct buf script = BUF_INIT, err = BUF_INIT;
+    struct ssh_result res;
+    memset(s, 0, sizeof *s);
+    if (snapshot_marker(marker, sizeof marker) < 0 ||
+        snapshot_script(&script, marker, n->proc_root, n->sys_root, runtime) < 0) {
+        snprintf(s->error, sizeof s->error, "%s: cannot build the sampling script", n->name);
+        buf_free(&script);
+        return -1;
+    }
+    int rc = node_run(n, buf_str(&script), timeout_ms, &res, &err);
+    if (rc < 0) {
+        snprintf(s->error, sizeof s->error, "%s", buf_str(&err));
+    } else {
+        rc = snapshot_parse(buf_str(&res.out), marker, ov, s);
+        if (rc < 0)
+            snprintf(s->error, sizeof s->error, "%s: sampling script failed: %.300s", n->name,
+                     buf_str(&res.err));
+        ssh_result_free(&res);
+    }
+    buf_free(&script);
+    buf_free(&err);
+    return rc;
+}

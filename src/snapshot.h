@@ -1,0 +1,55 @@
+/* snapshot: one picture of a node (memory, GPU, RDMA, containers), collected
+ * by one shell script whose output is framed into sections, so a remote node
+ * costs one channel and needs nothing installed. The framing marker carries a
+ * random nonce: text inside a file cannot forge a section. */
+#ifndef DSV41_SNAPSHOT_H
+#define DSV41_SNAPSHOT_H
+
+#include <stdbool.h>
+
+#include "node.h"
+#include "probe.h"
+#include "rdma.h"
+
+#define SNAP_MAX_GPUS 8
+#define SNAP_MAX_PROCS 32
+#define SNAP_MAX_ADDRS 32
+#define SNAP_MAX_CONTAINERS 16
+
+struct snapshot {
+    bool reachable;
+    char error[1024]; /* why not reachable */
+    char hostname[64];
+    bool mem_ok;
+    struct probe_mem mem;
+    struct pval oom_kill;
+    int ngpu;
+    struct probe_gpu gpu[SNAP_MAX_GPUS];
+    char gpu_note[160]; /* why there is no GPU data */
+    int nprocs;
+    struct probe_gpu_proc procs[SNAP_MAX_PROCS];
+    int nports;
+    struct rdma_port ports[RDMA_MAX_PORTS];
+    int naddrs;
+    struct rdma_ifaddr addrs[SNAP_MAX_ADDRS];
+    struct rdma_fabric fabric;
+    bool runtime_ok;
+    char runtime_note[256];
+    int ncont;
+    struct probe_container cont[SNAP_MAX_CONTAINERS];
+};
+
+/* marker must be shell-safe (letters, digits, '@', '-'). */
+int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
+                    const char *sys_root, const char *runtime);
+/* Pure: parses the script's output. */
+int snapshot_parse(const char *text, const char *marker, const struct rdma_override *ov,
+                   struct snapshot *s);
+/* Runs the script on the node and parses it. Always fills s; returns -1 when
+ * the node could not be reached (s->error says why). */
+int snapshot_collect(struct node *n, const char *runtime, const struct rdma_override *ov,
+                     int timeout_ms, struct snapshot *s);
+/* A fresh random marker. */
+int snapshot_marker(char *out, size_t outsz);
+
+#endif

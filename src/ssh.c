@@ -1,0 +1,393 @@
+#include "ssh.h"
+
+#include <errno.h>
+#include <libssh2.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct ssh_conn {
+    int fd;
+    LIBSSH2_SESSION *s;
+    char name[64];
+    char host[256];
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ssh_global_init(void)
+{
+    return libssh2_init(0) == 0 ? 0 : -1;
+}
+
+static const char *last_error(LIBSSH2_SESSION *s)
+{
+    char *msg = NULL;
+    libssh2_session_last_error(s, &msg, NULL, 0);
+    return msg && *msg ? msg : "unknown error";
+}
+
+static int tcp_connect(const char *name, const struct ssh_target *t, int timeout_ms,
+                       struct buf *err)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    char port[16];
+    snprintf(port, sizeof port, "%d", t->port);
+    int gai = getaddrinfo(t->host, port, &hints, &res);
+    if (gai) {
+        buf_printf(err, "%s: cannot resolve '%s': %s (check WORKER and ~/.ssh/config HostName)",
+                   name, t->host, gai_strerror(gai));
+        return -1;
+    }
+    int fd = -1, last = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    ai->ai_protocol);
+        if (fd < 0) {
+            last = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        if (errno == EINPROGRESS) {
+            struct pollfd p = {fd, POLLOUT, 0};
+            int pr = poll(&p, 1, timeout_ms);
+            int soerr = 0;
+            socklen_t sl = sizeof soerr;
+            if (pr == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
+                break;
+            last = pr == 0 ? ETIMEDOUT : soerr ? soerr : errno;
+        } else {
+            last = errno;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        buf_printf(err, "%s: cannot connect to %s port %d: %s (is the node up and sshd running? "
+                   "try `ssh -p %d %s@%s`)",
+                   name, t->host, t->port, strerror(last), t->port, t->user, t->host);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static int knownhost_type(int hostkey_type, const char **label)
+{
+    switch (hostkey_type) {
+    case LIBSSH2_HOSTKEY_TYPE_RSA:
+        *label = "RSA";
+        return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
+    case LIBSSH2_HOSTKEY_TYPE_DSS:
+        *label = "DSA";
+        return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
+        *label = "ECDSA";
+        return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
+        *label = "ECDSA";
+        return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
+        *label = "ECDSA";
+        return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
+    case LIBSSH2_HOSTKEY_TYPE_ED25519:
+        *label = "ED25519";
+        return LIBSSH2_KNOWNHOST_KEY_ED25519;
+    }
+    *label = "unknown";
+    return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+}
+
+/* OpenSSH's fingerprint form: "SHA256:" + unpadded base64. */
+static void fingerprint(LIBSSH2_SESSION *s, char *out, size_t outsz)
+{
+    const unsigned char *h = (const unsigned char *)libssh2_hostkey_hash(
+        s, LIBSSH2_HOSTKEY_HASH_SHA256);
+    if (!h) {
+        snprintf(out, outsz, "(no fingerprint)");
+        return;
+    }
+    unsigned char b64[64];
+    int n = EVP_EncodeBlock(b64, h, 32);
+    while (n > 0 && b64[n - 1] == '=')
+        n--;
+    snprintf(out, outsz, "SHA256:%.*s", n, b64);
+}
+
+static int check_host_key(struct ssh_conn *c, const struct ssh_target *t, const char *known_hosts,
+                          struct buf *err)
+{
+    size_t len;
+    int type;
+    const char *key = libssh2_session_hostkey(c->s, &len, &type);
+    if (!key) {
+        buf_printf(err, "%s: %s sent no host key", c->name, t->host);
+        return -1;
+    }
+    const char *label;
+    int kt = knownhost_type(type, &label);
+    char fp[80];
+    fingerprint(c->s, fp, sizeof fp);
+    LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(c->s);
+    if (!kh) {
+        buf_printf(err, "%s: out of memory", c->name);
+        return -1;
+    }
+    int rc = -1;
+    if (libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0 &&
+        access(known_hosts, F_OK) == 0) {
+        buf_printf(err, "%s: cannot read known_hosts file %s: %s", c->name, known_hosts,
+                   last_error(c->s));
+        goto out;
+    }
+    struct libssh2_knownhost *found = NULL;
+    int check = libssh2_knownhost_checkp(kh, t->host, t->port, key, len,
+                                         LIBSSH2_KNOWNHOST_TYPE_PLAIN |
+                                             LIBSSH2_KNOWNHOST_KEYENC_RAW | kt,
+                                         &found);
+    char hostspec[300];
+    if (t->port == 22)
+        snprintf(hostspec, sizeof hostspec, "%s", t->host);
+    else
+        snprintf(hostspec, sizeof hostspec, "[%s]:%d", t->host, t->port);
+    switch (check) {
+    case LIBSSH2_KNOWNHOST_CHECK_MATCH:
+        rc = 0;
+        break;
+    case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
+        buf_printf(err,
+                   "%s: HOST KEY CHANGED for %s: it now offers %s %s, which does not match %s. "
+                   "This may be an attack or a reinstalled node. If the node was reinstalled, "
+                   "remove the old key with `ssh-keygen -R '%s' -f %s` and accept the new one "
+                   "with `ssh -p %d %s@%s` (compare the fingerprint first)",
+                   c->name, hostspec, label, fp, known_hosts, hostspec, known_hosts, t->port,
+                   t->user, t->host);
+        break;
+    case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
+        buf_printf(err,
+                   "%s: unknown host key for %s (%s %s), not in %s. Check the fingerprint on "
+                   "the node (`ssh-keygen -lf /etc/ssh/ssh_host_%s_key.pub`), then accept it "
+                   "with `ssh -p %d %s@%s` once, or `ssh-keyscan -p %d %s >> %s`",
+                   c->name, hostspec, label, fp, known_hosts,
+                   type == LIBSSH2_HOSTKEY_TYPE_ED25519 ? "ed25519"
+                   : type == LIBSSH2_HOSTKEY_TYPE_RSA   ? "rsa"
+                                                        : "ecdsa",
+                   t->port, t->user, t->host, t->port, t->host, known_hosts);
+        break;
+    default:
+        buf_printf(err, "%s: cannot check the host key of %s: %s", c->name, hostspec,
+                   last_error(c->s));
+    }
+out:
+    libssh2_knownhost_free(kh);
+    return rc;
+}
+
+static int authenticate(struct ssh_conn *c, const struct ssh_target *t, struct buf *err)
+{
+    const char *tried_agent = "";
+    if (getenv("SSH_AUTH_SOCK") && *getenv("SSH_AUTH_SOCK")) {
+        LIBSSH2_AGENT *agent = libssh2_agent_init(c->s);
+        tried_agent = ", the ssh agent (no key accepted)";
+        if (agent && libssh2_agent_connect(agent) == 0 && libssh2_agent_list_identities(agent) == 0) {
+            struct libssh2_agent_publickey *id = NULL, *prev = NULL;
+            while (libssh2_agent_get_identity(agent, &id, prev) == 0) {
+                if (libssh2_agent_userauth(agent, t->user, id) == 0) {
+                    libssh2_agent_disconnect(agent);
+                    libssh2_agent_free(agent);
+                    return 0;
+                }
+                prev = id;
+            }
+        }
+        if (agent) {
+            libssh2_agent_disconnect(agent);
+            libssh2_agent_free(agent);
+        }
+    }
+    int tried = 0;
+    for (int i = 0; i < t->nids; i++) {
+        if (access(t->ids[i], R_OK) != 0)
+            continue;
+        tried++;
+        /* The public half is derived from the private key; no passphrase:
+         * keys with one belong in the agent. */
+        if (libssh2_userauth_publickey_fromfile(c->s, t->user, NULL, t->ids[i], NULL) == 0)
+            return 0;
+        if (libssh2_session_last_errno(c->s) == LIBSSH2_ERROR_TIMEOUT)
+            break;
+    }
+    buf_printf(err,
+               "%s: %s@%s refused our keys (tried %d identity file%s%s). Add your public key to "
+               "~%s/.ssh/authorized_keys on the node (`ssh-copy-id -p %d %s@%s`), load a "
+               "passphrase-protected key into ssh-agent, or name it with IdentityFile in "
+               "~/.ssh/config",
+               c->name, t->user, t->host, tried, tried == 1 ? "" : "s", tried_agent, t->user,
+               t->port, t->user, t->host);
+    return -1;
+}
+
+struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const char *known_hosts,
+                             int timeout_ms, struct buf *err)
+{
+    struct ssh_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        buf_printf(err, "%s: out of memory", name);
+        return NULL;
+    }
+    snprintf(c->name, sizeof c->name, "%s", name);
+    snprintf(c->host, sizeof c->host, "%s", t->host);
+    c->fd = tcp_connect(name, t, timeout_ms, err);
+    if (c->fd < 0) {
+        free(c);
+        return NULL;
+    }
+    /* Handshake and auth run in libssh2's blocking mode under a session
+     * timeout (it waits on the O_NONBLOCK socket itself); commands then
+     * switch the session to non-blocking. */
+    c->s = libssh2_session_init();
+    if (!c->s) {
+        buf_printf(err, "%s: cannot create an ssh session", name);
+        goto fail;
+    }
+    libssh2_session_set_timeout(c->s, timeout_ms);
+    if (libssh2_session_handshake(c->s, c->fd) != 0) {
+        buf_printf(err, "%s: ssh handshake with %s:%d failed: %s (is it an ssh server?)", name,
+                   t->host, t->port, last_error(c->s));
+        goto fail;
+    }
+    if (check_host_key(c, t, known_hosts, err) < 0)
+        goto fail;
+    if (authenticate(c, t, err) < 0)
+        goto fail;
+    libssh2_keepalive_config(c->s, 1, 10);
+    libssh2_session_set_blocking(c->s, 0);
+    return c;
+fail:
+    ssh_close(c);
+    return NULL;
+}
+
+/* Waits for the socket in the direction libssh2 is blocked on. */
+static int wait_socket(struct ssh_conn *c, long long deadline)
+{
+    long long left = deadline - now_ms();
+    if (left <= 0)
+        return -1;
+    int dir = libssh2_session_block_directions(c->s);
+    struct pollfd p = {c->fd, 0, 0};
+    if (dir & LIBSSH2_SESSION_BLOCK_INBOUND)
+        p.events |= POLLIN;
+    if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+        p.events |= POLLOUT;
+    if (!p.events)
+        p.events = POLLIN;
+    int r = poll(&p, 1, left > 1000 ? 1000 : (int)left);
+    return r < 0 && errno != EINTR ? -1 : 0;
+}
+
+int ssh_keepalive(struct ssh_conn *c)
+{
+    int next;
+    return libssh2_keepalive_send(c->s, &next) == 0 ||
+                   libssh2_session_last_errno(c->s) == LIBSSH2_ERROR_EAGAIN
+               ? 0
+               : -1;
+}
+
+static int read_stream(LIBSSH2_CHANNEL *ch, int stream, struct buf *b, size_t max)
+{
+    char tmp[16384];
+    ssize_t n;
+    int got = 0;
+    while ((n = libssh2_channel_read_ex(ch, stream, tmp, sizeof tmp)) > 0) {
+        size_t room = b->len < max ? max - b->len : 0;
+        if (buf_append(b, tmp, (size_t)n < room ? (size_t)n : room) < 0)
+            return -1;
+        got = 1;
+    }
+    if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
+        return (int)n;
+    return got;
+}
+
+int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_ms,
+             struct ssh_result *res, struct buf *err)
+{
+    memset(res, 0, sizeof *res);
+    res->exit_status = -1;
+    long long deadline = now_ms() + timeout_ms;
+    LIBSSH2_CHANNEL *ch;
+    while (!(ch = libssh2_channel_open_session(c->s))) {
+        if (libssh2_session_last_errno(c->s) != LIBSSH2_ERROR_EAGAIN || wait_socket(c, deadline))
+            goto dead;
+    }
+    int rc;
+    while ((rc = libssh2_channel_exec(ch, cmd)) == LIBSSH2_ERROR_EAGAIN)
+        if (wait_socket(c, deadline))
+            goto dead_ch;
+    if (rc)
+        goto dead_ch;
+    for (;;) {
+        int a = read_stream(ch, 0, &res->out, max_bytes);
+        int b = read_stream(ch, SSH_EXTENDED_DATA_STDERR, &res->err, max_bytes);
+        if (a < 0 || b < 0)
+            goto dead_ch;
+        if (libssh2_channel_eof(ch))
+            break;
+        if (!a && !b && wait_socket(c, deadline))
+            goto dead_ch;
+    }
+    while ((rc = libssh2_channel_close(ch)) == LIBSSH2_ERROR_EAGAIN)
+        if (wait_socket(c, deadline))
+            goto dead_ch;
+    res->exit_status = libssh2_channel_get_exit_status(ch);
+    libssh2_channel_free(ch);
+    return 0;
+dead_ch:
+    libssh2_channel_free(ch);
+dead:
+    buf_printf(err, "%s: ssh session to %s failed: %s", c->name, c->host,
+               now_ms() >= deadline ? "timed out" : last_error(c->s));
+    return -1;
+}
+
+void ssh_close(struct ssh_conn *c)
+{
+    if (!c)
+        return;
+    if (c->s) {
+        /* Best effort: a dead peer must not stall the close. */
+        libssh2_session_set_blocking(c->s, 0);
+        libssh2_session_disconnect(c->s, "bye");
+        libssh2_session_free(c->s);
+    }
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c);
+}
+
+void ssh_result_free(struct ssh_result *r)
+{
+    buf_free(&r->out);
+    buf_free(&r->err);
+}

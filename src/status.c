@@ -1,0 +1,410 @@
+#include "status.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct collect_job {
+    struct cluster_node *cn;
+    const char *runtime;
+    struct snapshot *snap;
+    time_t *down_since;
+    int timeout_ms;
+};
+
+static void *collect_one(void *arg)
+{
+    struct collect_job *j = arg;
+    snapshot_collect(&j->cn->node, j->runtime, &j->cn->ov, j->timeout_ms, j->snap);
+    node_reachable(&j->cn->node, j->down_since, NULL, 0);
+    return NULL;
+}
+
+static void note(char (*list)[320], int *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note(char (*list)[320], int *n, const char *fmt, ...)
+{
+    if (*n >= STATUS_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(list[*n], 320, fmt, ap);
+    va_end(ap);
+    (*n)++;
+}
+
+#define PROBLEM(r, ...) note((r)->problems, &(r)->nproblems, __VA_ARGS__)
+#define WARNING(r, ...) note((r)->warnings, &(r)->nwarnings, __VA_ARGS__)
+
+static void judge_node(const struct config *c, struct status_report *r, int i)
+{
+    const struct cluster_node *cn = r->nodes[i].cn;
+    const struct snapshot *s = &r->nodes[i].snap;
+    const char *name = cn->node.name;
+    if (!cn->configured) {
+        PROBLEM(r, "%s: WORKER is not set (e.g. export WORKER=user@10.10.10.11)", name);
+        return;
+    }
+    if (!s->reachable) {
+        PROBLEM(r, "%s: unreachable: %s", name, s->error);
+        return;
+    }
+    if (!s->mem_ok)
+        PROBLEM(r, "%s: cannot read MemTotal/MemAvailable from %s/meminfo", name,
+                cn->node.proc_root);
+    double floor_gib = 1;
+    struct buf e = BUF_INIT;
+    if (config_get_double(c, "MEMGUARD_GIB", &floor_gib, &e) < 0)
+        floor_gib = 1;
+    buf_free(&e);
+    if (s->mem.available_kib.ok && s->mem.available_kib.v < floor_gib * 1048576)
+        PROBLEM(r, "%s: MemAvailable %.1f GiB is below the guard floor of %.1f GiB", name,
+                s->mem.available_kib.v / 1048576, floor_gib);
+    if (s->gpu_note[0])
+        WARNING(r, "%s: GPU: %s", name, s->gpu_note);
+    if (!s->fabric.ok)
+        PROBLEM(r, "%s: fabric: %s", name, s->fabric.why);
+    if (!s->runtime_ok)
+        PROBLEM(r, "%s: container runtime %s: %s", name, config_get(c, "RUNTIME"),
+                s->runtime_note[0] ? s->runtime_note : "not answering");
+    char want[16];
+    snprintf(want, sizeof want, "dsv41-r%d", cn->rank);
+    const struct probe_container *mine = NULL;
+    for (int k = 0; k < s->ncont; k++)
+        if (strcmp(s->cont[k].name, want) == 0)
+            mine = &s->cont[k];
+    if (s->runtime_ok && !mine)
+        PROBLEM(r, "%s: rank %s is not running (start the deployment with `dsv41-top launch`)",
+                name, want);
+    else if (mine && !mine->running)
+        PROBLEM(r, "%s: rank %s exited with code %d%s (see `dsv41-top logs r%d`)", name, want,
+                mine->exit_code, mine->oom_killed ? ", OOM-killed" : "", cn->rank);
+}
+
+void status_collect(const struct config *c, struct cluster *cl, struct status_report *r)
+{
+    memset(r, 0, sizeof *r);
+    long t = 5;
+    struct buf e = BUF_INIT;
+    config_get_long(c, "SSH_TIMEOUT", &t, &e);
+    buf_free(&e);
+    struct collect_job jobs[CLUSTER_MAX_NODES];
+    pthread_t th[CLUSTER_MAX_NODES];
+    bool started[CLUSTER_MAX_NODES] = {false};
+    r->n = cl->n;
+    for (int i = 0; i < cl->n; i++) {
+        r->nodes[i].cn = &cl->nodes[i];
+        jobs[i] = (struct collect_job){&cl->nodes[i], config_get(c, "RUNTIME"), &r->nodes[i].snap,
+                                       &r->nodes[i].down_since, (int)t * 1000 + 10000};
+        if (!cl->nodes[i].configured)
+            continue;
+        started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;
+        if (!started[i])
+            collect_one(&jobs[i]);
+    }
+    api_check_health(c, 3000, &r->api);
+    for (int i = 0; i < cl->n; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+    for (int i = 0; i < r->n; i++)
+        judge_node(c, r, i);
+    if (r->n == 2 && r->nodes[0].snap.fabric.ok && r->nodes[1].snap.fabric.ok) {
+        const struct rdma_fabric *a = &r->nodes[0].snap.fabric, *b = &r->nodes[1].snap.fabric;
+        if (!rdma_same_subnet(a, b))
+            PROBLEM(r, "fabric: head %s/%d and worker %s/%d are not in one subnet", a->ipv4,
+                    a->prefix, b->ipv4, b->prefix);
+        if (a->gid_index != b->gid_index)
+            WARNING(r, "fabric: RoCE v2 GID index differs: head %d, worker %d (launch sets "
+                    "NCCL_IB_GID_INDEX per node)", a->gid_index, b->gid_index);
+    }
+    if (r->api.health_code != 200)
+        PROBLEM(r, "api: GET %s/health: %s", r->api.url,
+                r->api.health_code ? "answered non-200 (engine dead?)" : r->api.error);
+    else if (r->api.models_code != 200)
+        PROBLEM(r, "api: %s/v1/models: %s", r->api.url,
+                r->api.models_code ? "did not answer 200 (wrong key?)" : r->api.error);
+}
+
+static void fmt_gib(char *out, size_t sz, struct pval v)
+{
+    if (v.ok)
+        snprintf(out, sz, "%.1f GiB", v.v / 1048576.0);
+    else
+        snprintf(out, sz, "n/a");
+}
+
+static void fmt_num(char *out, size_t sz, struct pval v, const char *unit, int prec)
+{
+    if (v.ok)
+        snprintf(out, sz, "%.*f%s", prec, v.v, unit);
+    else
+        snprintf(out, sz, "n/a");
+}
+
+void status_print_text(FILE *f, const struct status_report *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        const struct cluster_node *cn = r->nodes[i].cn;
+        const struct snapshot *s = &r->nodes[i].snap;
+        fprintf(f, "%s (rank %d%s%s)", cn->node.name, cn->rank, cn->node.local ? ", local" : "",
+                cn->configured && !cn->node.local ? ", ssh" : "");
+        if (!cn->configured) {
+            fprintf(f, ": not configured (WORKER unset)\n");
+            continue;
+        }
+        if (!s->reachable) {
+            fprintf(f, ": UNREACHABLE");
+            if (r->nodes[i].down_since) {
+                char when[32];
+                strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S",
+                         localtime(&r->nodes[i].down_since));
+                fprintf(f, " since %s", when);
+            }
+            fprintf(f, "\n  %s\n", s->error);
+            continue;
+        }
+        fprintf(f, " host %s\n", s->hostname[0] ? s->hostname : "?");
+        char a[32], b[32], c2[32], d[32], e[32];
+        fmt_gib(a, sizeof a, s->mem.total_kib);
+        fmt_gib(b, sizeof b, s->mem.available_kib);
+        fmt_gib(c2, sizeof c2, s->mem.free_kib);
+        fmt_gib(d, sizeof d, s->mem.cached_kib);
+        fmt_num(e, sizeof e, s->oom_kill, "", 0);
+        fprintf(f, "  memory  total %s  available %s  free %s  cached %s  oom_kill %s\n", a, b, c2,
+                d, e);
+        if (!s->ngpu)
+            fprintf(f, "  gpu     n/a (%s)\n", s->gpu_note);
+        for (int g = 0; g < s->ngpu; g++) {
+            const struct probe_gpu *gp = &s->gpu[g];
+            fmt_num(a, sizeof a, gp->util_pct, "%", 0);
+            fmt_num(b, sizeof b, gp->temp_c, " C", 0);
+            fmt_num(c2, sizeof c2, gp->power_w, " W", 1);
+            if (gp->mem_used_mib.ok && gp->mem_total_mib.ok)
+                snprintf(d, sizeof d, "%.0f/%.0f MiB", gp->mem_used_mib.v, gp->mem_total_mib.v);
+            else
+                snprintf(d, sizeof d, "n/a");
+            fprintf(f, "  gpu %d   %s  util %s  temp %s  power %s  memory %s\n", gp->index,
+                    gp->name, a, b, c2, d);
+        }
+        for (int p = 0; p < s->nprocs; p++) {
+            fmt_num(a, sizeof a, s->procs[p].used_mib, " MiB", 0);
+            fprintf(f, "  gpu proc %d %s %s\n", s->procs[p].pid, s->procs[p].name, a);
+        }
+        if (!s->nports)
+            fprintf(f, "  rdma    no RDMA devices\n");
+        for (int p = 0; p < s->nports; p++) {
+            const struct rdma_port *pt = &s->ports[p];
+            fprintf(f, "  rdma    %s/%d %s  %s  %s %s  gid %d\n", pt->dev, pt->port,
+                    pt->state[0] ? pt->state : "?", pt->rate[0] ? pt->rate : "rate n/a",
+                    pt->netdev[0] ? pt->netdev : "-", pt->ipv4[0] ? pt->ipv4 : "-",
+                    pt->gid_index);
+        }
+        if (s->fabric.ok)
+            fprintf(f, "  fabric  %s %s/%d  hcas %s  gid %d\n", s->fabric.ifname, s->fabric.ipv4,
+                    s->fabric.prefix, s->fabric.hcas, s->fabric.gid_index);
+        else
+            fprintf(f, "  fabric  none: %s\n", s->fabric.why);
+        if (!s->runtime_ok)
+            fprintf(f, "  ranks   runtime: %s\n", s->runtime_note);
+        else if (!s->ncont)
+            fprintf(f, "  ranks   none\n");
+        for (int k = 0; k < s->ncont; k++) {
+            const struct probe_container *ct = &s->cont[k];
+            fprintf(f, "  ranks   %s %s pid %ld started %s exit %d%s\n", ct->name,
+                    ct->running ? "running" : "exited", ct->pid, ct->started, ct->exit_code,
+                    ct->oom_killed ? " OOM-killed" : "");
+        }
+    }
+    fprintf(f, "api %s  health %ld  models %ld", r->api.url, r->api.health_code,
+            r->api.models_code);
+    if (r->api.model_id[0])
+        fprintf(f, "  (%s, max_model_len %ld)", r->api.model_id, r->api.max_model_len);
+    fputc('\n', f);
+    for (int i = 0; i < r->nwarnings; i++)
+        fprintf(f, "warning: %s\n", r->warnings[i]);
+    if (!r->nproblems)
+        fprintf(f, "all well\n");
+    for (int i = 0; i < r->nproblems; i++)
+        fprintf(f, "problem: %s\n", r->problems[i]);
+}
+
+static void add_pval(cJSON *o, const char *k, struct pval v)
+{
+    if (v.ok)
+        cJSON_AddNumberToObject(o, k, v.v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *node_json(const struct cluster_node *cn, const struct snapshot *s, time_t down)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", cn->node.name);
+    cJSON_AddStringToObject(o, "role", cn->role);
+    cJSON_AddNumberToObject(o, "rank", cn->rank);
+    cJSON_AddBoolToObject(o, "configured", cn->configured);
+    cJSON_AddBoolToObject(o, "reachable", cn->configured && s->reachable);
+    if (!cn->configured || !s->reachable) {
+        cJSON_AddStringToObject(o, "error", cn->configured ? s->error : "WORKER is not set");
+        if (down)
+            cJSON_AddNumberToObject(o, "down_since", (double)down);
+        return o;
+    }
+    cJSON_AddStringToObject(o, "hostname", s->hostname);
+    cJSON *m = cJSON_AddObjectToObject(o, "mem");
+    add_pval(m, "total_kib", s->mem.total_kib);
+    add_pval(m, "available_kib", s->mem.available_kib);
+    add_pval(m, "free_kib", s->mem.free_kib);
+    add_pval(m, "cached_kib", s->mem.cached_kib);
+    add_pval(o, "oom_kill", s->oom_kill);
+    cJSON *gpus = cJSON_AddArrayToObject(o, "gpu");
+    for (int g = 0; g < s->ngpu; g++) {
+        const struct probe_gpu *gp = &s->gpu[g];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "index", gp->index);
+        cJSON_AddStringToObject(j, "name", gp->name);
+        cJSON_AddStringToObject(j, "uuid", gp->uuid);
+        add_pval(j, "util_pct", gp->util_pct);
+        add_pval(j, "temp_c", gp->temp_c);
+        add_pval(j, "power_w", gp->power_w);
+        add_pval(j, "power_limit_w", gp->power_limit_w);
+        add_pval(j, "mem_total_mib", gp->mem_total_mib);
+        add_pval(j, "mem_used_mib", gp->mem_used_mib);
+        add_pval(j, "sm_clock_mhz", gp->sm_clock_mhz);
+        cJSON *procs = cJSON_AddArrayToObject(j, "procs");
+        for (int p = 0; p < s->nprocs; p++) {
+            if (strcmp(s->procs[p].gpu_uuid, gp->uuid) != 0)
+                continue;
+            cJSON *pj = cJSON_CreateObject();
+            cJSON_AddNumberToObject(pj, "pid", s->procs[p].pid);
+            cJSON_AddStringToObject(pj, "name", s->procs[p].name);
+            add_pval(pj, "used_mib", s->procs[p].used_mib);
+            cJSON_AddItemToArray(procs, pj);
+        }
+        cJSON_AddItemToArray(gpus, j);
+    }
+    if (s->gpu_note[0])
+        cJSON_AddStringToObject(o, "gpu_note", s->gpu_note);
+    cJSON *rd = cJSON_AddArrayToObject(o, "rdma");
+    for (int p = 0; p < s->nports; p++) {
+        const struct rdma_port *pt = &s->ports[p];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "dev", pt->dev);
+        cJSON_AddNumberToObject(j, "port", pt->port);
+        cJSON_AddStringToObject(j, "state", pt->state);
+        cJSON_AddStringToObject(j, "rate", pt->rate);
+        cJSON_AddStringToObject(j, "netdev", pt->netdev);
+        cJSON_AddStringToObject(j, "ipv4", pt->ipv4);
+        if (pt->gid_index >= 0)
+            cJSON_AddNumberToObject(j, "gid_index", pt->gid_index);
+        else
+            cJSON_AddNullToObject(j, "gid_index");
+        add_pval(j, "xmit_bytes", pt->xmit_bytes);
+        add_pval(j, "rcv_bytes", pt->rcv_bytes);
+        cJSON_AddItemToArray(rd, j);
+    }
+    cJSON *fb = cJSON_AddObjectToObject(o, "fabric");
+    cJSON_AddBoolToObject(fb, "ok", s->fabric.ok);
+    cJSON_AddStringToObject(fb, "ifname", s->fabric.ifname);
+    cJSON_AddStringToObject(fb, "ipv4", s->fabric.ipv4);
+    cJSON_AddNumberToObject(fb, "prefix", s->fabric.prefix);
+    cJSON_AddStringToObject(fb, "hcas", s->fabric.hcas);
+    if (s->fabric.gid_index >= 0)
+        cJSON_AddNumberToObject(fb, "gid_index", s->fabric.gid_index);
+    else
+        cJSON_AddNullToObject(fb, "gid_index");
+    if (!s->fabric.ok)
+        cJSON_AddStringToObject(fb, "why", s->fabric.why);
+    cJSON *cts = cJSON_AddArrayToObject(o, "containers");
+    for (int k = 0; k < s->ncont; k++) {
+        const struct probe_container *ct = &s->cont[k];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", ct->name);
+        cJSON_AddBoolToObject(j, "running", ct->running);
+        cJSON_AddNumberToObject(j, "pid", (double)ct->pid);
+        cJSON_AddStringToObject(j, "started", ct->started);
+        cJSON_AddNumberToObject(j, "exit_code", ct->exit_code);
+        cJSON_AddBoolToObject(j, "oom_killed", ct->oom_killed);
+        cJSON_AddItemToArray(cts, j);
+    }
+    cJSON_AddBoolToObject(o, "runtime_ok", s->runtime_ok);
+    return o;
+}
+
+cJSON *status_to_json(const struct status_report *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
+    for (int i = 0; i < r->n; i++)
+        cJSON_AddItemToArray(nodes,
+                             node_json(r->nodes[i].cn, &r->nodes[i].snap, r->nodes[i].down_since));
+    cJSON *api = cJSON_AddObjectToObject(root, "api");
+    cJSON_AddStringToObject(api, "url", r->api.url);
+    cJSON_AddNumberToObject(api, "health", (double)r->api.health_code);
+    cJSON_AddNumberToObject(api, "models", (double)r->api.models_code);
+    if (r->api.model_id[0])
+        cJSON_AddStringToObject(api, "model", r->api.model_id);
+    if (r->api.max_model_len >= 0)
+        cJSON_AddNumberToObject(api, "max_model_len", (double)r->api.max_model_len);
+    if (r->api.error[0])
+        cJSON_AddStringToObject(api, "error", r->api.error);
+    cJSON_AddBoolToObject(root, "ok", r->nproblems == 0);
+    cJSON *p = cJSON_AddArrayToObject(root, "problems");
+    for (int i = 0; i < r->nproblems; i++)
+        cJSON_AddItemToArray(p, cJSON_CreateString(r->problems[i]));
+    cJSON *w = cJSON_AddArrayToObject(root, "warnings");
+    for (int i = 0; i < r->nwarnings; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateString(r->warnings[i]));
+    return root;
+}
+
+int cmd_status(const struct config *c, int argc, char **argv)
+{
+    bool json = false;
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+        if (ch == 'j') {
+            json = true;
+        } else {
+            FILE *o = ch == 'h' ? stdout : stderr;
+            fprintf(o, "usage: dsv41-top status [--json]\n"
+                       "  Shows every node (memory, GPU, RDMA, fabric, ranks) and the API.\n"
+                       "  Exit status 0 only when all is well; otherwise one problem per line.\n");
+            return ch == 'h' ? 0 : 2;
+        }
+    }
+    struct cluster cl;
+    struct buf err = BUF_INIT;
+    if (cluster_open(c, &cl, &err) < 0) {
+        fprintf(stderr, "dsv41-top status: %s\n", buf_str(&err));
+        buf_free(&err);
+        return 2;
+    }
+    struct status_report *r = malloc(sizeof *r);
+    if (!r) {
+        cluster_close(&cl);
+        return 2;
+    }
+    status_collect(c, &cl, r);
+    if (json) {
+        cJSON *j = status_to_json(r);
+        char *s = cJSON_Print(j);
+        if (s)
+            printf("%s\n", s);
+        free(s);
+        cJSON_Delete(j);
+    } else {
+        status_print_text(stdout, r);
+    }
+    int rc = r->nproblems ? 1 : 0;
+    free(r);
+    cluster_close(&cl);
+    buf_free(&err);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* status: what every node and the API look like now, with the problems that
+ * keep the deployment from being well, as text for people and JSON for
+ * scripts. Collection (status_collect) is apart from output. */
+#ifndef DSV41_STATUS_H
+#define DSV41_STATUS_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "api.h"
+#include "cluster.h"
+#include "snapshot.h"
+
+#define STATUS_MAX_NOTES 32
+
+struct status_report {
+    int n;
+    struct {
+        const struct cluster_node *cn;
+        struct snapshot snap;
+        time_t down_since;
+    } nodes[CLUSTER_MAX_NODES];
+    struct api_health api;
+    int nproblems, nwarnings;
+    char problems[STATUS_MAX_NOTES][320];
+    char warnings[STATUS_MAX_NOTES][320];
+};
+
+/* Snapshots of all nodes (in parallel) and the API. */
+void status_collect(const struct config *c, struct cluster *cl, struct status_report *r);
+void status_print_text(FILE *f, const struct status_report *r);
+cJSON *status_to_json(const struct status_report *r);
+
+#endif
