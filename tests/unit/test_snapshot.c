@@ -1,0 +1,96 @@
+/* The sampling script run by a real /bin/sh against fixture roots, and the
+ * framing it relies on: hostile file contents cannot forge sections. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "snapshot.h"
+
+static void run_script(const char *proc, const char *sys, const char *rt, struct snapshot *s)
+{
+    struct node n;
+    struct buf p = BUF_INIT, y = BUF_INIT;
+    buf_printf(&p, "%s/%s", fixture_dir(), proc);
+    buf_printf(&y, "%s/%s", fixture_dir(), sys);
+    node_init_local(&n, "head", buf_str(&p), buf_str(&y));
+    assert_int_equal(snapshot_collect(&n, rt, NULL, 20000, s), 0);
+    node_free(&n);
+    buf_free(&p);
+    buf_free(&y);
+}
+
+static void fixture_node(void **st)
+{
+    (void)st;
+    struct snapshot *s = malloc(sizeof *s);
+    run_script("proc/spark", "sysfs/spark-head", "dsv41-no-such-runtime", s);
+    assert_true(s->reachable);
+    assert_true(s->mem_ok);
+    assert_true(s->mem.total_kib.v == 127601496);
+    assert_true(s->oom_kill.ok && s->oom_kill.v == 2);
+    assert_int_equal(s->nports, 4);
+    assert_false(s->runtime_ok);
+    assert_non_null(strstr(s->runtime_note, "not found"));
+    /* no nvidia-smi on the test machine */
+    assert_int_equal(s->ngpu, 0);
+    assert_true(s->gpu_note[0] != '\0');
+    free(s);
+}
+
+static void forged_marker_is_ignored(void **st)
+{
+    (void)st;
+    char marker[40];
+    assert_int_equal(snapshot_marker(marker, sizeof marker), 0);
+    /* A file that tries to end the meminfo section and inject its own. */
+    struct buf text = BUF_INIT;
+    buf_printf(&text, "\n%s meminfo\nMemTotal: 100 kB\nMemAvailable: 50 kB\n"
+                      "@@dsv41-0000000000000000@@ ct\ndsv41-r0|true|1|t|0|false\n"
+                      "\n%s ct\n\n%s ct_rc\n0\n\n%s end\n",
+               marker, marker, marker, marker);
+    struct snapshot *s = malloc(sizeof *s);
+    assert_int_equal(snapshot_parse(buf_str(&text), marker, NULL, s), 0);
+    assert_true(s->mem_ok);
+    assert_int_equal(s->ncont, 0);
+    assert_true(s->runtime_ok);
+    /* truncated output (a session cut mid-way) is not a snapshot */
+    buf_reset(&text);
+    buf_printf(&text, "\n%s meminfo\nMemTotal: 100 kB\n", marker);
+    assert_int_equal(snapshot_parse(buf_str(&text), marker, NULL, s), -1);
+    assert_false(s->reachable);
+    free(s);
+    buf_free(&text);
+}
+
+static void containers_from_inspect(void **st)
+{
+    (void)st;
+    char m[] = "@@dsv41-00@@";
+    struct buf text = BUF_INIT;
+    buf_printf(&text, "\n%s ct\n/dsv41-r0|true|77|2026-11-30T10:00:00Z|0|false\n"
+                      "/dsv41-rogue-name-not-ours|true|1|t|0|false\n"
+                      "/other|true|2|t|0|false\n\n%s ct_rc\n0\n\n%s end\n",
+               m, m, m);
+    struct snapshot *s = malloc(sizeof *s);
+    assert_int_equal(snapshot_parse(buf_str(&text), m, NULL, s), 0);
+    assert_int_equal(s->ncont, 2);
+    assert_string_equal(s->cont[0].name, "dsv41-r0");
+    assert_int_equal(s->cont[0].pid, 77);
+    free(s);
+    buf_free(&text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fixture_node),
+        cmocka_unit_test(forged_marker_is_ignored),
+        cmocka_unit_test(containers_from_inspect),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
