@@ -1,0 +1,61 @@
+# Shared by the integration scripts: names of the two test hosts, paths, and
+# small assertion helpers. Sourced, never run.
+IT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+IT_DIR=${IT_DIR:-/tmp/dsv41-it}
+NS_HEAD=dsv41-head
+NS_WORKER=dsv41-worker
+HEAD_IP=10.10.10.13
+WORKER_IP=10.10.10.11
+FABRIC_IF=enp1s0f0np0
+BIN=${DSV41_BIN:-$IT_ROOT/build/dsv41-top}
+SIM=${DSV41_SIM:-$IT_ROOT/build/dsv41-sim}
+SIM_IMAGE=localhost/dsv41-sim:test
+
+# Runs a command on a test host, with that host's hostname (own UTS
+# namespace) and podman storage.
+on_host() { # head|worker cmd...
+    local h=$1 ns
+    shift
+    [ "$h" = head ] && ns=$NS_HEAD || ns=$NS_WORKER
+    nsenter --net="/run/netns/$ns" unshare --uts env \
+        CONTAINERS_CONF="$IT_DIR/$h/containers.conf" \
+        CONTAINERS_STORAGE_CONF="$IT_DIR/$h/storage.conf" \
+        sh -c 'hostname "spark-$0"; exec "$@"' "$h" "$@"
+}
+
+# The environment dsv41-top gets on the head in every test.
+head_env() {
+    echo WORKER=worker SSH_CONFIG="$IT_DIR/ssh_config" SSH_KNOWN_HOSTS="$IT_DIR/known_hosts" \
+        SSH_TIMEOUT=3 SSH_AUTH_SOCK= RUNTIME=podman GPUS= HOME="$IT_DIR/home" \
+        XDG_CONFIG_HOME="$IT_DIR/home/.config" STATE_DIR="$IT_DIR/head/state" \
+        DSV41_SYS_ROOT="$IT_ROOT/tests/fixtures/sysfs/spark-head" \
+        WORKER_SYS_ROOT="$IT_ROOT/tests/fixtures/sysfs/spark-worker"
+}
+
+# dsv41-top on the head; extra VAR=value words go before the command.
+top_head() {
+    local envs=()
+    while [ $# -gt 0 ] && [[ $1 == *=* ]]; do envs+=("$1"); shift; done
+    # shellcheck disable=SC2046
+    on_host head env $(head_env) "${envs[@]}" "$BIN" "$@"
+}
+
+PASSED=0
+FAILED=0
+ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }
+not_ok() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
+check() { # name condition-command...
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+contains() { # haystack needle
+    case $1 in *"$2"*) return 0 ;; esac
+    echo "    expected to find: $2" >&2
+    echo "    in: $(printf '%s' "$1" | head -c 2000)" >&2
+    return 1
+}
+summary() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+}

@@ -1,0 +1,518 @@
+/* dsv41-sim's API, on libmicrohttpd: /health, /v1/models, /v1/chat/completions
+ * and /v1/completions (streamed or not) and /metrics, in vLLM's formats, with
+ * bearer auth and tokens paced at the configured prefill and decode rates. */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "sim.h"
+
+#define MAX_BODY (64u << 20)
+
+static const struct sim_opts *g_opts;
+static volatile int *g_peer_lost;
+
+static long m_prompt_tokens, m_gen_tokens, m_running, m_requests;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_until(double t)
+{
+    double d = t - now_s();
+    if (d <= 0)
+        return;
+    struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+long sim_count_tokens(const char *s)
+{
+    long n = (long)(strlen(s) + 3) / 4;
+    return n ? n : 1;
+}
+
+struct request {
+    struct buf body;
+    bool too_big;
+};
+
+struct stream {
+    bool chat, usage;
+    char id[40];
+    long created;
+    long prompt_tokens;
+    int ntok, next; /* next token to send; ntok+1 = final chunk, ntok+2 = usage */
+    char **tok;
+    const char *finish;
+    double t_first, gap;
+    struct buf pending;
+    size_t pending_off;
+    bool done, counted;
+};
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type,
+                                 const char *text)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", type);
+    enum MHD_Result ret = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const char *type,
+                                  const char *msg)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON *in = cJSON_AddObjectToObject(e, "error");
+    cJSON_AddStringToObject(in, "message", msg);
+    cJSON_AddStringToObject(in, "type", type);
+    cJSON_AddNullToObject(in, "param");
+    cJSON_AddNumberToObject(in, "code", code);
+    char *s = cJSON_PrintUnformatted(e);
+    enum MHD_Result r = send_text(c, code, "application/json", s ? s : "{}");
+    free(s);
+    cJSON_Delete(e);
+    return r;
+}
+
+static bool authorized(struct MHD_Connection *c)
+{
+    if (!g_opts->api_key || !*g_opts->api_key)
+        return true;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    return h && strncmp(h, "Bearer ", 7) == 0 && strcmp(h + 7, g_opts->api_key) == 0;
+}
+
+/* The answer to a prompt: arithmetic it knows, else a long story. */
+static int make_tokens(const char *prompt, long limit, char ***out, const char **finish)
+{
+    struct buf text = BUF_INIT;
+    if (strstr(prompt, "17 * 23") || strstr(prompt, "17*23"))
+        buf_puts(&text, "17 * 23 = 391.");
+    else {
+        const char *env = getenv("DSV41_SIM_OUTPUT_TOKENS");
+        int n = env ? atoi(env) : 64;
+        for (int i = 0; i < n; i++)
+            buf_printf(&text, "%s%s", i ? " " : "", i % 7 == 0 ? "Once" : "upon");
+    }
+    /* one token per word, the space kept with the word that follows */
+    int cap = 16, n = 0;
+    char **t = malloc(sizeof *t * (size_t)cap);
+    const char *p = buf_str(&text);
+    while (*p && t) {
+        const char *q = p + 1;
+        while (*q && *q != ' ')
+            q++;
+        if (n == cap) {
+            cap *= 2;
+            char **nt = realloc(t, sizeof *t * (size_t)cap);
+            if (!nt)
+                break;
+            t = nt;
+        }
+        t[n++] = strndup(p, (size_t)(q - p));
+        p = q;
+        if (limit > 0 && n >= limit)
+            break;
+    }
+    *finish = (limit > 0 && n >= limit && *p) ? "length" : "stop";
+    buf_free(&text);
+    *out = t;
+    return n;
+}
+
+static void free_stream(void *cls)
+{
+    struct stream *s = cls;
+    for (int i = 0; i < s->ntok; i++)
+        free(s->tok[i]);
+    free(s->tok);
+    buf_free(&s->pending);
+    if (!s->counted)
+        __atomic_sub_fetch(&m_running, 1, __ATOMIC_RELAXED);
+    free(s);
+}
+
+static void add_usage(cJSON *o, const struct stream *s, int completion)
+{
+    cJSON *u = cJSON_AddObjectToObject(o, "usage");
+    cJSON_AddNumberToObject(u, "prompt_tokens", (double)s->prompt_tokens);
+    cJSON_AddNumberToObject(u, "total_tokens", (double)(s->prompt_tokens + completion));
+    cJSON_AddNumberToObject(u, "completion_tokens", completion);
+    cJSON *d = cJSON_AddObjectToObject(u, "prompt_tokens_details");
+    cJSON_AddNumberToObject(d, "cached_tokens", 0);
+}
+
+static cJSON *chunk(const struct stream *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", s->id);
+    cJSON_AddStringToObject(o, "object", s->chat ? "chat.completion.chunk" : "text_completion");
+    cJSON_AddNumberToObject(o, "created", (double)s->created);
+    cJSON_AddStringToObject(o, "model", g_opts->served_name);
+    return o;
+}
+
+static cJSON *choice(cJSON *o, const struct stream *s, const char *text, const char *finish,
+                     bool first)
+{
+    cJSON *ch = cJSON_AddArrayToObject(o, "choices");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "index", 0);
+    if (s->chat) {
+        cJSON *d = cJSON_AddObjectToObject(c, "delta");
+        if (first)
+            cJSON_AddStringToObject(d, "role", "assistant");
+        if (text)
+            cJSON_AddStringToObject(d, "content", text);
+    } else {
+        cJSON_AddStringToObject(c, "text", text ? text : "");
+    }
+    cJSON_AddNullToObject(c, "logprobs");
+    if (finish)
+        cJSON_AddStringToObject(c, "finish_reason", finish);
+    else
+        cJSON_AddNullToObject(c, "finish_reason");
+    if (!s->chat)
+        cJSON_AddNullToObject(c, "stop_reason");
+    cJSON_AddItemToArray(ch, c);
+    return c;
+}
+
+static void emit(struct stream *s, cJSON *o)
+{
+    char *j = cJSON_PrintUnformatted(o);
+    buf_printf(&s->pending, "data: %s\n\n", j ? j : "{}");
+    free(j);
+    cJSON_Delete(o);
+}
+
+/* Produces the next event, waiting for its time. */
+static void next_event(struct stream *s)
+{
+    if (s->next == 0 && s->chat) {
+        sleep_until(s->t_first);
+        cJSON *o = chunk(s);
+        choice(o, s, "", NULL, true);
+        emit(s, o);
+        s->next = 1;
+        return;
+    }
+    int i = s->chat ? s->next - 1 : s->next;
+    if (i < s->ntok) {
+        sleep_until(s->t_first + s->gap * i);
+        while (*g_peer_lost)
+            sleep_until(now_s() + 0.2); /* wedged: the peer rank is gone */
+        cJSON *o = chunk(s);
+        choice(o, s, s->tok[i], NULL, false);
+        emit(s, o);
+        __atomic_add_fetch(&m_gen_tokens, 1, __ATOMIC_RELAXED);
+    } else if (i == s->ntok) {
+        cJSON *o = chunk(s);
+        choice(o, s, s->chat ? NULL : "", s->finish, false);
+        emit(s, o);
+    } else if (i == s->ntok + 1 && s->usage) {
+        cJSON *o = chunk(s);
+        cJSON_AddArrayToObject(o, "choices");
+        add_usage(o, s, s->ntok);
+        emit(s, o);
+    } else {
+        buf_puts(&s->pending, "data: [DONE]\n\n");
+        s->done = true;
+        if (!s->counted) {
+            __atomic_sub_fetch(&m_running, 1, __ATOMIC_RELAXED);
+            s->counted = true;
+        }
+    }
+    s->next++;
+}
+
+static ssize_t read_stream(void *cls, uint64_t pos, char *out, size_t max)
+{
+    (void)pos;
+    struct stream *s = cls;
+    while (s->pending_off == s->pending.len) {
+        if (s->done)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        buf_reset(&s->pending);
+        s->pending_off = 0;
+        next_event(s);
+    }
+    size_t n = s->pending.len - s->pending_off;
+    if (n > max)
+        n = max;
+    memcpy(out, s->pending.data + s->pending_off, n);
+    s->pending_off += n;
+    return (ssize_t)n;
+}
+
+/* Flattens the request's prompt (messages or prompt) to text. */
+static void prompt_text(cJSON *req, bool chat, struct buf *out)
+{
+    if (chat) {
+        cJSON *m;
+        cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(req, "messages"))
+        {
+            cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+            if (cJSON_IsString(c))
+                buf_printf(out, "%s\n", c->valuestring);
+            cJSON *part;
+            if (cJSON_IsArray(c))
+                cJSON_ArrayForEach(part, c)
+                {
+                    cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+                    if (cJSON_IsString(t))
+                        buf_printf(out, "%s\n", t->valuestring);
+                }
+        }
+        return;
+    }
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(req, "prompt");
+    if (cJSON_IsString(p))
+        buf_puts(out, p->valuestring);
+    else if (cJSON_IsArray(p)) /* token ids: four bytes a token keeps the count */
+        for (int i = 0; i < cJSON_GetArraySize(p); i++)
+            buf_puts(out, "tok ");
+}
+
+static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool chat)
+{
+    cJSON *req = cJSON_Parse(body);
+    if (!cJSON_IsObject(req)) {
+        cJSON_Delete(req);
+        return send_error(c, 400, "BadRequestError", "request body is not a JSON object");
+    }
+    struct buf prompt = BUF_INIT;
+    prompt_text(req, chat, &prompt);
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(req, "prompt");
+    long ptok = cJSON_IsArray(p) ? cJSON_GetArraySize(p) : sim_count_tokens(buf_str(&prompt));
+    if (ptok > g_opts->max_model_len) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "This model's maximum context length is %ld tokens. However, your request has "
+                 "%ld input tokens. Please reduce the length of the input messages.",
+                 g_opts->max_model_len, ptok);
+        buf_free(&prompt);
+        cJSON_Delete(req);
+        return send_error(c, 400, "BadRequestError", msg);
+    }
+    long limit = -1;
+    cJSON *mt = cJSON_GetObjectItemCaseSensitive(req, "max_completion_tokens");
+    if (!cJSON_IsNumber(mt))
+        mt = cJSON_GetObjectItemCaseSensitive(req, "max_tokens");
+    if (cJSON_IsNumber(mt))
+        limit = (long)mt->valuedouble;
+    struct stream *s = calloc(1, sizeof *s);
+    if (!s) {
+        buf_free(&prompt);
+        cJSON_Delete(req);
+        return MHD_NO;
+    }
+    s->chat = chat;
+    static long seq;
+    snprintf(s->id, sizeof s->id, "%s-%ld", chat ? "chatcmpl" : "cmpl",
+             __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+    s->created = (long)time(NULL);
+    s->prompt_tokens = ptok;
+    s->ntok = make_tokens(buf_str(&prompt), limit, &s->tok, &s->finish);
+    s->t_first = now_s() + (double)ptok / g_opts->prefill_tps;
+    s->gap = 1.0 / g_opts->decode_tps;
+    cJSON *so = cJSON_GetObjectItemCaseSensitive(req, "stream_options");
+    s->usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(so, "include_usage"));
+    bool streaming = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream"));
+    buf_free(&prompt);
+    cJSON_Delete(req);
+    __atomic_add_fetch(&m_running, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&m_requests, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&m_prompt_tokens, ptok, __ATOMIC_RELAXED);
+    if (streaming) {
+        struct MHD_Response *r =
+            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, s, free_stream);
+        if (!r) {
+            free_stream(s);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "text/event-stream; charset=utf-8");
+        enum MHD_Result ret = MHD_queue_response(c, 200, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
+    /* not streamed: the same timing, one answer */
+    struct buf text = BUF_INIT;
+    for (int i = 0; i < s->ntok; i++) {
+        sleep_until(s->t_first + s->gap * i);
+        while (*g_peer_lost)
+            sleep_until(now_s() + 0.2);
+        buf_puts(&text, s->tok[i]);
+        __atomic_add_fetch(&m_gen_tokens, 1, __ATOMIC_RELAXED);
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", s->id);
+    cJSON_AddStringToObject(o, "object", chat ? "chat.completion" : "text_completion");
+    cJSON_AddNumberToObject(o, "created", (double)s->created);
+    cJSON_AddStringToObject(o, "model", g_opts->served_name);
+    cJSON *ch = cJSON_AddArrayToObject(o, "choices");
+    cJSON *c0 = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c0, "index", 0);
+    if (chat) {
+        cJSON *m = cJSON_AddObjectToObject(c0, "message");
+        cJSON_AddStringToObject(m, "role", "assistant");
+        cJSON_AddStringToObject(m, "content", buf_str(&text));
+        cJSON_AddNullToObject(m, "reasoning");
+        cJSON_AddArrayToObject(m, "tool_calls");
+    } else {
+        cJSON_AddStringToObject(c0, "text", buf_str(&text));
+    }
+    cJSON_AddNullToObject(c0, "logprobs");
+    cJSON_AddStringToObject(c0, "finish_reason", s->finish);
+    cJSON_AddItemToArray(ch, c0);
+    add_usage(o, s, s->ntok);
+    char *js = cJSON_PrintUnformatted(o);
+    enum MHD_Result ret = send_text(c, 200, "application/json", js ? js : "{}");
+    free(js);
+    cJSON_Delete(o);
+    buf_free(&text);
+    free_stream(s);
+    return ret;
+}
+
+static enum MHD_Result metrics(struct MHD_Connection *c)
+{
+    struct buf b = BUF_INIT;
+    const char *m = g_opts->served_name;
+    buf_printf(&b,
+               "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+               "# TYPE vllm:num_requests_running gauge\n"
+               "vllm:num_requests_running{engine=\"0\",model_name=\"%s\"} %ld.0\n"
+               "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
+               "# TYPE vllm:num_requests_waiting gauge\n"
+               "vllm:num_requests_waiting{engine=\"0\",model_name=\"%s\"} 0.0\n"
+               "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"
+               "# TYPE vllm:kv_cache_usage_perc gauge\n"
+               "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"%s\"} %.4f\n"
+               "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
+               "# TYPE vllm:prompt_tokens_total counter\n"
+               "vllm:prompt_tokens_total{engine=\"0\",model_name=\"%s\"} %ld.0\n"
+               "# HELP vllm:generation_tokens_total Number of generation tokens processed.\n"
+               "# TYPE vllm:generation_tokens_total counter\n"
+               "vllm:generation_tokens_total{engine=\"0\",model_name=\"%s\"} %ld.0\n",
+               m, __atomic_load_n(&m_running, __ATOMIC_RELAXED), m, m,
+               __atomic_load_n(&m_running, __ATOMIC_RELAXED) ? 0.01 : 0.0, m,
+               __atomic_load_n(&m_prompt_tokens, __ATOMIC_RELAXED), m,
+               __atomic_load_n(&m_gen_tokens, __ATOMIC_RELAXED));
+    enum MHD_Result r = send_text(c, 200, "text/plain; version=0.0.4; charset=utf-8", buf_str(&b));
+    buf_free(&b);
+    return r;
+}
+
+static enum MHD_Result models(struct MHD_Connection *c)
+{
+    char body[1024];
+    snprintf(body, sizeof body,
+             "{\"object\":\"list\",\"data\":[{\"id\":\"%s\",\"object\":\"model\",\"created\":%ld,"
+             "\"owned_by\":\"vllm\",\"root\":\"%s\",\"parent\":null,\"max_model_len\":%ld,"
+             "\"permission\":[]}]}",
+             g_opts->served_name, (long)time(NULL), g_opts->model_path, g_opts->max_model_len);
+    return send_text(c, 200, "application/json", body);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **req_cls)
+{
+    (void)cls;
+    (void)version;
+    struct request *rq = *req_cls;
+    if (!rq) {
+        rq = calloc(1, sizeof *rq);
+        if (!rq)
+            return MHD_NO;
+        *req_cls = rq;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (rq->body.len + *upload_size > MAX_BODY)
+            rq->too_big = true;
+        else
+            buf_append(&rq->body, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
+    if (get && strcmp(url, "/health") == 0)
+        return send_text(c, 200, "application/json", "");
+    if (get && strcmp(url, "/metrics") == 0)
+        return metrics(c);
+    if (strncmp(url, "/v1/", 4) == 0 && !authorized(c))
+        return send_text(c, 401, "application/json", "{\"error\":\"Unauthorized\"}");
+    if (get && strcmp(url, "/v1/models") == 0)
+        return models(c);
+    if (post && (strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0)) {
+        if (rq->too_big)
+            return send_error(c, 413, "BadRequestError", "request body too large");
+        return complete(c, buf_str(&rq->body), strcmp(url, "/v1/chat/completions") == 0);
+    }
+    return send_text(c, 404, "application/json", "{\"detail\":\"Not Found\"}");
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **req_cls,
+                 enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    struct request *rq = *req_cls;
+    if (rq) {
+        buf_free(&rq->body);
+        free(rq);
+    }
+    *req_cls = NULL;
+}
+
+int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *peer_lost)
+{
+    g_opts = o;
+    g_peer_lost = peer_lost;
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)o->port);
+    if (inet_pton(AF_INET, o->host, &a.sin_addr) != 1) {
+        fprintf(stderr, "dsv41-sim: --host %s is not an IPv4 address\n", o->host);
+        return -1;
+    }
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
+        NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
+        MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
+        MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "ERROR: [Errno 98] error while attempting to bind on address "
+                        "('%s', %d): address already in use\n",
+                o->host, o->port);
+        return -1;
+    }
+    sim_log("Starting vLLM API server 0 on http://%s:%d", o->host, o->port);
+    sim_log("Application startup complete.");
+    while (!*stop)
+        usleep(100000);
+    MHD_stop_daemon(d);
+    return 0;
+}

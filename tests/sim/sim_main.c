@@ -1,0 +1,259 @@
+/* dsv41-sim main: rank rendezvous over TCP at master-addr:master-port,
+ * vLLM's startup log lines with configurable timing, then the API (rank 0) or
+ * a wait on the group (headless ranks). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+static volatile int g_stop;
+static volatile int g_peer_lost;
+
+void sim_log(const char *fmt, ...)
+{
+    char ts[32];
+    time_t now = time(NULL);
+    strftime(ts, sizeof ts, "%m-%d %H:%M:%S", localtime(&now));
+    va_list ap;
+    va_start(ap, fmt);
+    flockfile(stdout);
+    printf("INFO %s [dsv41-sim] ", ts);
+    vprintf(fmt, ap);
+    putchar('\n');
+    fflush(stdout);
+    funlockfile(stdout);
+    va_end(ap);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !g_stop)
+        ;
+}
+
+static int read_line(int fd, char *out, size_t sz, int timeout_ms)
+{
+    size_t n = 0;
+    while (n + 1 < sz) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, timeout_ms) <= 0)
+            return -1;
+        char c;
+        if (read(fd, &c, 1) != 1)
+            return -1;
+        if (c == '\n')
+            break;
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+static int peers[64];
+static int npeers;
+
+/* Rank 0: wait until every other rank has joined. */
+static int rendezvous_master(const struct sim_opts *o)
+{
+    int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)o->master_port);
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (bind(ls, (struct sockaddr *)&a, sizeof a) < 0 || listen(ls, 16) < 0) {
+        fprintf(stderr, "RuntimeError: The server socket has failed to listen on port %d: %s\n",
+                o->master_port, strerror(errno));
+        return -1;
+    }
+    sim_log("waiting for %d more rank(s) on port %d", o->nnodes - 1, o->master_port);
+    bool joined[64] = {false};
+    int waited = 0;
+    while (npeers < o->nnodes - 1 && !g_stop) {
+        struct pollfd p = {ls, POLLIN, 0};
+        int r = poll(&p, 1, 200);
+        waited += 200;
+        if (waited > o->join_timeout_ms) {
+            fprintf(stderr, "RuntimeError: timed out waiting for %d rank(s) to join\n",
+                    o->nnodes - 1 - npeers);
+            return -1;
+        }
+        if (r <= 0)
+            continue;
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        int fd = accept4(ls, (struct sockaddr *)&from, &fl, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        char line[128];
+        int rank, nn;
+        if (read_line(fd, line, sizeof line, 5000) < 0 ||
+            sscanf(line, "JOIN %d %d", &rank, &nn) != 2) {
+            close(fd);
+            continue;
+        }
+        if (nn != o->nnodes || rank <= 0 || rank >= o->nnodes || joined[rank]) {
+            dprintf(fd, "ERR rank 0 expects --nnodes %d and ranks 1..%d once\n", o->nnodes,
+                    o->nnodes - 1);
+            fprintf(stderr,
+                    "RuntimeError: rank %d joined with --nnodes %d but rank 0 has --nnodes %d\n",
+                    rank, nn, o->nnodes);
+            close(fd);
+            return -1;
+        }
+        dprintf(fd, "OK\n");
+        joined[rank] = true;
+        peers[npeers++] = fd;
+        sim_log("rank %d joined from %s", rank, inet_ntoa(from.sin_addr));
+    }
+    close(ls);
+    return g_stop ? -1 : 0;
+}
+
+static int rendezvous_join(const struct sim_opts *o)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", o->master_port);
+    int waited = 0;
+    while (!g_stop) {
+        struct addrinfo hints = {0}, *res = NULL;
+        hints.ai_socktype = SOCK_STREAM;
+        if (getaddrinfo(o->master_addr, port, &hints, &res) == 0) {
+            int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+                freeaddrinfo(res);
+                dprintf(fd, "JOIN %d %d\n", o->node_rank, o->nnodes);
+                char line[256];
+                if (read_line(fd, line, sizeof line, 10000) < 0 || strcmp(line, "OK") != 0) {
+                    fprintf(stderr, "RuntimeError: rank 0 refused rank %d: %s\n", o->node_rank,
+                            line);
+                    close(fd);
+                    return -1;
+                }
+                sim_log("rank %d joined the group at %s:%d", o->node_rank, o->master_addr,
+                        o->master_port);
+                return fd;
+            }
+            close(fd);
+            freeaddrinfo(res);
+        }
+        sleep_ms(200);
+        waited += 200;
+        if (waited > o->join_timeout_ms) {
+            fprintf(stderr, "RuntimeError: cannot reach rank 0 at %s:%d\n", o->master_addr,
+                    o->master_port);
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* vLLM's startup phases, in order, spread over boot_ms. */
+static void boot_lines(const struct sim_opts *o)
+{
+    const char *lines[] = {
+        "Loading safetensors checkpoint shards: 100% Completed | 6/6 [00:03<00:00]",
+        "Loading weights took 3.21 seconds",
+        "Model loading took 61.37 GiB memory and 42.80 seconds",
+        "torch.compile takes 12.51 s in total",
+        "Available KV cache memory: 2.51 GiB",
+        "GPU KV cache size: 2,023,717 tokens",
+        "Capturing CUDA graphs (decode, FULL): 100% 10/10",
+        "Graph capturing finished in 4 secs, took 0.31 GiB",
+        "init engine (profile, create kv cache, warmup model) took 61.02 seconds",
+    };
+    int n = (int)(sizeof lines / sizeof lines[0]);
+    for (int i = 0; i < n && !g_stop; i++) {
+        sleep_ms(o->boot_ms / (n + 1));
+        sim_log("%s", lines[i]);
+    }
+}
+
+static void *watch_peers(void *arg)
+{
+    (void)arg;
+    while (!g_stop) {
+        struct pollfd p[64];
+        for (int i = 0; i < npeers; i++)
+            p[i] = (struct pollfd){peers[i], POLLIN, 0};
+        if (poll(p, (nfds_t)npeers, 500) > 0) {
+            for (int i = 0; i < npeers; i++)
+                if (p[i].revents) {
+                    char c;
+                    if (read(peers[i], &c, 1) <= 0) {
+                        /* What a dead peer does to vLLM: rank 0 keeps
+                         * answering /health but produces no tokens. */
+                        printf("NCCL WARN peer rank closed the connection\n");
+                        fflush(stdout);
+                        g_peer_lost = 1;
+                        return NULL;
+                    }
+                }
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct sim_opts o;
+    if (sim_parse_args(argc, argv, &o) < 0)
+        return 2;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sim_log("vLLM API server version 0.11.1 (dsv41-sim, rank %d of %d)", o.node_rank, o.nnodes);
+    sim_log("non-default args: model=%s served_model_name=%s tensor_parallel_size=%d nnodes=%d",
+            o.model_path, o.served_name, o.tp, o.nnodes);
+    if (o.node_rank > 0) {
+        int fd = rendezvous_join(&o);
+        if (fd < 0)
+            return 1;
+        boot_lines(&o);
+        sim_log("headless rank %d ready", o.node_rank);
+        char c;
+        while (!g_stop) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 500) > 0 && read(fd, &c, 1) <= 0) {
+                fprintf(stderr, "RuntimeError: NCCL communicator was aborted: rank 0 is gone\n");
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (o.nnodes > 1 && rendezvous_master(&o) < 0)
+        return 1;
+    boot_lines(&o);
+    pthread_t th;
+    bool watching = npeers > 0 && pthread_create(&th, NULL, watch_peers, NULL) == 0;
+    int rc = sim_http_serve(&o, &g_stop, &g_peer_lost);
+    g_stop = 1;
+    if (watching)
+        pthread_join(th, NULL);
+    for (int i = 0; i < npeers; i++)
+        close(peers[i]);
+    return rc < 0 ? 1 : 0;
+}
