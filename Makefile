@@ -14,7 +14,7 @@ SIM_PKGS  := libmicrohttpd libcjson openssl
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
             libcurl4-openssl-dev libcjson-dev libssl-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap nginx tmux clang \
-            libclang-rt-14-dev iproute2 curl procps psmisc util-linux
+            libclang-rt-14-dev iproute2 curl jq procps psmisc util-linux
 
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
 comma := ,
@@ -46,7 +46,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test unit it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim
+all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/tests/it-session
 ifeq ($(SAN),)
 all: dsv41-top tests/sim/dsv41-sim
 dsv41-top: $(BUILD)/dsv41-top
@@ -77,6 +77,10 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) -Isrc -MMD -MP -o $@ $< $(BUILD)/libdsv41.a \
 	  $(LDFLAGS) $(PKG_LIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -195,6 +195,10 @@ int snapshot_collect(struct node *n, const char *runtime, const struct rdma_over
     if (rc < 0) {
         snprintf(s->error, sizeof s->error, "%s", buf_str(&err));
     } else {
+        /* A file with NUL bytes must not cut the text short of its frames. */
+        for (size_t i = 0; i < res.out.len; i++)
+            if (res.out.data[i] == '\0')
+                res.out.data[i] = '?';
         rc = snapshot_parse(buf_str(&res.out), marker, ov, s);
         if (rc < 0)
             snprintf(s->error, sizeof s->error, "%s: sampling script failed: %.300s", n->name,

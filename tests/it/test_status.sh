@@ -1,0 +1,169 @@
+#!/bin/bash
+# `dsv41-top status` and `doctor` on the head against the worker over real
+# sshd, with simulator containers running on both hosts, and every way the
+# worker can fail to answer. Needs the hosts of hosts.sh up.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+RANK_ARGS="/model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2
+ --master-addr $HEAD_IP --master-port 29655"
+KEY=it-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+
+start_ranks() {
+    on_host head podman rm -f -t 0 dsv41-r0 >/dev/null 2>&1
+    on_host worker podman rm -f -t 0 dsv41-r1 >/dev/null 2>&1
+    # shellcheck disable=SC2086
+    on_host worker podman run -d --name dsv41-r1 --network host -e DSV41_SIM_BOOT_MS=200 \
+        "$SIM_IMAGE" $RANK_ARGS --node-rank 1 --headless >/dev/null
+    mkdir -p "$IT_DIR/head/state"
+    printf '%s' "$KEY" > "$IT_DIR/head/state/api_key"
+    chmod 600 "$IT_DIR/head/state/api_key"
+    printf 'VLLM_API_KEY=%s\n' "$KEY" > "$IT_DIR/head/rank0.env"
+    chmod 600 "$IT_DIR/head/rank0.env"
+    # shellcheck disable=SC2086
+    on_host head podman run -d --name dsv41-r0 --network host --env-file "$IT_DIR/head/rank0.env" \
+        -e DSV41_SIM_BOOT_MS=200 "$SIM_IMAGE" $RANK_ARGS --node-rank 0 --port 8000 >/dev/null
+    for _ in $(seq 100); do
+        on_host head curl -sf -o /dev/null "http://127.0.0.1:8000/health" && return 0
+        sleep 0.1
+    done
+    echo "ranks did not come up" >&2
+    on_host head podman logs dsv41-r0 >&2
+    return 1
+}
+
+jq_is() { # json filter expected
+    local got
+    got=$(printf '%s' "$1" | jq -r "$2" 2>&1)
+    [ "$got" = "$3" ] && return 0
+    echo "    $2 = '$got', expected '$3'" >&2
+    return 1
+}
+
+start_ranks || { not_ok "ranks start"; summary; exit 1; }
+
+# --- all well ------------------------------------------------------------
+out=$(top_head status 2>&1); rc=$?
+check "status exits 0 when all is well" [ $rc -eq 0 ]
+check "status names the worker's own hostname" contains "$out" "host spark-worker"
+check "status warns that GID indexes differ" contains "$out" "GID index differs: head 3, worker 5"
+check "status shows GB10 GPU memory as n/a" contains "$out" "memory n/a"
+
+json=$(top_head status --json 2>&1); rc=$?
+check "status --json exits 0" [ $rc -eq 0 ]
+check "json: worker reachable" jq_is "$json" '.nodes[1].reachable' true
+check "json: worker hostname" jq_is "$json" '.nodes[1].hostname' spark-worker
+want_mem=$(on_host worker awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+check "json: worker MemTotal is what the worker has" jq_is "$json" '.nodes[1].mem.total_kib' "$want_mem"
+want_pid=$(on_host worker podman inspect -f '{{.State.Pid}}' dsv41-r1)
+check "json: worker rank pid is what the worker's podman says" \
+    jq_is "$json" '.nodes[1].containers[] | select(.name=="dsv41-r1") | .pid' "$want_pid"
+want_pid=$(on_host head podman inspect -f '{{.State.Pid}}' dsv41-r0)
+check "json: head rank pid" jq_is "$json" '.nodes[0].containers[0].pid' "$want_pid"
+check "json: head GID index 3" jq_is "$json" '.nodes[0].fabric.gid_index' 3
+check "json: worker GID index 5" jq_is "$json" '.nodes[1].fabric.gid_index' 5
+check "json: worker fabric IPv4 from the real interface" jq_is "$json" '.nodes[1].fabric.ipv4' "$WORKER_IP"
+check "json: worker HCAs" jq_is "$json" '.nodes[1].fabric.hcas' "roceP2p1s0f0,rocep1s0f0"
+check "json: rdma port state" jq_is "$json" '.nodes[1].rdma[2].state' "4: ACTIVE"
+check "json: GPU memory is null, not 0" jq_is "$json" '.nodes[1].gpu[0].mem_total_mib' null
+check "json: GPU utilisation" jq_is "$json" '.nodes[1].gpu[0].util_pct' 37
+check "json: per-process GPU memory" jq_is "$json" '.nodes[1].gpu[0].procs[0].used_mib' 96512
+check "json: api health" jq_is "$json" '.api.health' 200
+check "json: api models with the key" jq_is "$json" '.api.models' 200
+check "json: max_model_len" jq_is "$json" '.api.max_model_len' 262144
+check "json: ok" jq_is "$json" '.ok' true
+check "the API key never reaches the output" eval '! printf "%s" "$json$out" | grep -q "$KEY"'
+
+# --- the worker cannot be reached -----------------------------------------
+out=$(top_head WORKER=root@$WORKER_IP:2222 status 2>&1); rc=$?
+check "refused: exit 1" [ $rc -eq 1 ]
+check "refused: says so and what to try" contains "$out" "cannot connect to $WORKER_IP port 2222: Connection refused"
+out=$(top_head WORKER=root@10.10.10.77 SSH_TIMEOUT=1 status 2>&1); rc=$?
+check "no such host on the link: exit 1" [ $rc -eq 1 ]
+check "no such host on the link: cannot connect" contains "$out" "worker: unreachable: worker: cannot connect to 10.10.10.77"
+out=$(top_head WORKER=nosuchhost.invalid status --json 2>&1); rc=$?
+check "unknown name: exit 1" [ $rc -eq 1 ]
+check "unknown name: cannot resolve" contains "$out" "cannot resolve 'nosuchhost.invalid'"
+check "unknown name: JSON stays valid" jq_is "$out" '.nodes[1].reachable' false
+
+# --- host keys -------------------------------------------------------------
+: > "$IT_DIR/empty_known_hosts"
+fp=$(ssh-keygen -lf "$IT_DIR/ssh_host_ed25519_key.pub" | awk '{print $2}')
+out=$(top_head SSH_KNOWN_HOSTS="$IT_DIR/empty_known_hosts" status 2>&1); rc=$?
+check "unknown host key: refused" [ $rc -eq 1 ]
+check "unknown host key: names the fingerprint" contains "$out" "unknown host key for $WORKER_IP (ED25519 $fp)"
+check "unknown host key: says how to accept it" contains "$out" "ssh-keyscan -p 22 $WORKER_IP >>"
+echo "$WORKER_IP $(cut -d' ' -f1,2 "$IT_DIR/other_host_key.pub")" > "$IT_DIR/changed_known_hosts"
+out=$(top_head SSH_KNOWN_HOSTS="$IT_DIR/changed_known_hosts" status 2>&1); rc=$?
+check "changed host key: refused" [ $rc -eq 1 ]
+check "changed host key: loud, with the fix" contains "$out" "HOST KEY CHANGED for $WORKER_IP"
+check "changed host key: names ssh-keygen -R" contains "$out" "ssh-keygen -R '$WORKER_IP'"
+
+# --- wrong user key ---------------------------------------------------------
+sed "s|IdentityFile .*|IdentityFile $IT_DIR/wrong_user_key|" "$IT_DIR/ssh_config" > "$IT_DIR/ssh_config_wrong"
+out=$(top_head SSH_CONFIG="$IT_DIR/ssh_config_wrong" status 2>&1); rc=$?
+check "wrong user key: exit 1" [ $rc -eq 1 ]
+check "wrong user key: says the keys were refused" contains "$out" "root@$WORKER_IP refused our keys (tried 1 identity file)"
+
+# --- garbage in every probed file --------------------------------------------
+g=$IT_DIR/garbage
+mkdir -p "$g/proc" "$g/sys/class/infiniband/evil/ports/1/gid_attrs/types" "$g/sys/class/infiniband/evil/ports/1/gids"
+head -c 4096 /dev/urandom > "$g/proc/meminfo"
+printf 'oom_kill \033[2J\033]0;pwned\007\n' > "$g/proc/vmstat"
+printf '4: ACTIVE\033[31m\n' > "$g/sys/class/infiniband/evil/ports/1/state"
+head -c 300 /dev/urandom > "$g/sys/class/infiniband/evil/ports/1/rate"
+printf 'RoCE v2\n' > "$g/sys/class/infiniband/evil/ports/1/gid_attrs/types/0"
+printf '0000:0000:0000:0000:0000:ffff:zzzz:0a0b\n' > "$g/sys/class/infiniband/evil/ports/1/gids/0"
+touch "$IT_DIR/smi-garbage"
+out=$(top_head WORKER_PROC_ROOT="$g/proc" WORKER_SYS_ROOT="$g/sys" status --json 2>&1); rc=$?
+rm -f "$IT_DIR/smi-garbage"
+check "garbage: exit 1, no crash" [ $rc -eq 1 ]
+check "garbage: JSON still parses" jq_is "$out" '.nodes[1].reachable' true
+check "garbage: memory is null, not 0" jq_is "$out" '.nodes[1].mem.total_kib' null
+check "garbage: meminfo named as the problem" contains "$out" "cannot read MemTotal/MemAvailable"
+check "garbage: nvidia-smi output refused" contains "$out" "unreadable CSV"
+check "garbage: no escape byte reaches the output" eval '! printf "%s" "$out" | grep -q $'"'"'\033'"'"
+check "garbage: no invalid UTF-8 reaches the output" eval 'printf "%s" "$out" | iconv -f UTF-8 -t UTF-8 >/dev/null'
+
+# --- a rank exits ---------------------------------------------------------------
+on_host worker podman kill dsv41-r1 >/dev/null
+out=$(top_head status 2>&1); rc=$?
+check "exited rank: exit 1" [ $rc -eq 1 ]
+check "exited rank: named with its exit code" contains "$out" "worker: rank dsv41-r1 exited with code 137"
+start_ranks || not_ok "ranks restart"
+
+# --- sshd killed mid-session: reported, then reconnected -------------------------
+top_session() {
+    # shellcheck disable=SC2046
+    on_host head env $(head_env) "$IT_ROOT/build/tests/it-session"
+}
+coproc SESSION { top_session; }
+ask() { echo status >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
+s1=$(ask)
+check "session: first status reaches the worker" jq_is "$s1" '.nodes[1].reachable' true
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd
+s2=$(ask)
+check "session: sshd killed -> worker unreachable" jq_is "$s2" '.nodes[1].reachable' false
+check "session: the reason names the worker" contains "$s2" "worker: cannot connect to $WORKER_IP port 22"
+check "session: down_since is set" eval "[ \"\$(printf '%s' \"\$s2\" | jq '.nodes[1].down_since > 0')\" = true ]"
+out=$(top_head status 2>&1); rc=$?
+check "cli: sshd down -> exit 1" [ $rc -eq 1 ]
+check "cli: sshd down -> unreachable" contains "$out" "worker: unreachable"
+"$IT_ROOT/tests/it/hosts.sh" start-sshd
+sleep 1.2 # past the reconnect backoff
+s3=$(ask)
+check "session: reconnects once sshd is back" jq_is "$s3" '.nodes[1].reachable' true
+exec {SESSION[1]}>&-
+wait "$SESSION_PID" 2>/dev/null
+
+# --- doctor ------------------------------------------------------------------------
+out=$(top_head doctor 2>&1); rc=$?
+check "doctor: exit 1 with no model" [ $rc -eq 1 ]
+check "doctor: names node and file" contains "$out" "FAIL worker missing $IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark/config.json"
+check "doctor: gives the fix" contains "$out" "fix: dsv41-top copy-to-peer"
+check "doctor: fabric ok with the detected GID" contains "$out" "fabric enp1s0f0np0 10.10.10.11, HCAs roceP2p1s0f0,rocep1s0f0, GID index 5"
+check "doctor: image check runs on the worker" contains "$out" "worker image ghcr.io/0xsero/deepseek-v4.1-flash-spark@sha256:5668e35e"
+out=$(top_head IMG="$SIM_IMAGE" doctor 2>&1)
+check "doctor: sees the image the worker has" contains "$out" "ok   worker image present"
+
+summary
