@@ -133,7 +133,7 @@ void api_check_health(const struct config *c, int timeout_ms, struct api_health 
         cJSON *ml = cJSON_GetObjectItemCaseSensitive(m, "max_model_len");
         if (cJSON_IsString(id))
             snprintf(h->model_id, sizeof h->model_id, "%s", id->valuestring);
-        if (cJSON_IsNumber(ml))
+        if (cJSON_IsNumber(ml) && ml->valuedouble >= 0 && ml->valuedouble < 1e15)
             h->max_model_len = (long)ml->valuedouble;
         if (!m)
             snprintf(h->error, sizeof h->error, "/v1/models answered without a model");

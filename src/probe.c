@@ -23,16 +23,57 @@ int probe_for_each_line(const char *text, int (*fn)(const char *line, size_t len
     return 0;
 }
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len;
+    unsigned min;
+    unsigned cp;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xe0) == 0xc0) {
+        len = 2, min = 0x80, cp = s[0] & 0x1f;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        len = 3, min = 0x800, cp = s[0] & 0x0f;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        len = 4, min = 0x10000, cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
 void probe_copy_field(char *dst, size_t dstsz, const char *src, size_t len)
 {
     if (!dstsz)
         return;
-    size_t n = len < dstsz - 1 ? len : dstsz - 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)src[i];
-        dst[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    const unsigned char *s = (const unsigned char *)src;
+    size_t i = 0, o = 0;
+    while (i < len && o + 1 < dstsz) {
+        size_t l = utf8_len(s + i, len - i);
+        if (l == 0 || (l == 1 && (s[i] < 0x20 || s[i] == 0x7f)) || (l == 2 && s[i] == 0xc2 &&
+                                                                   s[i + 1] < 0xa0)) {
+            /* control bytes (C0, DEL, C1) and broken UTF-8 become '?' */
+            dst[o++] = '?';
+            i += l ? l : 1;
+            continue;
+        }
+        if (o + l >= dstsz)
+            break; /* never split a character */
+        memcpy(dst + o, s + i, l);
+        o += l;
+        i += l;
     }
-    dst[n] = '\0';
+    dst[o] = '\0';
 }
 
 static bool parse_u64_kib(const char *s, size_t len, double *out)
@@ -190,7 +231,7 @@ static int gpu_line(const char *line, size_t len, void *vctx)
     if (split_csv(line, len, f, 12) != 11)
         return -1;
     struct pval idx = probe_parse_smi_number(f[0]);
-    if (!idx.ok)
+    if (!idx.ok || idx.v < 0 || idx.v > 4096)
         return -1;
     if (ctx->n == ctx->max)
         return 0;
@@ -235,7 +276,7 @@ static int apps_line(const char *line, size_t len, void *vctx)
     if (split_csv(line, len, f, 5) != 4)
         return -1;
     struct pval pid = probe_parse_smi_number(f[1]);
-    if (!pid.ok || pid.v < 0)
+    if (!pid.ok || pid.v < 0 || pid.v > 4194304) /* PID_MAX_LIMIT */
         return -1;
     if (ctx->n == ctx->max)
         return 0;

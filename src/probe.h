@@ -73,8 +73,9 @@ int probe_parse_inspect_line(const char *line, struct probe_container *c);
  * when fn returns non-zero and returns that value. */
 int probe_for_each_line(const char *text, int (*fn)(const char *line, size_t len, void *ctx),
                         void *ctx);
-/* Bounded copy that always terminates and replaces control bytes with '?',
- * so remote text can never carry terminal escapes into a struct. */
+/* Bounded copy that always terminates and replaces control characters (C0,
+ * DEL, C1) and invalid UTF-8 with '?', so remote text can never carry
+ * terminal escapes or broken encoding into a struct. */
 void probe_copy_field(char *dst, size_t dstsz, const char *src, size_t len);
 
 #endif

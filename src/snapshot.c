@@ -200,9 +200,11 @@ int snapshot_collect(struct node *n, const char *runtime, const struct rdma_over
             if (res.out.data[i] == '\0')
                 res.out.data[i] = '?';
         rc = snapshot_parse(buf_str(&res.out), marker, ov, s);
-        if (rc < 0)
-            snprintf(s->error, sizeof s->error, "%s: sampling script failed: %.300s", n->name,
-                     buf_str(&res.err));
+        if (rc < 0) {
+            char why[320];
+            probe_copy_field(why, sizeof why, buf_str(&res.err), res.err.len);
+            snprintf(s->error, sizeof s->error, "%s: sampling script failed: %s", n->name, why);
+        }
         ssh_result_free(&res);
     }
     buf_free(&script);

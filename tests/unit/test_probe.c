@@ -182,6 +182,24 @@ static void inspect_lines(void **st)
     assert_int_equal(probe_parse_inspect_line("Error: no such container dsv41-r0", &c), -1);
 }
 
+static void copy_field_sanitises(void **st)
+{
+    (void)st;
+    char out[32];
+    probe_copy_field(out, sizeof out, "ok \xc3\xa9 \x1b[2J \xff\xfe \xc2\x9b", 15);
+    assert_string_equal(out, "ok \xc3\xa9 ?[2J ?? ?");
+    /* a character cut by the end of the input is not copied half */
+    probe_copy_field(out, sizeof out, "ab\xe2\x82", 4);
+    assert_string_equal(out, "ab??");
+    /* nor is one cut by the end of the output */
+    probe_copy_field(out, 4, "ab\xe2\x82\xac", 5);
+    assert_string_equal(out, "ab");
+    /* overlong encodings and surrogates are invalid */
+    probe_copy_field(out, sizeof out, "\xc0\xaf\xed\xa0\x80", 5);
+    assert_null(strchr(out, '\xc0'));
+    assert_null(strchr(out, '\xed'));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +213,7 @@ int main(void)
         cmocka_unit_test(gpu_malformed),
         cmocka_unit_test(compute_apps),
         cmocka_unit_test(inspect_lines),
+        cmocka_unit_test(copy_field_sanitises),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

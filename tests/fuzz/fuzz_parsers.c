@@ -1,0 +1,64 @@
+/* libFuzzer target for every parser that reads text from a node: the first
+ * byte picks the parser, the rest is the input. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe.h"
+#include "rdma.h"
+#include "snapshot.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    char *s = malloc(size);
+    if (!s)
+        return 0;
+    memcpy(s, data + 1, size - 1);
+    s[size - 1] = '\0';
+    switch (data[0] % 7) {
+    case 0: {
+        struct probe_mem m;
+        struct pval v;
+        probe_parse_meminfo(s, &m);
+        probe_parse_vmstat_oom(s, &v);
+        break;
+    }
+    case 1: {
+        struct probe_gpu g[4];
+        probe_parse_gpu_csv(s, g, 4);
+        break;
+    }
+    case 2: {
+        struct probe_gpu_proc p[4];
+        probe_parse_compute_apps(s, p, 4);
+        break;
+    }
+    case 3: {
+        struct probe_container c;
+        probe_parse_inspect_line(s, &c);
+        break;
+    }
+    case 4: {
+        struct rdma_port p[RDMA_MAX_PORTS];
+        struct rdma_ifaddr a[8];
+        int n = rdma_parse_sysfs(s, p, RDMA_MAX_PORTS);
+        int na = rdma_parse_ipv4(s, a, 8);
+        rdma_resolve(p, n < 0 ? 0 : n, a, na);
+        struct rdma_fabric f;
+        rdma_detect_fabric(p, n < 0 ? 0 : n, a, na, NULL, &f);
+        break;
+    }
+    case 5:
+    case 6: {
+        static struct snapshot snap;
+        snapshot_parse(s, "@@M@@", NULL, &snap);
+        break;
+    }
+    }
+    free(s);
+    return 0;
+}

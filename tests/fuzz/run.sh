@@ -1,0 +1,34 @@
+#!/bin/bash
+# Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for the given
+# number of seconds, seeded from the fixtures. `make fuzz-smoke` runs 10 s.
+set -euo pipefail
+secs=${1:-60}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/build-fuzz
+mkdir -p "$out"
+pkgs="libssh2 libibverbs libcurl libcjson openssl"
+# shellcheck disable=SC2046
+clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=all -I"$root/src" $(pkg-config --cflags $pkgs) \
+    -o "$out/fuzz_parsers" "$root/tests/fuzz/fuzz_parsers.c" \
+    "$root"/src/{probe,rdma,snapshot,buf,node,ssh,sshconf}.c $(pkg-config --libs $pkgs) -pthread
+corpus=$out/corpus-parsers
+mkdir -p "$corpus"
+i=0
+for f in "$root"/tests/fixtures/proc/spark/* "$root"/tests/fixtures/nvidia-smi/*.csv; do
+    for sel in 0 1 2 3 4; do
+        { printf "\\x$(printf %02x $sel)"; cat "$f"; } > "$corpus/seed-$i-$sel"
+    done
+    i=$((i + 1))
+done
+set +e
+"$out/fuzz_parsers" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$out/" "$corpus" > "$out/fuzz.log" 2>&1
+rc=$?
+set -e
+grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Test unit written' "$out/fuzz.log" || true
+if [ $rc -ne 0 ]; then
+    echo "fuzz: libFuzzer found a failure (exit $rc); see $out/fuzz.log" >&2
+    exit 1
+fi
+echo "fuzz: no failure in ${secs}s"

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Integration tests: builds the two test hosts, runs every tests/it/test_*.sh
+# against them, and tears everything down, also when a test fails or the run
+# is interrupted. Needs root (namespaces, sshd, podman).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "$(id -u)" != 0 ]; then
+    echo "integration tests need root (network namespaces, sshd, podman)" >&2
+    exit 1
+fi
+trap '"$here/hosts.sh" down' EXIT INT TERM
+"$here/hosts.sh" up || { echo "could not build the test hosts" >&2; exit 1; }
+rc=0
+for t in "$here"/test_*.sh; do
+    echo "== $(basename "$t")"
+    bash "$t" || rc=1
+done
+exit $rc
