@@ -11,8 +11,6 @@
 #include <unistd.h>
 
 #define NODE_MAX_OUTPUT (8u << 20)
-#define BACKOFF_MIN_MS 500
-#define BACKOFF_MAX_MS 30000
 
 static long long mono_ms(void)
 {
@@ -45,39 +43,16 @@ int node_init_remote(struct node *n, const char *name, const char *target, const
     return 0;
 }
 
-static void mark_down(struct node *n, const char *why)
+struct sshio *node_io(struct node *n)
 {
-    if (!n->down_since)
-        n->down_since = time(NULL);
-    snprintf(n->last_error, sizeof n->last_error, "%s", why);
-    n->backoff_ms = n->backoff_ms ? n->backoff_ms * 2 : BACKOFF_MIN_MS;
-    if (n->backoff_ms > BACKOFF_MAX_MS)
-        n->backoff_ms = BACKOFF_MAX_MS;
-    n->next_try_ms = mono_ms() + n->backoff_ms;
-}
-
-static int ensure_conn(struct node *n, bool force, struct buf *err)
-{
-    if (n->conn)
-        return 0;
-    if (!force && n->next_try_ms && mono_ms() < n->next_try_ms) {
-        buf_printf(err, "%s (retrying in %lld ms)", n->last_error, n->next_try_ms - mono_ms());
-        return -1;
-    }
-    struct buf e = BUF_INIT;
-    n->conn = ssh_connect(n->name, &n->t, n->known_hosts, n->timeout_ms, &e);
-    if (!n->conn) {
-        mark_down(n, buf_str(&e));
-        buf_puts(err, buf_str(&e));
-        buf_free(&e);
-        return -1;
-    }
-    buf_free(&e);
-    n->down_since = 0;
-    n->backoff_ms = 0;
-    n->next_try_ms = 0;
-    n->last_error[0] = '\0';
-    return 0;
+    if (n->local)
+        return NULL;
+    pthread_mutex_lock(&n->mu);
+    if (!n->io)
+        n->io = sshio_start(n->name, &n->t, n->known_hosts, n->timeout_ms);
+    struct sshio *io = n->io;
+    pthread_mutex_unlock(&n->mu);
+    return io;
 }
 
 int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result *res,
@@ -85,56 +60,40 @@ int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result 
 {
     if (n->local)
         return node_run_local(cmd, timeout_ms, NODE_MAX_OUTPUT, res, err);
-    pthread_mutex_lock(&n->mu);
-    bool had_session = n->conn != NULL;
-    int rc = ensure_conn(n, false, err);
-    if (rc == 0) {
-        struct buf e = BUF_INIT;
-        rc = ssh_exec(n->conn, cmd, NODE_MAX_OUTPUT, timeout_ms, res, &e);
-        if (rc < 0) {
-            ssh_close(n->conn);
-            n->conn = NULL;
-            ssh_result_free(res);
-            /* A session that sat idle may have died with the peer's sshd;
-             * one fresh attempt tells a stale session from a dead node. */
-            if (had_session) {
-                buf_reset(&e);
-                rc = ensure_conn(n, true, &e);
-                if (rc == 0)
-                    rc = ssh_exec(n->conn, cmd, NODE_MAX_OUTPUT, timeout_ms, res, &e);
-                if (rc < 0 && n->conn) {
-                    ssh_close(n->conn);
-                    n->conn = NULL;
-                }
-            }
-            if (rc < 0) {
-                mark_down(n, buf_str(&e));
-                buf_puts(err, buf_str(&e));
-            }
-        }
-        buf_free(&e);
+    struct sshio *io = node_io(n);
+    if (!io) {
+        buf_printf(err, "%s: cannot start its I/O thread", n->name);
+        return -1;
     }
-    pthread_mutex_unlock(&n->mu);
+    bool had_session = sshio_connected(io);
+    int rc = sshio_run(io, cmd, NODE_MAX_OUTPUT, timeout_ms, false, res, err);
+    /* An idle session may have died with the node's sshd: one fresh attempt
+     * tells a stale session from a dead node. */
+    if (rc < 0 && had_session && !sshio_connected(io)) {
+        buf_reset(err);
+        rc = sshio_run(io, cmd, NODE_MAX_OUTPUT, timeout_ms, true, res, err);
+    }
     return rc;
 }
 
 bool node_reachable(struct node *n, time_t *down_since, char *why, size_t whysz)
 {
-    pthread_mutex_lock(&n->mu);
-    bool up = n->local || n->down_since == 0;
     if (down_since)
-        *down_since = n->down_since;
+        *down_since = 0;
     if (why && whysz)
-        snprintf(why, whysz, "%s", n->last_error);
+        why[0] = '\0';
+    if (n->local)
+        return true;
+    pthread_mutex_lock(&n->mu);
+    struct sshio *io = n->io;
     pthread_mutex_unlock(&n->mu);
-    return up;
+    return io ? sshio_state(io, down_since, why, whysz) : true;
 }
 
 void node_free(struct node *n)
 {
-    if (n->conn)
-        ssh_close(n->conn);
-    n->conn = NULL;
+    sshio_stop(n->io);
+    n->io = NULL;
     pthread_mutex_destroy(&n->mu);
 }
 

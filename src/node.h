@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ssh.h"
+#include "sshio.h"
 #include "sshconf.h"
 
 struct node {
@@ -21,12 +22,8 @@ struct node {
     int timeout_ms;
     char proc_root[256], sys_root[256];
 
-    pthread_mutex_t mu; /* guards everything below */
-    struct ssh_conn *conn;
-    time_t down_since; /* 0 while reachable or never tried */
-    char last_error[1024];
-    int backoff_ms;
-    long long next_try_ms;
+    pthread_mutex_t mu; /* guards io's creation */
+    struct sshio *io;   /* remote: the I/O thread, started on first use */
 };
 
 void node_init_local(struct node *n, const char *name, const char *proc_root,
@@ -38,7 +35,9 @@ int node_init_remote(struct node *n, const char *name, const char *target, const
  * when the node could not be reached (err says why and what to do). */
 int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result *res,
              struct buf *err);
-/* Copies of the reachability fields, for display. */
+/* The node's I/O thread (remote nodes only; started on first use). */
+struct sshio *node_io(struct node *n);
+/* Reachability, for display: false with since when and why. */
 bool node_reachable(struct node *n, time_t *down_since, char *why, size_t whysz);
 void node_free(struct node *n);
 

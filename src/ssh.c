@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 struct ssh_conn {
+    long long last_rx;
     int fd;
     LIBSSH2_SESSION *s;
     char name[64];
@@ -279,7 +280,8 @@ struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const
         goto fail;
     if (authenticate(c, t, err) < 0)
         goto fail;
-    libssh2_keepalive_config(c->s, 1, 10);
+    /* No reply wanted: nothing reads replies on an idle session. */
+    libssh2_keepalive_config(c->s, 0, 10);
     libssh2_session_set_blocking(c->s, 0);
     return c;
 fail:
@@ -314,7 +316,85 @@ int ssh_keepalive(struct ssh_conn *c)
                : -1;
 }
 
-static int read_stream(LIBSSH2_CHANNEL *ch, int stream, struct buf *b, size_t max)
+enum chan_state { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_DONE };
+
+struct ssh_chan {
+    enum chan_state st;
+    LIBSSH2_CHANNEL *ch;
+    char *cmd;
+    struct buf in; /* stdin not yet written */
+    size_t in_off;
+    bool eof_sent;
+    int exit_status;
+};
+
+struct ssh_chan *ssh_chan_new(const char *cmd)
+{
+    struct ssh_chan *ch = calloc(1, sizeof *ch);
+    if (!ch)
+        return NULL;
+    ch->cmd = strdup(cmd);
+    if (!ch->cmd) {
+        free(ch);
+        return NULL;
+    }
+    ch->exit_status = -1;
+    return ch;
+}
+
+int ssh_chan_write(struct ssh_chan *ch, const char *data, size_t len)
+{
+    return buf_append(&ch->in, data, len);
+}
+
+bool ssh_chan_opening(const struct ssh_chan *ch)
+{
+    return ch->st == CH_OPEN;
+}
+
+int ssh_chan_exit_status(const struct ssh_chan *ch)
+{
+    return ch->exit_status;
+}
+
+void ssh_chan_free(struct ssh_chan *ch)
+{
+    if (!ch)
+        return;
+    if (ch->ch)
+        libssh2_channel_free(ch->ch);
+    buf_free(&ch->in);
+    free(ch->cmd);
+    free(ch);
+}
+
+int ssh_fd(const struct ssh_conn *c)
+{
+    return c->fd;
+}
+
+short ssh_poll_events(struct ssh_conn *c)
+{
+    int dir = libssh2_session_block_directions(c->s);
+    short ev = POLLIN; /* always: the peer may send on any channel */
+    if (dir & LIBSSH2_SESSION_BLOCK_OUTBOUND)
+        ev |= POLLOUT;
+    return ev;
+}
+
+long long ssh_last_rx(const struct ssh_conn *c)
+{
+    return c->last_rx;
+}
+
+long long ssh_now_ms(void)
+{
+    return now_ms();
+}
+
+/* 1 when something was read, 0 when nothing, <0 on a channel error. */
+static int read_stream(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int stream, struct buf *b,
+                       size_t max)
 {
     char tmp[16384];
     ssize_t n;
@@ -324,10 +404,82 @@ static int read_stream(LIBSSH2_CHANNEL *ch, int stream, struct buf *b, size_t ma
         if (buf_append(b, tmp, (size_t)n < room ? (size_t)n : room) < 0)
             return -1;
         got = 1;
+        c->last_rx = now_ms();
     }
     if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
         return (int)n;
     return got;
+}
+
+int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct buf *out,
+                  struct buf *err, size_t max, struct buf *why)
+{
+    int rc;
+    for (;;) {
+        switch (ch->st) {
+        case CH_OPEN:
+            if (!may_open)
+                return 0;
+            ch->ch = libssh2_channel_open_session(c->s);
+            if (!ch->ch) {
+                if (libssh2_session_last_errno(c->s) == LIBSSH2_ERROR_EAGAIN)
+                    return 0;
+                goto fail;
+            }
+            ch->st = CH_EXEC;
+            break;
+        case CH_EXEC:
+            rc = libssh2_channel_exec(ch->ch, ch->cmd);
+            if (rc == LIBSSH2_ERROR_EAGAIN)
+                return 0;
+            if (rc)
+                goto fail;
+            ch->st = CH_RUN;
+            break;
+        case CH_RUN: {
+            while (ch->in_off < ch->in.len) {
+                ssize_t w = libssh2_channel_write(ch->ch, ch->in.data + ch->in_off,
+                                                  ch->in.len - ch->in_off);
+                if (w == LIBSSH2_ERROR_EAGAIN)
+                    break;
+                if (w < 0)
+                    goto fail;
+                ch->in_off += (size_t)w;
+            }
+            if (ch->in_off == ch->in.len && ch->in_off) {
+                buf_reset(&ch->in);
+                ch->in_off = 0;
+            }
+            int a = read_stream(c, ch->ch, 0, out, max);
+            int b = read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max);
+            if (a < 0 || b < 0)
+                goto fail;
+            if (!libssh2_channel_eof(ch->ch))
+                return 0;
+            /* The EOF may have been processed while reading the other
+             * stream: drain what arrived before it. */
+            if (read_stream(c, ch->ch, 0, out, max) < 0 ||
+                read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max) < 0)
+                goto fail;
+            ch->st = CH_CLOSE;
+            break;
+        }
+        case CH_CLOSE:
+            rc = libssh2_channel_close(ch->ch);
+            if (rc == LIBSSH2_ERROR_EAGAIN)
+                return 0;
+            if (rc)
+                goto fail;
+            ch->exit_status = libssh2_channel_get_exit_status(ch->ch);
+            ch->st = CH_DONE;
+            return 1;
+        case CH_DONE:
+            return 1;
+        }
+    }
+fail:
+    buf_printf(why, "%s: ssh session to %s failed: %s", c->name, c->host, last_error(c->s));
+    return -1;
 }
 
 int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_ms,
@@ -336,39 +488,22 @@ int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_
     memset(res, 0, sizeof *res);
     res->exit_status = -1;
     long long deadline = now_ms() + timeout_ms;
-    LIBSSH2_CHANNEL *ch;
-    while (!(ch = libssh2_channel_open_session(c->s))) {
-        if (libssh2_session_last_errno(c->s) != LIBSSH2_ERROR_EAGAIN || wait_socket(c, deadline))
-            goto dead;
+    struct ssh_chan *ch = ssh_chan_new(cmd);
+    if (!ch) {
+        buf_printf(err, "%s: out of memory", c->name);
+        return -1;
     }
     int rc;
-    while ((rc = libssh2_channel_exec(ch, cmd)) == LIBSSH2_ERROR_EAGAIN)
-        if (wait_socket(c, deadline))
-            goto dead_ch;
-    if (rc)
-        goto dead_ch;
-    for (;;) {
-        int a = read_stream(ch, 0, &res->out, max_bytes);
-        int b = read_stream(ch, SSH_EXTENDED_DATA_STDERR, &res->err, max_bytes);
-        if (a < 0 || b < 0)
-            goto dead_ch;
-        if (libssh2_channel_eof(ch))
+    while ((rc = ssh_chan_step(c, ch, true, &res->out, &res->err, max_bytes, err)) == 0) {
+        if (wait_socket(c, deadline)) {
+            buf_printf(err, "%s: ssh session to %s failed: timed out", c->name, c->host);
+            rc = -1;
             break;
-        if (!a && !b && wait_socket(c, deadline))
-            goto dead_ch;
+        }
     }
-    while ((rc = libssh2_channel_close(ch)) == LIBSSH2_ERROR_EAGAIN)
-        if (wait_socket(c, deadline))
-            goto dead_ch;
-    res->exit_status = libssh2_channel_get_exit_status(ch);
-    libssh2_channel_free(ch);
-    return 0;
-dead_ch:
-    libssh2_channel_free(ch);
-dead:
-    buf_printf(err, "%s: ssh session to %s failed: %s", c->name, c->host,
-               now_ms() >= deadline ? "timed out" : last_error(c->s));
-    return -1;
+    res->exit_status = ssh_chan_exit_status(ch);
+    ssh_chan_free(ch);
+    return rc < 0 ? -1 : 0;
 }
 
 void ssh_close(struct ssh_conn *c)

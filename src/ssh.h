@@ -5,6 +5,9 @@
 #ifndef DSV41_SSH_H
 #define DSV41_SSH_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "buf.h"
 #include "sshconf.h"
 
@@ -21,6 +24,32 @@ int ssh_global_init(void);
  * names the node, what failed and what to do next. */
 struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const char *known_hosts,
                              int timeout_ms, struct buf *err);
+/* One command on its own channel, advanced without blocking so that one
+ * thread can drive many channels of a session (see sshio.c). */
+struct ssh_chan;
+
+struct ssh_chan *ssh_chan_new(const char *cmd);
+/* Queues bytes for the command's stdin (written as the channel allows). */
+int ssh_chan_write(struct ssh_chan *ch, const char *data, size_t len);
+/* Advances the channel: opens it, starts the command, writes pending stdin,
+ * appends output to out/err (each capped at max bytes; more is dropped).
+ * Returns 1 when the command has ended and the channel is closed, 0 when it
+ * must wait for the socket, -1 when the session failed (err says why). Only
+ * one channel of a session may be opening at a time: pass may_open=false to
+ * the others. */
+int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct buf *out,
+                  struct buf *err, size_t max, struct buf *why);
+bool ssh_chan_opening(const struct ssh_chan *ch);
+int ssh_chan_exit_status(const struct ssh_chan *ch);
+/* Frees the channel; one still open is closed without waiting. */
+void ssh_chan_free(struct ssh_chan *ch);
+/* The socket and the poll events libssh2 waits for. */
+int ssh_fd(const struct ssh_conn *c);
+short ssh_poll_events(struct ssh_conn *c);
+/* Monotonic ms of the last byte received on the session. */
+long long ssh_last_rx(const struct ssh_conn *c);
+long long ssh_now_ms(void);
+
 /* Runs cmd; stdout/stderr are capped at max_bytes each. Returns 0 when the
  * command ran (whatever its exit status), -1 when the session failed (then
  * the connection is unusable and must be closed). */

@@ -1,0 +1,493 @@
+#include "sshio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BACKOFF_MIN_MS 500
+#define BACKOFF_MAX_MS 30000
+#define LINE_MAX_BYTES (1u << 20)
+
+enum work_kind { W_RUN, W_STREAM };
+
+struct work {
+    struct work *next;
+    enum work_kind kind;
+    struct ssh_chan *ch; /* NULL until the session is up */
+    char *cmd;
+    /* W_RUN */
+    struct ssh_result *res;
+    struct buf *err;
+    size_t max;
+    long long deadline;
+    bool done;
+    bool force; /* connect now, whatever the backoff */
+    int rc;
+    /* W_STREAM */
+    sshio_line_fn on_line;
+    sshio_event_fn on_event;
+    void *ctx;
+    struct buf out, errbuf, pending_in;
+    bool closing;
+    bool running; /* its command is up on the current session */
+};
+
+struct sshio {
+    char name[64];
+    struct ssh_target t;
+    char known_hosts[512];
+    int timeout_ms;
+
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int wake[2];
+    bool stop;
+    struct work *works; /* guarded by mu; channels inside are the thread's */
+
+    struct ssh_conn *conn; /* the thread's alone */
+    bool connected;        /* guarded by mu */
+    time_t down_since;     /* guarded by mu */
+    char last_error[1024]; /* guarded by mu */
+    int backoff_ms;        /* guarded by mu */
+    long long next_try_ms; /* guarded by mu; written by the thread only */
+};
+
+static void wake(struct sshio *io)
+{
+    char c = 1;
+    if (write(io->wake[1], &c, 1) < 0 && errno != EAGAIN) {
+        /* the pipe is full: the thread is awake anyway */
+    }
+}
+
+static void finish_run(struct sshio *io, struct work *w, int rc, const char *why)
+{
+    if (w->ch) {
+        w->res->exit_status = ssh_chan_exit_status(w->ch);
+        ssh_chan_free(w->ch);
+        w->ch = NULL;
+    }
+    if (rc < 0 && why)
+        buf_puts(w->err, why);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_broadcast(&io->cv);
+}
+
+/* Splits a stream's output into lines for its callback. */
+static void deliver_lines(struct work *w)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < w->out.len; i++) {
+        if (w->out.data[i] == '\n' || i - start >= LINE_MAX_BYTES) {
+            size_t end = i;
+            if (end > start && w->out.data[end - 1] == '\r')
+                end--;
+            w->on_line(w->ctx, w->out.data + start, end - start);
+            start = i + (w->out.data[i] == '\n');
+        }
+    }
+    if (start) {
+        memmove(w->out.data, w->out.data + start, w->out.len - start);
+        w->out.len -= start;
+        w->out.data[w->out.len] = '\0';
+    }
+}
+
+/* Drops the session: runs in flight fail, streams wait for the next one. */
+static void session_down(struct sshio *io, const char *why)
+{
+    pthread_mutex_lock(&io->mu);
+    for (struct work *w = io->works; w; w = w->next) {
+        if (w->kind == W_RUN && !w->done && w->ch)
+            finish_run(io, w, -1, why);
+        if (w->kind == W_STREAM && w->ch) {
+            ssh_chan_free(w->ch);
+            w->ch = NULL;
+            if (w->running && w->on_event && !w->closing)
+                w->on_event(w->ctx, false);
+            w->running = false;
+            buf_reset(&w->out);
+        }
+    }
+    if (!io->down_since)
+        io->down_since = time(NULL);
+    snprintf(io->last_error, sizeof io->last_error, "%s", why);
+    io->backoff_ms = io->backoff_ms ? io->backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (io->backoff_ms > BACKOFF_MAX_MS)
+        io->backoff_ms = BACKOFF_MAX_MS;
+    io->next_try_ms = ssh_now_ms() + io->backoff_ms;
+    io->connected = false;
+    pthread_mutex_unlock(&io->mu);
+    if (io->conn)
+        ssh_close(io->conn);
+    io->conn = NULL;
+}
+
+static bool has_pending(struct sshio *io)
+{
+    for (struct work *w = io->works; w; w = w->next)
+        if ((w->kind == W_RUN && !w->done) || (w->kind == W_STREAM && !w->closing))
+            return true;
+    return false;
+}
+
+/* Connects when there is work and the backoff allows; fails waiting runs
+ * while the node is unreachable. */
+static void ensure_session(struct sshio *io)
+{
+    pthread_mutex_lock(&io->mu);
+    bool want = has_pending(io), forced = false;
+    for (struct work *w = io->works; w; w = w->next)
+        forced |= w->kind == W_RUN && !w->done && w->force;
+    pthread_mutex_unlock(&io->mu);
+    if (io->conn || !want || (!forced && ssh_now_ms() < io->next_try_ms))
+        return;
+    struct buf e = BUF_INIT;
+    io->conn = ssh_connect(io->name, &io->t, io->known_hosts, io->timeout_ms, &e);
+    if (io->conn) {
+        pthread_mutex_lock(&io->mu);
+        io->down_since = 0;
+        io->last_error[0] = '\0';
+        io->backoff_ms = 0;
+        io->next_try_ms = 0;
+        io->connected = true;
+        pthread_mutex_unlock(&io->mu);
+    } else {
+        session_down(io, buf_str(&e));
+        pthread_mutex_lock(&io->mu);
+        for (struct work *w = io->works; w; w = w->next)
+            if (w->kind == W_RUN && !w->done)
+                finish_run(io, w, -1, buf_str(&e));
+        pthread_mutex_unlock(&io->mu);
+    }
+    buf_free(&e);
+}
+
+/* One pass over every channel. Returns -1 when the session broke. */
+static int step_all(struct sshio *io, struct buf *why)
+{
+    bool opening = false;
+    pthread_mutex_lock(&io->mu);
+    for (struct work *w = io->works; w; w = w->next)
+        if (w->ch && ssh_chan_opening(w->ch))
+            opening = true;
+    struct work **pw = &io->works;
+    int rc = 0;
+    while (*pw) {
+        struct work *w = *pw;
+        if (w->kind == W_STREAM && w->closing) {
+            pw = &w->next;
+            continue;
+        }
+        pw = &w->next;
+        if (w->kind == W_RUN && w->done)
+            continue;
+        if (w->kind == W_RUN && ssh_now_ms() > w->deadline) {
+            finish_run(io, w, -1, "command timed out");
+            continue;
+        }
+        if (!w->ch) {
+            w->ch = ssh_chan_new(w->cmd);
+            if (!w->ch)
+                continue;
+        }
+        if (w->kind == W_STREAM && w->pending_in.len) {
+            ssh_chan_write(w->ch, w->pending_in.data, w->pending_in.len);
+            buf_reset(&w->pending_in);
+        }
+        bool was_opening = ssh_chan_opening(w->ch);
+        int r;
+        if (w->kind == W_RUN)
+            r = ssh_chan_step(io->conn, w->ch, !opening || was_opening, &w->res->out, &w->res->err,
+                              w->max, why);
+        else
+            r = ssh_chan_step(io->conn, w->ch, !opening || was_opening, &w->out, &w->errbuf,
+                              LINE_MAX_BYTES * 2, why);
+        if (was_opening && !ssh_chan_opening(w->ch))
+            opening = false;
+        else if (!was_opening && ssh_chan_opening(w->ch))
+            opening = true;
+        if (r < 0) {
+            rc = -1;
+            break;
+        }
+        if (w->kind == W_RUN) {
+            if (r == 1)
+                finish_run(io, w, 0, NULL);
+            continue;
+        }
+        if (!w->running && !ssh_chan_opening(w->ch)) {
+            w->running = true;
+            if (w->on_event)
+                w->on_event(w->ctx, true);
+        }
+        deliver_lines(w);
+        buf_reset(&w->errbuf);
+        if (r == 1) {
+            /* the remote command ended: start it again on the next pass */
+            ssh_chan_free(w->ch);
+            w->ch = NULL;
+            w->running = false;
+            if (w->on_event)
+                w->on_event(w->ctx, false);
+        }
+    }
+    pthread_mutex_unlock(&io->mu);
+    return rc;
+}
+
+static void free_stream(struct work *w)
+{
+    ssh_chan_free(w->ch);
+    buf_free(&w->out);
+    buf_free(&w->errbuf);
+    buf_free(&w->pending_in);
+    free(w->cmd);
+    free(w);
+}
+
+/* Frees the streams their owners closed, on this thread, with or without a
+ * session, and tells the owners waiting in sshio_stream_close. */
+static void reap_closed(struct sshio *io)
+{
+    pthread_mutex_lock(&io->mu);
+    bool any = false;
+    for (struct work **pw = &io->works; *pw;) {
+        struct work *w = *pw;
+        if (w->kind == W_STREAM && w->closing) {
+            *pw = w->next;
+            free_stream(w);
+            any = true;
+        } else {
+            pw = &w->next;
+        }
+    }
+    if (any)
+        pthread_cond_broadcast(&io->cv);
+    pthread_mutex_unlock(&io->mu);
+}
+
+static void *io_main(void *arg)
+{
+    struct sshio *io = arg;
+    for (;;) {
+        pthread_mutex_lock(&io->mu);
+        bool stop = io->stop;
+        pthread_mutex_unlock(&io->mu);
+        if (stop)
+            break;
+        reap_closed(io);
+        ensure_session(io);
+        struct pollfd p[2] = {{io->wake[0], POLLIN, 0}, {-1, 0, 0}};
+        int timeout = 1000;
+        if (io->conn) {
+            struct buf why = BUF_INIT;
+            if (step_all(io, &why) < 0 || ssh_keepalive(io->conn) < 0) {
+                session_down(io, why.len ? buf_str(&why) : "ssh session lost");
+                buf_free(&why);
+                continue;
+            }
+            buf_free(&why);
+            /* An idle session is not polled: nothing would read what
+             * arrives, and a dead one is found by the next command. */
+            pthread_mutex_lock(&io->mu);
+            bool active = false;
+            for (struct work *w = io->works; w; w = w->next)
+                active |= w->ch != NULL;
+            pthread_mutex_unlock(&io->mu);
+            if (active) {
+                p[1].fd = ssh_fd(io->conn);
+                p[1].events = ssh_poll_events(io->conn);
+            } else {
+                timeout = 10000; /* keepalive */
+            }
+        } else {
+            pthread_mutex_lock(&io->mu);
+            bool want = has_pending(io);
+            pthread_mutex_unlock(&io->mu);
+            long long left = io->next_try_ms - ssh_now_ms();
+            if (want && left < timeout)
+                timeout = left < 0 ? 0 : (int)left;
+        }
+        if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout) > 0 && (p[0].revents & POLLIN)) {
+            char drain[64];
+            while (read(io->wake[0], drain, sizeof drain) > 0)
+                ;
+        }
+        if (io->conn && (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)) &&
+            !(p[1].revents & POLLIN))
+            session_down(io, "connection closed by the node");
+    }
+    return NULL;
+}
+
+struct sshio *sshio_start(const char *name, const struct ssh_target *t, const char *known_hosts,
+                          int timeout_ms)
+{
+    struct sshio *io = calloc(1, sizeof *io);
+    if (!io)
+        return NULL;
+    snprintf(io->name, sizeof io->name, "%s", name);
+    io->t = *t;
+    snprintf(io->known_hosts, sizeof io->known_hosts, "%s", known_hosts);
+    io->timeout_ms = timeout_ms;
+    if (pipe2(io->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+        free(io);
+        return NULL;
+    }
+    pthread_mutex_init(&io->mu, NULL);
+    pthread_cond_init(&io->cv, NULL);
+    if (pthread_create(&io->th, NULL, io_main, io) != 0) {
+        close(io->wake[0]);
+        close(io->wake[1]);
+        pthread_mutex_destroy(&io->mu);
+        pthread_cond_destroy(&io->cv);
+        free(io);
+        return NULL;
+    }
+    return io;
+}
+
+void sshio_stop(struct sshio *io)
+{
+    if (!io)
+        return;
+    pthread_mutex_lock(&io->mu);
+    io->stop = true;
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    pthread_join(io->th, NULL);
+    for (struct work *w = io->works, *next; w; w = next) {
+        next = w->next;
+        if (w->kind == W_STREAM)
+            free_stream(w);
+        else
+            ssh_chan_free(w->ch);
+    }
+    if (io->conn)
+        ssh_close(io->conn);
+    close(io->wake[0]);
+    close(io->wake[1]);
+    pthread_mutex_destroy(&io->mu);
+    pthread_cond_destroy(&io->cv);
+    free(io);
+}
+
+int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, bool force,
+              struct ssh_result *res, struct buf *err)
+{
+    memset(res, 0, sizeof *res);
+    res->exit_status = -1;
+    struct work w = {0};
+    w.kind = W_RUN;
+    w.cmd = (char *)cmd;
+    w.res = res;
+    w.err = err;
+    w.max = max;
+    w.deadline = ssh_now_ms() + timeout_ms;
+    w.force = force;
+    pthread_mutex_lock(&io->mu);
+    /* A node known to be down answers at once until its backoff ends. */
+    if (!force && io->down_since && ssh_now_ms() < io->next_try_ms) {
+        buf_printf(err, "%s (retrying in %lld ms)", io->last_error,
+                   io->next_try_ms - ssh_now_ms());
+        pthread_mutex_unlock(&io->mu);
+        return -1;
+    }
+    w.next = io->works;
+    io->works = &w;
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    pthread_mutex_lock(&io->mu);
+    while (!w.done)
+        pthread_cond_wait(&io->cv, &io->mu);
+    for (struct work **pw = &io->works; *pw; pw = &(*pw)->next)
+        if (*pw == &w) {
+            *pw = w.next;
+            break;
+        }
+    pthread_mutex_unlock(&io->mu);
+    if (w.rc < 0)
+        ssh_result_free(res);
+    return w.rc;
+}
+
+struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, sshio_line_fn on_line,
+                                       sshio_event_fn on_event, void *ctx)
+{
+    struct work *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->kind = W_STREAM;
+    w->cmd = strdup(cmd);
+    if (!w->cmd) {
+        free(w);
+        return NULL;
+    }
+    w->on_line = on_line;
+    w->on_event = on_event;
+    w->ctx = ctx;
+    pthread_mutex_lock(&io->mu);
+    w->next = io->works;
+    io->works = w;
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    return (struct sshio_stream *)w;
+}
+
+int sshio_stream_write(struct sshio *io, struct sshio_stream *s, const char *data, size_t len)
+{
+    struct work *w = (struct work *)s;
+    pthread_mutex_lock(&io->mu);
+    int rc = buf_append(&w->pending_in, data, len);
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    return rc;
+}
+
+void sshio_stream_close(struct sshio *io, struct sshio_stream *s)
+{
+    struct work *target = (struct work *)s;
+    pthread_mutex_lock(&io->mu);
+    target->closing = true;
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    /* wait until the thread has freed it, so no callback follows */
+    pthread_mutex_lock(&io->mu);
+    for (;;) {
+        bool found = false;
+        for (struct work *w = io->works; w; w = w->next)
+            found |= w == target;
+        if (!found)
+            break;
+        pthread_cond_wait(&io->cv, &io->mu);
+    }
+    pthread_mutex_unlock(&io->mu);
+}
+
+bool sshio_state(struct sshio *io, time_t *down_since, char *why, size_t whysz)
+{
+    pthread_mutex_lock(&io->mu);
+    bool up = io->down_since == 0;
+    if (down_since)
+        *down_since = io->down_since;
+    if (why && whysz)
+        snprintf(why, whysz, "%s", io->last_error);
+    pthread_mutex_unlock(&io->mu);
+    return up;
+}
+
+bool sshio_connected(struct sshio *io)
+{
+    pthread_mutex_lock(&io->mu);
+    bool c = io->connected;
+    pthread_mutex_unlock(&io->mu);
+    return c;
+}
