@@ -16,8 +16,8 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
             openssh-server openssh-client podman runc uidmap nginx tmux clang \
             libclang-rt-14-dev iproute2 curl jq procps psmisc util-linux
 
-BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
 comma := ,
+BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
 
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
 CFLAGS  ?= -O2 -g
@@ -97,8 +97,10 @@ deps:
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; DSV41_FIXTURES=tests/fixtures $$t; done
 
-# Integration: real sshd in a network namespace, real podman containers.
+# Integration: real sshd in a network namespace, real podman containers; the
+# tests run twice, the second time with the TSan build of the program.
 it: all
+	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/it/run.sh
 
 fuzz:

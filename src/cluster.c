@@ -43,7 +43,10 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
 
 void cluster_close(struct cluster *cl)
 {
-    for (int i = 0; i < cl->n; i++)
+    for (int i = 0; i < cl->n; i++) {
+        sampler_stop(cl->nodes[i].sampler);
+        cl->nodes[i].sampler = NULL;
         node_free(&cl->nodes[i].node);
+    }
     cl->n = 0;
 }

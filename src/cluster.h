@@ -7,6 +7,7 @@
 #include "config.h"
 #include "node.h"
 #include "rdma.h"
+#include "sampler.h"
 
 #define CLUSTER_MAX_NODES 2
 
@@ -17,6 +18,7 @@ struct cluster_node {
     struct rdma_override ov;
     const char *model_dir;
     bool configured; /* false: WORKER unset; the node is listed but not probed */
+    struct sampler *sampler; /* started by the first status_collect */
 };
 
 struct cluster {

@@ -77,7 +77,7 @@ static void check_node(const struct config *c, struct cluster_node *cn, struct d
     struct snapshot *s = malloc(sizeof *s);
     if (!s)
         return;
-    if (snapshot_collect(&cn->node, config_get(c, "RUNTIME"), &cn->ov, 30000, s) < 0) {
+    if (snapshot_collect(&cn->node, config_get(c, "RUNTIME"), CLUSTER_MAX_NODES, &cn->ov, 30000, s) < 0) {
         report(d, "FAIL", nm, s->error, "");
         free(s);
         return;

@@ -16,12 +16,16 @@ int snapshot_marker(char *out, size_t outsz)
 }
 
 int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
-                    const char *sys_root, const char *runtime)
+                    const char *sys_root, const char *runtime, int nranks)
 {
     buf_printf(out, "M='%s'; P=", marker);
     buf_shell_quote(out, proc_root);
     buf_puts(out, "; RT=");
     buf_shell_quote(out, runtime);
+    buf_puts(out, "; NAMES='");
+    for (int i = 0; i < nranks; i++)
+        buf_printf(out, "%sdsv41-r%d", i ? " " : "", i);
+    buf_puts(out, "'");
     buf_puts(out, "\ns() { printf '\\n%s %s\\n' \"$M\" \"$1\"; }\n"
                   "s host; hostname 2>/dev/null || cat /etc/hostname\n"
                   "s meminfo; cat \"$P/meminfo\"\n"
@@ -34,9 +38,8 @@ int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
     rdma_remote_script(out, sys_root);
     buf_puts(out, "s ipv4; ip -o -4 addr show 2>/dev/null | while read -r _ i _ a _; do "
                   "echo \"$i $a\"; done\n"
-                  "s ct; n=$(\"$RT\" ps -a --filter name=dsv41-r --format '{{.Names}}' 2>&1); r=$?\n"
-                  "if [ $r = 0 ] && [ -n \"$n\" ]; then \"$RT\" inspect -f '" PROBE_INSPECT_FORMAT
-                  "' $n 2>&1; r=$?; else printf '%s\\n' \"$n\"; fi\n"
+                  "s ct; o=$(\"$RT\" container inspect -f '" PROBE_INSPECT_FORMAT
+                  "' $NAMES 2>&1); r=$?; printf '%s\\n' \"$o\"\n"
                   "s ct_rc; echo $r\n"
                   "s end\n");
     return 0;
@@ -81,10 +84,14 @@ static int container_line(const char *line, size_t len, void *ctx)
     memcpy(tmp, line, len);
     tmp[len] = '\0';
     struct probe_container c;
-    if (probe_parse_inspect_line(tmp, &c) == 0 && strncmp(c.name, "dsv41-r", 7) == 0)
-        s->cont[s->ncont++] = c;
-    else if (!s->runtime_note[0] && probe_parse_inspect_line(tmp, &c) < 0)
+    if (probe_parse_inspect_line(tmp, &c) == 0) {
+        if (strncmp(c.name, "dsv41-r", 7) == 0)
+            s->cont[s->ncont++] = c;
+    } else if (strcasestr(tmp, "no such")) {
+        s->ct_missing++; /* a rank that does not exist: not a runtime fault */
+    } else if (!s->runtime_note[0]) {
         probe_copy_field(s->runtime_note, sizeof s->runtime_note, line, len);
+    }
     return 0;
 }
 
@@ -163,30 +170,29 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
     char *ct = section(text, marker, "ct");
     if (rc && ct) {
         int code = atoi(rc);
-        s->runtime_ok = code == 0;
         probe_for_each_line(ct, container_line, s);
+        /* inspect fails when a name is missing; that alone is fine */
+        s->runtime_ok = code == 0 || (code != 127 && !s->runtime_note[0]);
         if (code == 127)
             snprintf(s->runtime_note, sizeof s->runtime_note,
                      "container runtime not found (install it or set RUNTIME)");
-        else if (code != 0 && !s->runtime_note[0])
+        else if (!s->runtime_ok && !s->runtime_note[0])
             snprintf(s->runtime_note, sizeof s->runtime_note, "runtime failed (exit %d)", code);
-        else if (code == 0)
-            s->runtime_note[0] = '\0';
     }
     free(rc);
     free(ct);
     return 0;
 }
 
-int snapshot_collect(struct node *n, const char *runtime, const struct rdma_override *ov,
-                     int timeout_ms, struct snapshot *s)
+int snapshot_collect(struct node *n, const char *runtime, int nranks,
+                     const struct rdma_override *ov, int timeout_ms, struct snapshot *s)
 {
     char marker[40];
     struct buf script = BUF_INIT, err = BUF_INIT;
     struct ssh_result res;
     memset(s, 0, sizeof *s);
     if (snapshot_marker(marker, sizeof marker) < 0 ||
-        snapshot_script(&script, marker, n->proc_root, n->sys_root, runtime) < 0) {
+        snapshot_script(&script, marker, n->proc_root, n->sys_root, runtime, nranks) < 0) {
         snprintf(s->error, sizeof s->error, "%s: cannot build the sampling script", n->name);
         buf_free(&script);
         return -1;

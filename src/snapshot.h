@@ -34,21 +34,23 @@ struct snapshot {
     struct rdma_ifaddr addrs[SNAP_MAX_ADDRS];
     struct rdma_fabric fabric;
     bool runtime_ok;
+    int ct_missing; /* rank names the runtime does not know */
     char runtime_note[256];
     int ncont;
     struct probe_container cont[SNAP_MAX_CONTAINERS];
 };
 
-/* marker must be shell-safe (letters, digits, '@', '-'). */
+/* marker must be shell-safe (letters, digits, '@', '-'). The containers
+ * looked up are dsv41-r0 .. dsv41-r<nranks-1>. */
 int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
-                    const char *sys_root, const char *runtime);
+                    const char *sys_root, const char *runtime, int nranks);
 /* Pure: parses the script's output. */
 int snapshot_parse(const char *text, const char *marker, const struct rdma_override *ov,
                    struct snapshot *s);
 /* Runs the script on the node and parses it. Always fills s; returns -1 when
  * the node could not be reached (s->error says why). */
-int snapshot_collect(struct node *n, const char *runtime, const struct rdma_override *ov,
-                     int timeout_ms, struct snapshot *s);
+int snapshot_collect(struct node *n, const char *runtime, int nranks,
+                     const struct rdma_override *ov, int timeout_ms, struct snapshot *s);
 /* A fresh random marker. */
 int snapshot_marker(char *out, size_t outsz);
 

@@ -52,6 +52,7 @@ struct sshio {
 
     struct ssh_conn *conn; /* the thread's alone */
     bool connected;        /* guarded by mu */
+    long long connected_at; /* guarded by mu */
     time_t down_since;     /* guarded by mu */
     char last_error[1024]; /* guarded by mu */
     int backoff_ms;        /* guarded by mu */
@@ -100,8 +101,11 @@ static void deliver_lines(struct work *w)
     }
 }
 
-/* Drops the session: runs in flight fail, streams wait for the next one. */
-static void session_down(struct sshio *io, const char *why)
+/* Drops the session: runs in flight fail, streams wait for the next one.
+ * A session that broke after a healthy while is retried at once (the node
+ * is probably still there); a failed connect, or a session that breaks right
+ * after connecting, backs off and marks the node down. */
+static void session_down(struct sshio *io, const char *why, bool connect_failed)
 {
     pthread_mutex_lock(&io->mu);
     for (struct work *w = io->works; w; w = w->next) {
@@ -116,13 +120,18 @@ static void session_down(struct sshio *io, const char *why)
             buf_reset(&w->out);
         }
     }
-    if (!io->down_since)
-        io->down_since = time(NULL);
+    bool flapping = !connect_failed && ssh_now_ms() - io->connected_at < 2000;
+    if (connect_failed || flapping) {
+        if (connect_failed && !io->down_since)
+            io->down_since = time(NULL);
+        io->backoff_ms = io->backoff_ms ? io->backoff_ms * 2 : BACKOFF_MIN_MS;
+        if (io->backoff_ms > BACKOFF_MAX_MS)
+            io->backoff_ms = BACKOFF_MAX_MS;
+        io->next_try_ms = ssh_now_ms() + io->backoff_ms;
+    } else {
+        io->next_try_ms = 0;
+    }
     snprintf(io->last_error, sizeof io->last_error, "%s", why);
-    io->backoff_ms = io->backoff_ms ? io->backoff_ms * 2 : BACKOFF_MIN_MS;
-    if (io->backoff_ms > BACKOFF_MAX_MS)
-        io->backoff_ms = BACKOFF_MAX_MS;
-    io->next_try_ms = ssh_now_ms() + io->backoff_ms;
     io->connected = false;
     pthread_mutex_unlock(&io->mu);
     if (io->conn)
@@ -158,9 +167,10 @@ static void ensure_session(struct sshio *io)
         io->backoff_ms = 0;
         io->next_try_ms = 0;
         io->connected = true;
+        io->connected_at = ssh_now_ms();
         pthread_mutex_unlock(&io->mu);
     } else {
-        session_down(io, buf_str(&e));
+        session_down(io, buf_str(&e), true);
         pthread_mutex_lock(&io->mu);
         for (struct work *w = io->works; w; w = w->next)
             if (w->kind == W_RUN && !w->done)
@@ -290,7 +300,7 @@ static void *io_main(void *arg)
         if (io->conn) {
             struct buf why = BUF_INIT;
             if (step_all(io, &why) < 0 || ssh_keepalive(io->conn) < 0) {
-                session_down(io, why.len ? buf_str(&why) : "ssh session lost");
+                session_down(io, why.len ? buf_str(&why) : "ssh session lost", false);
                 buf_free(&why);
                 continue;
             }
@@ -323,7 +333,7 @@ static void *io_main(void *arg)
         }
         if (io->conn && (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)) &&
             !(p[1].revents & POLLIN))
-            session_down(io, "connection closed by the node");
+            session_down(io, "connection closed by the node", false);
     }
     return NULL;
 }

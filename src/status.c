@@ -17,7 +17,15 @@ struct collect_job {
 static void *collect_one(void *arg)
 {
     struct collect_job *j = arg;
-    snapshot_collect(&j->cn->node, j->runtime, &j->cn->ov, j->timeout_ms, j->snap);
+    if (!j->cn->sampler)
+        j->cn->sampler = sampler_start(&j->cn->node, j->runtime, CLUSTER_MAX_NODES, &j->cn->ov);
+    if (j->cn->sampler) {
+        sampler_request(j->cn->sampler, j->timeout_ms, j->snap);
+    } else {
+        memset(j->snap, 0, sizeof *j->snap);
+        snprintf(j->snap->error, sizeof j->snap->error, "%s: cannot start sampling",
+                 j->cn->node.name);
+    }
     node_reachable(&j->cn->node, j->down_since, NULL, 0);
     return NULL;
 }

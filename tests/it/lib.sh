@@ -37,7 +37,7 @@ top_head() {
     local envs=()
     while [ $# -gt 0 ] && [[ $1 == *=* ]]; do envs+=("$1"); shift; done
     # shellcheck disable=SC2046
-    on_host head env $(head_env) "${envs[@]}" "$BIN" "$@"
+    on_host head env $(head_env) TSAN_OPTIONS="${TSAN_OPTIONS:-}" "${envs[@]}" "$BIN" "$@"
 }
 
 PASSED=0

@@ -11,8 +11,14 @@ fi
 trap '"$here/hosts.sh" down' EXIT INT TERM
 "$here/hosts.sh" up || { echo "could not build the test hosts" >&2; exit 1; }
 rc=0
+root=$(cd "$here/../.." && pwd)
 for t in "$here"/test_*.sh; do
     echo "== $(basename "$t")"
     bash "$t" || rc=1
+    if [ -x "$root/build-thread/dsv41-top" ]; then
+        echo "== $(basename "$t") (TSan build)"
+        DSV41_BIN=$root/build-thread/dsv41-top DSV41_SESSION=$root/build-thread/tests/it-session \
+            TSAN_OPTIONS="halt_on_error=1 exitcode=66" bash "$t" || rc=1
+    fi
 done
 exit $rc
