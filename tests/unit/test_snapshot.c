@@ -18,7 +18,7 @@ static void run_script(const char *proc, const char *sys, const char *rt, struct
     buf_printf(&p, "%s/%s", fixture_dir(), proc);
     buf_printf(&y, "%s/%s", fixture_dir(), sys);
     node_init_local(&n, "head", buf_str(&p), buf_str(&y));
-    assert_int_equal(snapshot_collect(&n, rt, NULL, 20000, s), 0);
+    assert_int_equal(snapshot_collect(&n, rt, 2, NULL, 20000, s), 0);
     node_free(&n);
     buf_free(&p);
     buf_free(&y);
@@ -81,6 +81,22 @@ static void containers_from_inspect(void **st)
     assert_int_equal(s->ncont, 2);
     assert_string_equal(s->cont[0].name, "dsv41-r0");
     assert_int_equal(s->cont[0].pid, 77);
+    /* inspect of a missing rank fails, but the runtime itself is fine */
+    buf_reset(&text);
+    buf_printf(&text, "\n%s ct\n/dsv41-r0|true|77|t|0|false\n"
+                      "Error: No such object: dsv41-r1\n\n%s ct_rc\n1\n\n%s end\n",
+               m, m, m);
+    assert_int_equal(snapshot_parse(buf_str(&text), m, NULL, s), 0);
+    assert_true(s->runtime_ok);
+    assert_int_equal(s->ct_missing, 1);
+    assert_int_equal(s->ncont, 1);
+    /* a daemon that does not answer is a runtime fault */
+    buf_reset(&text);
+    buf_printf(&text, "\n%s ct\nCannot connect to the Docker daemon\n\n%s ct_rc\n1\n\n%s end\n",
+               m, m, m);
+    assert_int_equal(snapshot_parse(buf_str(&text), m, NULL, s), 0);
+    assert_false(s->runtime_ok);
+    assert_non_null(strstr(s->runtime_note, "Cannot connect"));
     free(s);
     buf_free(&text);
 }
