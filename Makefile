@@ -82,6 +82,10 @@ $(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
 
+$(BUILD)/tests/bench-status: tests/bench/bench_status.c $(BUILD)/libdsv41.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 deps:
@@ -117,7 +121,7 @@ test: deps
 	$(MAKE) fuzz-smoke
 	$(MAKE) it
 
-bench: all
+bench: all $(BUILD)/tests/bench-status
 	tests/bench/run.sh
 
 soak: all

@@ -63,7 +63,8 @@ build_image() {
     tar -C "$rootfs" -c . > "$IT_DIR/rootfs.tar"
     for h in head worker; do
         on_host "$h" podman import --change 'ENTRYPOINT ["/usr/local/bin/dsv41-sim"]' \
-            "$IT_DIR/rootfs.tar" "$SIM_IMAGE" >/dev/null
+            "$IT_DIR/rootfs.tar" "$SIM_IMAGE" >"$IT_DIR/import.log" 2>&1 ||
+            { cat "$IT_DIR/import.log" >&2; return 1; }
     done
 }
 

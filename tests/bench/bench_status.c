@@ -1,0 +1,100 @@
+/* Figures for make bench (no pass/fail): the time of a status of both nodes
+ * over a warm session, and the head's CPU cost of sampling the worker at a
+ * fixed rate. Configuration comes from the environment, as for dsv41-top. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "cluster.h"
+#include "status.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_status warm N | sample SECONDS INTERVAL_MS\n");
+        return 2;
+    }
+    struct config c;
+    struct buf err = BUF_INIT;
+    if (config_load(&c, NULL, NULL, 0, &err) < 0 || ssh_global_init() < 0 ||
+        api_global_init() < 0) {
+        fprintf(stderr, "%s\n", buf_str(&err));
+        return 2;
+    }
+    struct cluster cl;
+    if (cluster_open(&c, &cl, &err) < 0) {
+        fprintf(stderr, "%s\n", buf_str(&err));
+        return 2;
+    }
+    int rc = 0;
+    if (strcmp(argv[1], "warm") == 0) {
+        int n = atoi(argv[2]);
+        double *t = calloc((size_t)n, sizeof *t);
+        struct status_report *r = malloc(sizeof *r);
+        double t0 = now_s();
+        status_collect(&c, &cl, r); /* cold: connects */
+        double cold = now_s() - t0;
+        for (int i = 0; i < n && t && r; i++) {
+            t0 = now_s();
+            status_collect(&c, &cl, r);
+            t[i] = now_s() - t0;
+            if (!r->nodes[1].snap.reachable)
+                rc = 1;
+        }
+        qsort(t, (size_t)n, sizeof *t, cmp);
+        printf("cold_ms %.2f\nwarm_median_ms %.2f\nwarm_p90_ms %.2f\n", cold * 1e3,
+               t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
+        free(t);
+        free(r);
+    } else {
+        double secs = atof(argv[2]);
+        int interval = argc > 3 ? atoi(argv[3]) : 1000;
+        struct cluster_node *w = &cl.nodes[1];
+        w->sampler = sampler_start(&w->node, config_get(&c, "RUNTIME"), 2, &w->ov);
+        struct snapshot *s = malloc(sizeof *s);
+        if (!w->sampler || !s || sampler_request(w->sampler, 10000, s) < 0) {
+            fprintf(stderr, "cannot sample the worker: %s\n", s ? s->error : "");
+            return 1;
+        }
+        double c0 = cpu_s(), t0 = now_s();
+        int samples = 0;
+        while (now_s() - t0 < secs) {
+            if (sampler_request(w->sampler, 10000, s) == 0)
+                samples++;
+            usleep((useconds_t)interval * 1000);
+        }
+        double wall = now_s() - t0, cpu = cpu_s() - c0;
+        printf("samples %d\nwall_s %.2f\nhead_cpu_s %.4f\nhead_core_pct %.3f\n", samples, wall,
+               cpu, 100.0 * cpu / wall);
+        free(s);
+    }
+    cluster_close(&cl);
+    config_free(&c);
+    buf_free(&err);
+    return rc;
+}

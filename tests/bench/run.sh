@@ -1,0 +1,56 @@
+#!/bin/bash
+# make bench: performance figures printed side by side with the peer tools
+# they are measured against, in one run. Figures, not pass/fail: a "goal"
+# column says whether the issue's target was met on this machine.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$root/tests/it/lib.sh"
+if [ "$(id -u)" != 0 ]; then echo "bench needs root (test hosts)" >&2; exit 1; fi
+trap '"$root/tests/it/hosts.sh" down >/dev/null 2>&1' EXIT INT TERM
+"$root/tests/it/hosts.sh" up >/dev/null
+BENCH=$root/build/tests/bench-status
+N=${BENCH_N:-20}
+SAMPLE_S=${BENCH_SAMPLE_S:-30}
+
+# both ranks up, so status does all it does in real use (API included)
+KEY=bench-$$
+mkdir -p "$IT_DIR/head/state"
+printf '%s' "$KEY" > "$IT_DIR/head/state/api_key"; chmod 600 "$IT_DIR/head/state/api_key"
+printf 'VLLM_API_KEY=%s\n' "$KEY" > "$IT_DIR/head/rank0.env"; chmod 600 "$IT_DIR/head/rank0.env"
+A="/model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2 --master-addr $HEAD_IP --master-port 29655"
+# shellcheck disable=SC2086
+on_host worker podman run -d --name dsv41-r1 --network host -e DSV41_SIM_BOOT_MS=100 "$SIM_IMAGE" $A --node-rank 1 --headless >/dev/null
+# shellcheck disable=SC2086
+on_host head podman run -d --name dsv41-r0 --network host --env-file "$IT_DIR/head/rank0.env" -e DSV41_SIM_BOOT_MS=100 "$SIM_IMAGE" $A --node-rank 0 --port 8000 >/dev/null
+for _ in $(seq 100); do on_host head curl -sf -o /dev/null http://127.0.0.1:8000/health && break; sleep 0.1; done
+
+echo "== status of both nodes, warm session, vs a fresh OpenSSH 'ssh worker cat /proc/meminfo' ($N runs each)"
+ssh_ms=()
+for _ in $(seq "$N"); do
+    t0=$(date +%s%N)
+    on_host head ssh -F "$IT_DIR/ssh_config" -o UserKnownHostsFile="$IT_DIR/known_hosts" \
+        -o BatchMode=yes worker 'cat /proc/meminfo' >/dev/null
+    t1=$(date +%s%N)
+    ssh_ms+=($(( (t1 - t0) / 1000 )))
+done
+ssh_med=$(printf '%s\n' "${ssh_ms[@]}" | sort -n | awk '{a[NR]=$1} END {printf "%.2f", a[int(NR/2)+1]/1000}')
+# shellcheck disable=SC2046
+out=$(on_host head env $(head_env) "$BENCH" warm "$N")
+warm=$(printf '%s\n' "$out" | awk '/warm_median_ms/ {print $2}')
+cold=$(printf '%s\n' "$out" | awk '/cold_ms/ {print $2}')
+p90=$(printf '%s\n' "$out" | awk '/warm_p90_ms/ {print $2}')
+ratio=$(awk -v a="$warm" -v b="$ssh_med" 'BEGIN {printf "%.3f", a / b}')
+goal=$(awk -v r="$ratio" 'BEGIN {print (r <= 0.2) ? "met" : "NOT met"}')
+printf '%-44s %10s\n' "fresh ssh cat /proc/meminfo (median)" "$ssh_med ms"
+printf '%-44s %10s\n' "dsv41-top status, cold (connects)" "$cold ms"
+printf '%-44s %10s   (p90 %s ms)\n' "dsv41-top status, warm session (median)" "$warm ms" "$p90"
+printf '%-44s %10s   goal <= 0.2: %s\n' "ratio warm status / fresh ssh" "$ratio" "$goal"
+
+echo "== sampling the worker at 1 Hz for ${SAMPLE_S}s: CPU on the head"
+# shellcheck disable=SC2046
+out=$(on_host head env $(head_env) "$BENCH" sample "$SAMPLE_S" 1000)
+pct=$(printf '%s\n' "$out" | awk '/head_core_pct/ {print $2}')
+samples=$(printf '%s\n' "$out" | awk '/^samples/ {print $2}')
+goal=$(awk -v p="$pct" 'BEGIN {print (p <= 1.0) ? "met" : "NOT met"}')
+printf '%-44s %10s   (%s samples)  goal <= 1%%: %s\n' "head CPU, % of one core" "$pct" "$samples" "$goal"
