@@ -101,12 +101,56 @@ static void containers_from_inspect(void **st)
     buf_free(&text);
 }
 
+/* The value NVML printed for `key` in the device capture. */
+static double nvml_value(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    assert_non_null(p);
+    return atof(p + strlen(key) + 1);
+}
+
+static void real_h200_capture(void **st)
+{
+    (void)st;
+    const char *m = "@@dsv41-device0000000@@";
+    struct snapshot *s = malloc(sizeof *s);
+    struct buf busy = fixture_load("device/h200-snapshot-busy.txt");
+    struct buf nvml = fixture_load("device/h200-nvml-busy.txt");
+    assert_int_equal(snapshot_parse(buf_str(&busy), m, NULL, s), 0);
+    assert_true(s->mem_ok);
+    assert_true(s->mem.total_kib.v == 131981020);
+    assert_int_equal(s->ngpu, 1);
+    const struct probe_gpu *g = &s->gpu[0];
+    assert_string_equal(g->name, "NVIDIA H200");
+    /* nvidia-smi and NVML agree where both count the same thing */
+    assert_true(g->util_pct.v == nvml_value(buf_str(&nvml), "util_gpu"));
+    assert_true(g->temp_c.v == nvml_value(buf_str(&nvml), "temp_c"));
+    double mw = nvml_value(buf_str(&nvml), "power_mw");
+    assert_true(g->power_w.v > mw / 1000 - 1 && g->power_w.v < mw / 1000 + 1);
+    assert_true(g->power_limit_w.v * 1000 == nvml_value(buf_str(&nvml), "power_limit_mw"));
+    assert_true(g->mem_total_mib.v == nvml_value(buf_str(&nvml), "mem_total_mib"));
+    assert_true(g->sm_clock_mhz.v == nvml_value(buf_str(&nvml), "sm_clock_mhz"));
+    /* used memory: nvidia-smi leaves out what NVML v1 counts as reserved */
+    assert_true(g->mem_used_mib.v >= 8192 && g->mem_used_mib.v < nvml_value(buf_str(&nvml), "mem_used_mib"));
+    assert_int_equal(s->nprocs, 1);
+    assert_int_equal(s->procs[0].pid, 435);
+    assert_true(s->procs[0].used_mib.v == 9194);
+    /* that machine has no docker: a runtime fault, named */
+    assert_false(s->runtime_ok);
+    assert_non_null(strstr(s->runtime_note, "not found"));
+    assert_int_equal(s->nports, 0);
+    buf_free(&busy);
+    buf_free(&nvml);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixture_node),
         cmocka_unit_test(forged_marker_is_ignored),
         cmocka_unit_test(containers_from_inspect),
+        cmocka_unit_test(real_h200_capture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
