@@ -14,7 +14,7 @@ SIM_PKGS  := libmicrohttpd libcjson openssl
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
             libcurl4-openssl-dev libcjson-dev libssl-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap nginx tmux clang \
-            libclang-rt-14-dev iproute2 curl jq procps psmisc util-linux
+            libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))

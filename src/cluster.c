@@ -2,11 +2,14 @@
 
 #include <string.h>
 
+#include "runtime.h"
+
 int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
 {
     memset(cl, 0, sizeof *cl);
     long timeout_s;
-    if (config_get_long(c, "SSH_TIMEOUT", &timeout_s, err) < 0)
+    if (config_get_long(c, "SSH_TIMEOUT", &timeout_s, err) < 0 ||
+        runtime_check(config_get(c, "RUNTIME"), err) < 0)
         return -1;
     struct cluster_node *h = &cl->nodes[0];
     node_init_local(&h->node, "head", config_get(c, "DSV41_PROC_ROOT"),

@@ -7,6 +7,7 @@
 
 #include "cluster.h"
 #include "commands.h"
+#include "runtime.h"
 #include "snapshot.h"
 
 static const char *MODEL_FILES[] = {
@@ -40,10 +41,6 @@ static int node_checks(const struct config *c, struct cluster_node *cn, struct b
     struct buf s = BUF_INIT;
     buf_puts(&s, "D=");
     buf_shell_quote(&s, cn->model_dir);
-    buf_puts(&s, "; RT=");
-    buf_shell_quote(&s, config_get(c, "RUNTIME"));
-    buf_puts(&s, "; IMG=");
-    buf_shell_quote(&s, config_get(c, "IMG"));
     buf_puts(&s, "; ST=");
     buf_shell_quote(&s, config_get(c, "STATE_DIR"));
     buf_puts(&s, "; PL=");
@@ -51,9 +48,9 @@ static int node_checks(const struct config *c, struct cluster_node *cn, struct b
     buf_puts(&s, "\nfor f in");
     for (size_t i = 0; i < sizeof MODEL_FILES / sizeof MODEL_FILES[0]; i++)
         buf_printf(&s, " %s", MODEL_FILES[i]);
-    buf_puts(&s, " \"exl3/plan/$PL\"; do [ -e \"$D/$f\" ] || echo \"missing $f\"; done\n"
-                 "if \"$RT\" image inspect \"$IMG\" >/dev/null 2>&1; then echo 'image yes'; "
-                 "else echo 'image no'; fi\n"
+    buf_puts(&s, " \"exl3/plan/$PL\"; do [ -e \"$D/$f\" ] || echo \"missing $f\"; done\nif ");
+    runtime_cmd_image_present(&s, config_get(c, "RUNTIME"), config_get(c, "IMG"));
+    buf_puts(&s, "; then echo 'image yes'; else echo 'image no'; fi\n"
                  "d=\"$ST\"; while [ ! -d \"$d\" ] && [ \"$d\" != / ]; do d=$(dirname \"$d\"); done\n"
                  "df -Pk \"$d\" 2>/dev/null | awk 'NR==2 {print \"df \" $4}'\n");
     struct ssh_result res;

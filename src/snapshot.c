@@ -1,5 +1,7 @@
 #include "snapshot.h"
 
+#include "runtime.h"
+
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +40,9 @@ int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
     rdma_remote_script(out, sys_root);
     buf_puts(out, "s ipv4; ip -o -4 addr show 2>/dev/null | while read -r _ i _ a _; do "
                   "echo \"$i $a\"; done\n"
-                  "s ct; o=$(\"$RT\" container inspect -f '" PROBE_INSPECT_FORMAT
-                  "' $NAMES 2>&1); r=$?; printf '%s\\n' \"$o\"\n"
+                  "s ct; o=$(");
+    runtime_cmd_inspect(out, "$RT", "NAMES");
+    buf_puts(out, " 2>&1); r=$?; printf '%s\\n' \"$o\"\n"
                   "s ct_rc; echo $r\n"
                   "s end\n");
     return 0;

@@ -86,6 +86,18 @@ check "unknown name: exit 1" [ $rc -eq 1 ]
 check "unknown name: cannot resolve" contains "$out" "cannot resolve 'nosuchhost.invalid'"
 check "unknown name: JSON stays valid" jq_is "$out" '.nodes[1].reachable' false
 
+# a port that accepts but never speaks ssh: the handshake times out
+on_host worker nc -lk "$WORKER_IP" 2200 </dev/null >/dev/null 2>&1 &
+nc_pid=$!
+sleep 0.3
+t0=$(date +%s)
+out=$(top_head WORKER=root@$WORKER_IP:2200 SSH_TIMEOUT=1 status 2>&1); rc=$?
+t1=$(date +%s)
+kill "$nc_pid" 2>/dev/null; wait "$nc_pid" 2>/dev/null
+check "silent port: exit 1" [ $rc -eq 1 ]
+check "silent port: the handshake times out, named" contains "$out" "ssh handshake with $WORKER_IP:2200 failed"
+check "silent port: within the timeout, not hanging" [ $((t1 - t0)) -le 8 ]
+
 # --- host keys -------------------------------------------------------------
 : > "$IT_DIR/empty_known_hosts"
 fp=$(ssh-keygen -lf "$IT_DIR/ssh_host_ed25519_key.pub" | awk '{print $2}')
@@ -104,6 +116,21 @@ sed "s|IdentityFile .*|IdentityFile $IT_DIR/wrong_user_key|" "$IT_DIR/ssh_config
 out=$(top_head SSH_CONFIG="$IT_DIR/ssh_config_wrong" status 2>&1); rc=$?
 check "wrong user key: exit 1" [ $rc -eq 1 ]
 check "wrong user key: says the keys were refused" contains "$out" "root@$WORKER_IP refused our keys (tried 1 identity file)"
+
+# --- the agent: no key file anywhere, the key only in ssh-agent ----------------
+mkdir -p "$IT_DIR/agenthome"
+grep -v IdentityFile "$IT_DIR/ssh_config" > "$IT_DIR/ssh_config_agent"
+agent_out=$(on_host head ssh-agent -s -a "$IT_DIR/agent.sock")
+agent_pid=$(printf '%s' "$agent_out" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
+on_host head env SSH_AUTH_SOCK="$IT_DIR/agent.sock" ssh-add -q "$IT_DIR/home/.ssh/id_ed25519" 2>/dev/null
+out=$(top_head HOME="$IT_DIR/agenthome" SSH_CONFIG="$IT_DIR/ssh_config_agent" \
+    SSH_AUTH_SOCK="$IT_DIR/agent.sock" status --json 2>&1)
+check "agent: the worker is reached with the agent's key alone" jq_is "$out" '.nodes[1].reachable' true
+on_host head env SSH_AUTH_SOCK="$IT_DIR/agent.sock" ssh-add -q -D 2>/dev/null
+out=$(top_head HOME="$IT_DIR/agenthome" SSH_CONFIG="$IT_DIR/ssh_config_agent" \
+    SSH_AUTH_SOCK="$IT_DIR/agent.sock" status 2>&1)
+check "agent: an empty agent and no key file is refused, named" contains "$out" "the ssh agent (no key accepted)"
+kill "$agent_pid" 2>/dev/null
 
 # --- garbage in every probed file --------------------------------------------
 g=$IT_DIR/garbage

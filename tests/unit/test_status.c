@@ -22,7 +22,7 @@ static void refused_worker_and_no_api(void **st)
     setenv("DSV41_SYS_ROOT", buf_str(&sys), 1);
     setenv("WORKER", "root@127.0.0.1:1", 1);
     setenv("API_URL", "http://127.0.0.1:1", 1);
-    setenv("RUNTIME", "dsv41-no-such-runtime", 1);
+    setenv("RUNTIME", "docker", 1); /* no daemon here: a runtime problem */
     setenv("SSH_CONFIG", "/nonexistent", 1);
     struct config c;
     assert_int_equal(config_load(&c, "/nonexistent", NULL, 0, &err), 0);
