@@ -43,7 +43,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test unit it fuzz fuzz-smoke bench soak demo install clean format
+.PHONY: all deps test unit sim-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/tests/it-session
@@ -101,6 +101,10 @@ deps:
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; DSV41_FIXTURES=tests/fixtures $$t; done
 
+# The simulator on loopback: argument checks, rendezvous, startup log, API.
+sim-test: all
+	tests/sim/test_sim.sh
+
 # Integration: real sshd in a network namespace, real podman containers; the
 # tests run twice, the second time with the TSan build of the program.
 it: all
@@ -118,6 +122,7 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) SAN=address,undefined unit
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' unit
+	$(MAKE) sim-test
 	$(MAKE) fuzz-smoke
 	$(MAKE) it
 
