@@ -1,13 +1,99 @@
 /* Holds one cluster (and so one ssh session to the worker) across commands
  * read from stdin, so a test can cut the session under it: each "status" line
  * prints the status JSON on one line. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api.h"
 #include "cluster.h"
 #include "status.h"
+
+struct collect {
+    pthread_mutex_t mu;
+    int lines, in_order, longest;
+    size_t bytes;
+};
+
+static void on_line(void *ctx, const char *line, size_t len)
+{
+    struct collect *c = ctx;
+    pthread_mutex_lock(&c->mu);
+    char want[32];
+    snprintf(want, sizeof want, "line%d", c->lines);
+    if (len < 100 && (len != strlen(want) || memcmp(line, want, len) != 0))
+        c->in_order = 0;
+    if (len < 100)
+        c->lines++;
+    if ((int)len > c->longest)
+        c->longest = (int)len;
+    c->bytes += len;
+    pthread_mutex_unlock(&c->mu);
+}
+
+struct runner {
+    struct node *n;
+    int ok;
+};
+
+static void *run_commands(void *arg)
+{
+    struct runner *r = arg;
+    for (int i = 0; i < 5; i++) {
+        struct ssh_result res;
+        struct buf err = BUF_INIT;
+        char cmd[64], want[64];
+        snprintf(cmd, sizeof cmd, "echo hi-%d", i);
+        snprintf(want, sizeof want, "hi-%d\n", i);
+        if (node_run(r->n, cmd, 10000, &res, &err) == 0) {
+            r->ok += strcmp(buf_str(&res.out), want) == 0;
+            ssh_result_free(&res);
+        }
+        buf_free(&err);
+    }
+    return NULL;
+}
+
+/* A log-like stream (200 numbered lines, then a 2.5 MB line), short commands
+ * from two threads and snapshots, all at once on the worker's one session. */
+static void multiplex(const struct config *c, struct cluster *cl, struct status_report *r)
+{
+    struct node *w = &cl->nodes[1].node;
+    struct collect col = {PTHREAD_MUTEX_INITIALIZER, 0, 1, 0, 0};
+    struct sshio_stream *st = sshio_stream_open(
+        node_io(w),
+        "i=0; while [ $i -lt 200 ]; do echo line$i; i=$((i+1)); [ $((i % 20)) = 0 ] && sleep 0.05; "
+        "done; head -c 2500000 /dev/zero | tr '\\0' x; echo; sleep 30",
+        on_line, NULL, &col);
+    struct runner r1 = {w, 0}, r2 = {w, 0};
+    pthread_t t1, t2;
+    pthread_create(&t1, NULL, run_commands, &r1);
+    pthread_create(&t2, NULL, run_commands, &r2);
+    int status_ok = 0;
+    for (int i = 0; i < 3; i++) {
+        status_collect(c, cl, r);
+        status_ok += r->nodes[1].snap.reachable;
+    }
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    for (int i = 0; i < 100; i++) {
+        pthread_mutex_lock(&col.mu);
+        bool done = col.lines >= 200 && col.bytes >= 2500000 + 200 * 4;
+        pthread_mutex_unlock(&col.mu);
+        if (done)
+            break;
+        usleep(100000);
+    }
+    sshio_stream_close(node_io(w), st);
+    pthread_mutex_lock(&col.mu);
+    printf("{\"lines\":%d,\"in_order\":%s,\"longest\":%d,\"bytes\":%zu,\"runs_ok\":%d,"
+           "\"status_ok\":%d}\n",
+           col.lines, col.in_order ? "true" : "false", col.longest, col.bytes, r1.ok + r2.ok,
+           status_ok);
+    pthread_mutex_unlock(&col.mu);
+}
 
 int main(void)
 {
@@ -27,6 +113,10 @@ int main(void)
     char line[64];
     struct status_report *r = malloc(sizeof *r);
     while (r && fgets(line, sizeof line, stdin)) {
+        if (strncmp(line, "multiplex", 9) == 0 && r) {
+            multiplex(&c, &cl, r);
+            continue;
+        }
         if (strncmp(line, "status", 6) != 0)
             continue;
         status_collect(&c, &cl, r);

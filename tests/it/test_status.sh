@@ -169,6 +169,12 @@ coproc SESSION { top_session; }
 ask() { echo status >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
 s1=$(ask)
 check "session: first status reaches the worker" jq_is "$s1" '.nodes[1].reachable' true
+echo multiplex >&"${SESSION[1]}"
+IFS= read -r -t 60 mx <&"${SESSION[0]}"
+check "one session: a 200-line stream arrives whole and in order" jq_is "$mx" '[.lines, .in_order] | tostring' '[200,true]'
+check "one session: a 2.5 MB line arrives in 1 MiB pieces" jq_is "$mx" '.longest' 1048576
+check "one session: commands from two threads meanwhile" jq_is "$mx" '.runs_ok' 10
+check "one session: snapshots meanwhile" jq_is "$mx" '.status_ok' 3
 "$IT_ROOT/tests/it/hosts.sh" stop-sshd
 s2=$(ask)
 check "session: sshd killed -> worker unreachable" jq_is "$s2" '.nodes[1].reachable' false
