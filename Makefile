@@ -133,7 +133,7 @@ soak: all
 	@echo "soak: nothing to soak yet (the memory guard and console issues add theirs)"
 
 demo: deps all
-	@echo "demo: the console is not built yet. Try: ./dsv41-top status; ./dsv41-top doctor"
+	tests/demo.sh
 
 install: $(BUILD)/dsv41-top
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dsv41-top/themes
