@@ -80,11 +80,11 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libdsv41.a
 
 $(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
 
 $(BUILD)/tests/bench-status: tests/bench/bench_status.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api.h"
+#include "harness.h"
 #include "cluster.h"
 #include "status.h"
 
@@ -40,17 +40,8 @@ int main(int argc, char **argv)
         return 2;
     }
     struct config c;
-    struct buf err = BUF_INIT;
-    if (config_load(&c, NULL, NULL, 0, &err) < 0 || ssh_global_init() < 0 ||
-        api_global_init() < 0) {
-        fprintf(stderr, "%s\n", buf_str(&err));
-        return 2;
-    }
     struct cluster cl;
-    if (cluster_open(&c, &cl, &err) < 0) {
-        fprintf(stderr, "%s\n", buf_str(&err));
-        return 2;
-    }
+    harness_open(&c, &cl);
     int rc = 0;
     if (strcmp(argv[1], "warm") == 0) {
         int n = atoi(argv[2]);
@@ -95,6 +86,5 @@ int main(int argc, char **argv)
     }
     cluster_close(&cl);
     config_free(&c);
-    buf_free(&err);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
+#include "harness.h"
 #include "cluster.h"
 #include "status.h"
 
@@ -98,17 +98,8 @@ static void multiplex(const struct config *c, struct cluster *cl, struct status_
 int main(void)
 {
     struct config c;
-    struct buf err = BUF_INIT;
-    if (config_load(&c, NULL, NULL, 0, &err) < 0 || ssh_global_init() < 0 ||
-        api_global_init() < 0) {
-        fprintf(stderr, "%s\n", buf_str(&err));
-        return 2;
-    }
     struct cluster cl;
-    if (cluster_open(&c, &cl, &err) < 0) {
-        fprintf(stderr, "%s\n", buf_str(&err));
-        return 2;
-    }
+    harness_open(&c, &cl);
     setvbuf(stdout, NULL, _IOLBF, 0);
     char line[64];
     struct status_report *r = malloc(sizeof *r);
@@ -129,6 +120,5 @@ int main(void)
     free(r);
     cluster_close(&cl);
     config_free(&c);
-    buf_free(&err);
     return 0;
 }
