@@ -13,7 +13,7 @@ SIM_PKGS  := libmicrohttpd libcjson openssl
 # Debian packages make deps installs (build, tests, test hosts, fuzzing).
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
             libcurl4-openssl-dev libcjson-dev libssl-dev libcmocka-dev libmicrohttpd-dev \
-            openssh-server openssh-client podman runc uidmap nginx tmux clang \
+            openssh-server openssh-client podman runc uidmap tmux clang \
             libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux
 
 comma := ,
