@@ -1,10 +1,11 @@
 #include "api.h"
 
+#include "apikey.h"
+
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define API_MAX_BODY (1u << 20)
 
@@ -30,32 +31,12 @@ int api_load_key(const struct config *c, struct buf *key, struct buf *why)
     const char *env = config_get(c, "DSV41_API_KEY");
     if (env && *env)
         return buf_puts(key, env);
-    const char *path = config_get(c, "API_KEY_FILE");
-    struct stat st;
-    if (stat(path, &st) < 0) {
-        buf_printf(why, "no API key: %s does not exist (launch creates it; or set DSV41_API_KEY)",
-                   path);
-        return -1;
-    }
-    if (st.st_mode & 077) {
-        buf_printf(why, "API key file %s is readable by others (mode %03o): run chmod 600 %s",
-                   path, st.st_mode & 0777, path);
-        return -1;
-    }
-    struct buf raw = BUF_INIT;
-    if (buf_read_file(&raw, path, 4096) < 0) {
-        buf_printf(why, "cannot read API key file %s", path);
-        buf_free(&raw);
-        return -1;
-    }
-    size_t l = raw.len;
-    while (l && (raw.data[l - 1] == '\n' || raw.data[l - 1] == '\r' || raw.data[l - 1] == ' '))
-        l--;
-    int rc = buf_append(key, buf_str(&raw), l);
-    /* scrub the copy: it held a secret */
-    if (raw.data)
-        memset(raw.data, 0, raw.cap);
-    buf_free(&raw);
+    struct buf inner = BUF_INIT;
+    int rc = apikey_read(config_get(c, "API_KEY_FILE"), key, &inner);
+    if (rc < 0)
+        buf_printf(why, "no API key: %s (launch creates it; or set DSV41_API_KEY)",
+                   buf_str(&inner));
+    buf_free(&inner);
     return rc;
 }
 
@@ -100,9 +81,7 @@ long api_get(const char *base, const char *path, const char *key, int timeout_ms
         buf_puts(err, ebuf[0] ? ebuf : curl_easy_strerror(rc));
     curl_slist_free_all(hdr);
     curl_easy_cleanup(h);
-    if (auth.data)
-        memset(auth.data, 0, auth.cap);
-    buf_free(&auth);
+    apikey_scrub(&auth);
     buf_free(&url);
     return code;
 }
@@ -142,9 +121,7 @@ void api_check_health(const struct config *c, int timeout_ms, struct api_health 
         snprintf(h->error, sizeof h->error, "%s", buf_str(&err));
     }
 out:
-    if (key.data)
-        memset(key.data, 0, key.cap);
-    buf_free(&key);
+    apikey_scrub(&key);
     buf_free(&why);
     buf_free(&base);
     buf_free(&body);
