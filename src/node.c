@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +73,56 @@ int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result 
     if (rc < 0 && had_session && !sshio_connected(io)) {
         buf_reset(err);
         rc = sshio_run(io, cmd, NODE_MAX_OUTPUT, timeout_ms, true, res, err);
+    }
+    return rc;
+}
+
+static int put_local(struct node *n, const char *path, const char *data, size_t len, int mode,
+                     struct buf *err)
+{
+    struct buf tmp = BUF_INIT;
+    buf_printf(&tmp, "%s.dsv41-tmp-%ld", path, (long)getpid());
+    int fd = open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    bool ok = fd >= 0 && fchmod(fd, (mode_t)mode) == 0;
+    for (size_t off = 0; ok && off < len;) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        off += ok ? (size_t)w : 0;
+    }
+    ok = ok && fsync(fd) == 0;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    /* rename: a crash leaves the old file or the new one, never half */
+    if (ok && rename(buf_str(&tmp), path) < 0) {
+        ok = false;
+        e = errno;
+    }
+    if (!ok) {
+        unlink(buf_str(&tmp));
+        buf_printf(err, "%s: cannot write %s: %s", n->name, path, strerror(e));
+    }
+    buf_free(&tmp);
+    return ok ? 0 : -1;
+}
+
+int node_put(struct node *n, const char *path, const char *data, size_t len, int mode,
+             struct buf *err)
+{
+    if (n->local)
+        return put_local(n, path, data, len, mode, err);
+    struct sshio *io = node_io(n);
+    if (!io) {
+        buf_printf(err, "%s: cannot start its I/O thread", n->name);
+        return -1;
+    }
+    bool had_session = sshio_connected(io);
+    int rc = sshio_put(io, path, data, len, mode, 30000, false, err);
+    if (rc < 0 && had_session && !sshio_connected(io)) {
+        buf_reset(err);
+        rc = sshio_put(io, path, data, len, mode, 30000, true, err);
     }
     return rc;
 }

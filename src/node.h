@@ -35,6 +35,11 @@ int node_init_remote(struct node *n, const char *name, const char *target, const
  * when the node could not be reached (err says why and what to do). */
 int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result *res,
              struct buf *err);
+/* Writes a file on the node (sftp for a remote node; a temporary file and
+ * rename locally), created with mode or set to it. The directory must exist.
+ * -1 with a reason that names the node and the path. */
+int node_put(struct node *n, const char *path, const char *data, size_t len, int mode,
+             struct buf *err);
 /* The node's I/O thread (remote nodes only; started on first use). */
 struct sshio *node_io(struct node *n);
 /* Reachability, for display: false with since when and why. */

@@ -43,6 +43,17 @@ bool ssh_chan_opening(const struct ssh_chan *ch);
 int ssh_chan_exit_status(const struct ssh_chan *ch);
 /* Frees the channel; one still open is closed without waiting. */
 void ssh_chan_free(struct ssh_chan *ch);
+/* One file written over sftp (created or truncated, then given mode),
+ * advanced without blocking like a channel. */
+struct ssh_put;
+
+struct ssh_put *ssh_put_new(const char *path, const char *data, size_t len, int mode);
+/* 1 when written and closed, 0 when it must wait, -1 when the session
+ * failed, -2 when the node refused the file (why says; the session is fine). */
+int ssh_put_step(struct ssh_conn *c, struct ssh_put *p, bool may_open, struct buf *why);
+bool ssh_put_opening(const struct ssh_put *p);
+void ssh_put_free(struct ssh_put *p);
+
 /* The socket and the poll events libssh2 waits for. */
 int ssh_fd(const struct ssh_conn *c);
 short ssh_poll_events(struct ssh_conn *c);

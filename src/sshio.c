@@ -13,12 +13,16 @@
 #define BACKOFF_MAX_MS 30000
 #define LINE_MAX_BYTES (1u << 20)
 
-enum work_kind { W_RUN, W_STREAM };
+enum work_kind { W_RUN, W_STREAM, W_PUT };
 
 struct work {
     struct work *next;
     enum work_kind kind;
     struct ssh_chan *ch; /* NULL until the session is up */
+    struct ssh_put *put; /* W_PUT: the upload in flight */
+    const char *put_data;
+    size_t put_len;
+    int put_mode;
     char *cmd;
     /* W_RUN */
     struct ssh_result *res;
@@ -55,6 +59,7 @@ struct sshio {
     long long connected_at; /* guarded by mu */
     time_t down_since;     /* guarded by mu */
     char last_error[1024]; /* guarded by mu */
+    struct work *opener;   /* the work in its opening step; the thread's */
     int backoff_ms;        /* guarded by mu */
     long long next_try_ms; /* guarded by mu; written by the thread only */
 };
@@ -69,6 +74,10 @@ static void wake(struct sshio *io)
 
 static void finish_run(struct sshio *io, struct work *w, int rc, const char *why)
 {
+    if (w->put) {
+        ssh_put_free(w->put);
+        w->put = NULL;
+    }
     if (w->ch) {
         w->res->exit_status = ssh_chan_exit_status(w->ch);
         ssh_chan_free(w->ch);
@@ -109,8 +118,9 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
 {
     pthread_mutex_lock(&io->mu);
     for (struct work *w = io->works; w; w = w->next) {
-        if (w->kind == W_RUN && !w->done && w->ch)
-            finish_run(io, w, -1, why);
+        if ((w->kind == W_RUN && w->ch) || (w->kind == W_PUT && w->put))
+            if (!w->done)
+                finish_run(io, w, -1, why);
         if (w->kind == W_STREAM && w->ch) {
             ssh_chan_free(w->ch);
             w->ch = NULL;
@@ -137,12 +147,13 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
     if (io->conn)
         ssh_close(io->conn);
     io->conn = NULL;
+    io->opener = NULL;
 }
 
 static bool has_pending(struct sshio *io)
 {
     for (struct work *w = io->works; w; w = w->next)
-        if ((w->kind == W_RUN && !w->done) || (w->kind == W_STREAM && !w->closing))
+        if ((w->kind != W_STREAM && !w->done) || (w->kind == W_STREAM && !w->closing))
             return true;
     return false;
 }
@@ -154,7 +165,7 @@ static void ensure_session(struct sshio *io)
     pthread_mutex_lock(&io->mu);
     bool want = has_pending(io), forced = false;
     for (struct work *w = io->works; w; w = w->next)
-        forced |= w->kind == W_RUN && !w->done && w->force;
+        forced |= w->kind != W_STREAM && !w->done && w->force;
     pthread_mutex_unlock(&io->mu);
     if (io->conn || !want || (!forced && ssh_now_ms() < io->next_try_ms))
         return;
@@ -173,81 +184,98 @@ static void ensure_session(struct sshio *io)
         session_down(io, buf_str(&e), true);
         pthread_mutex_lock(&io->mu);
         for (struct work *w = io->works; w; w = w->next)
-            if (w->kind == W_RUN && !w->done)
+            if (w->kind != W_STREAM && !w->done)
                 finish_run(io, w, -1, buf_str(&e));
         pthread_mutex_unlock(&io->mu);
     }
     buf_free(&e);
 }
 
-/* One pass over every channel. Returns -1 when the session broke. */
+static bool work_opening(const struct work *w)
+{
+    return (w->ch && ssh_chan_opening(w->ch)) || (w->put && ssh_put_opening(w->put));
+}
+
+/* Advances one work item; the result of its step function. */
+static int step_one(struct sshio *io, struct work *w, bool may_open, struct buf *why)
+{
+    if (w->kind == W_PUT)
+        return ssh_put_step(io->conn, w->put, may_open, why);
+    if (w->kind == W_RUN)
+        return ssh_chan_step(io->conn, w->ch, may_open, &w->res->out, &w->res->err, w->max, why);
+    if (w->pending_in.len) {
+        ssh_chan_write(w->ch, w->pending_in.data, w->pending_in.len);
+        buf_reset(&w->pending_in);
+    }
+    return ssh_chan_step(io->conn, w->ch, may_open, &w->out, &w->errbuf, LINE_MAX_BYTES * 2, why);
+}
+
+/* After a stream's step: callbacks, and a restart when its command ended. */
+static void stream_after(struct work *w, int r)
+{
+    if (!w->running && !ssh_chan_opening(w->ch)) {
+        w->running = true;
+        if (w->on_event)
+            w->on_event(w->ctx, true);
+    }
+    deliver_lines(w);
+    buf_reset(&w->errbuf);
+    if (r == 1) {
+        /* the remote command ended: start it again on the next pass */
+        ssh_chan_free(w->ch);
+        w->ch = NULL;
+        w->running = false;
+        if (w->on_event)
+            w->on_event(w->ctx, false);
+    }
+}
+
+/* One pass over every channel. libssh2 opens one channel of a session at a
+ * time, so one work item at most (io->opener) is in its opening step.
+ * Returns -1 when the session broke. */
 static int step_all(struct sshio *io, struct buf *why)
 {
-    bool opening = false;
     pthread_mutex_lock(&io->mu);
-    for (struct work *w = io->works; w; w = w->next)
-        if (w->ch && ssh_chan_opening(w->ch))
-            opening = true;
-    struct work **pw = &io->works;
     int rc = 0;
-    while (*pw) {
-        struct work *w = *pw;
-        if (w->kind == W_STREAM && w->closing) {
-            pw = &w->next;
+    for (struct work *w = io->works; w; w = w->next) {
+        if (w->kind == W_STREAM ? w->closing : w->done)
+            continue;
+        if (w->kind != W_STREAM && ssh_now_ms() > w->deadline) {
+            if (io->opener == w)
+                io->opener = NULL;
+            finish_run(io, w, -1,
+                       w->kind == W_PUT ? "file transfer timed out" : "command timed out");
             continue;
         }
-        pw = &w->next;
-        if (w->kind == W_RUN && w->done)
-            continue;
-        if (w->kind == W_RUN && ssh_now_ms() > w->deadline) {
-            finish_run(io, w, -1, "command timed out");
-            continue;
-        }
-        if (!w->ch) {
+        if (w->kind == W_PUT && !w->put)
+            w->put = ssh_put_new(w->cmd, w->put_data, w->put_len, w->put_mode);
+        else if (w->kind != W_PUT && !w->ch)
             w->ch = ssh_chan_new(w->cmd);
-            if (!w->ch)
-                continue;
+        if (!w->put && !w->ch) {
+            if (w->kind != W_STREAM)
+                finish_run(io, w, -1, "out of memory");
+            continue;
         }
-        if (w->kind == W_STREAM && w->pending_in.len) {
-            ssh_chan_write(w->ch, w->pending_in.data, w->pending_in.len);
-            buf_reset(&w->pending_in);
-        }
-        bool was_opening = ssh_chan_opening(w->ch);
-        int r;
-        if (w->kind == W_RUN)
-            r = ssh_chan_step(io->conn, w->ch, !opening || was_opening, &w->res->out, &w->res->err,
-                              w->max, why);
-        else
-            r = ssh_chan_step(io->conn, w->ch, !opening || was_opening, &w->out, &w->errbuf,
-                              LINE_MAX_BYTES * 2, why);
-        if (was_opening && !ssh_chan_opening(w->ch))
-            opening = false;
-        else if (!was_opening && ssh_chan_opening(w->ch))
-            opening = true;
-        if (r < 0) {
+        bool may_open = !io->opener || io->opener == w;
+        struct buf wwhy = BUF_INIT;
+        int r = step_one(io, w, may_open, &wwhy);
+        if (may_open && work_opening(w) && r == 0)
+            io->opener = w;
+        else if (io->opener == w)
+            io->opener = NULL;
+        if (r == -1) {
+            buf_puts(why, buf_str(&wwhy));
+            buf_free(&wwhy);
             rc = -1;
             break;
         }
-        if (w->kind == W_RUN) {
-            if (r == 1)
-                finish_run(io, w, 0, NULL);
-            continue;
-        }
-        if (!w->running && !ssh_chan_opening(w->ch)) {
-            w->running = true;
-            if (w->on_event)
-                w->on_event(w->ctx, true);
-        }
-        deliver_lines(w);
-        buf_reset(&w->errbuf);
-        if (r == 1) {
-            /* the remote command ended: start it again on the next pass */
-            ssh_chan_free(w->ch);
-            w->ch = NULL;
-            w->running = false;
-            if (w->on_event)
-                w->on_event(w->ctx, false);
-        }
+        if (w->kind == W_STREAM)
+            stream_after(w, r);
+        else if (r == 1)
+            finish_run(io, w, 0, NULL);
+        else if (r == -2)
+            finish_run(io, w, -1, buf_str(&wwhy));
+        buf_free(&wwhy);
     }
     pthread_mutex_unlock(&io->mu);
     return rc;
@@ -273,6 +301,8 @@ static void reap_closed(struct sshio *io)
         struct work *w = *pw;
         if (w->kind == W_STREAM && w->closing) {
             *pw = w->next;
+            if (io->opener == w)
+                io->opener = NULL;
             free_stream(w);
             any = true;
         } else {
@@ -310,7 +340,7 @@ static void *io_main(void *arg)
             pthread_mutex_lock(&io->mu);
             bool active = false;
             for (struct work *w = io->works; w; w = w->next)
-                active |= w->ch != NULL;
+                active |= w->ch != NULL || w->put != NULL;
             pthread_mutex_unlock(&io->mu);
             if (active) {
                 p[1].fd = ssh_fd(io->conn);
@@ -390,6 +420,8 @@ void sshio_stop(struct sshio *io)
     free(io);
 }
 
+static int wait_work(struct sshio *io, struct work *w);
+
 int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, bool force,
               struct ssh_result *res, struct buf *err)
 {
@@ -403,30 +435,54 @@ int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, boo
     w.max = max;
     w.deadline = ssh_now_ms() + timeout_ms;
     w.force = force;
-    pthread_mutex_lock(&io->mu);
     /* A node known to be down answers at once until its backoff ends. */
-    if (!force && io->down_since && ssh_now_ms() < io->next_try_ms) {
-        buf_printf(err, "%s (retrying in %lld ms)", io->last_error,
+    int rc = wait_work(io, &w);
+    if (rc < 0)
+        ssh_result_free(res);
+    return rc;
+}
+
+static int wait_work(struct sshio *io, struct work *w)
+{
+    pthread_mutex_lock(&io->mu);
+    if (!w->force && io->down_since && ssh_now_ms() < io->next_try_ms) {
+        buf_printf(w->err, "%s (retrying in %lld ms)", io->last_error,
                    io->next_try_ms - ssh_now_ms());
         pthread_mutex_unlock(&io->mu);
         return -1;
     }
-    w.next = io->works;
-    io->works = &w;
+    w->next = io->works;
+    io->works = w;
     pthread_mutex_unlock(&io->mu);
     wake(io);
     pthread_mutex_lock(&io->mu);
-    while (!w.done)
+    while (!w->done)
         pthread_cond_wait(&io->cv, &io->mu);
     for (struct work **pw = &io->works; *pw; pw = &(*pw)->next)
-        if (*pw == &w) {
-            *pw = w.next;
+        if (*pw == w) {
+            *pw = w->next;
             break;
         }
     pthread_mutex_unlock(&io->mu);
-    if (w.rc < 0)
-        ssh_result_free(res);
-    return w.rc;
+    return w->rc;
+}
+
+int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, int mode,
+              int timeout_ms, bool force, struct buf *err)
+{
+    struct ssh_result dummy;
+    memset(&dummy, 0, sizeof dummy);
+    struct work w = {0};
+    w.kind = W_PUT;
+    w.cmd = (char *)path;
+    w.put_data = data;
+    w.put_len = len;
+    w.put_mode = mode;
+    w.res = &dummy;
+    w.err = err;
+    w.deadline = ssh_now_ms() + timeout_ms;
+    w.force = force;
+    return wait_work(io, &w);
 }
 
 struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, sshio_line_fn on_line,

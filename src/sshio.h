@@ -30,6 +30,10 @@ void sshio_stop(struct sshio *io);
  * known to be down it fails at once until the backoff ends, unless force. */
 int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, bool force,
               struct ssh_result *res, struct buf *err);
+/* Writes a file on the node over sftp (created or truncated, then set to
+ * mode). Same return and backoff rules as sshio_run. */
+int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, int mode,
+              int timeout_ms, bool force, struct buf *err);
 /* True while a session is up (a stale one counts until it is used). */
 bool sshio_connected(struct sshio *io);
 struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, sshio_line_fn on_line,

@@ -121,6 +121,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 StrictModes no
 UsePAM no
+Subsystem sftp internal-sftp
 SetEnv PATH=$IT_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin CONTAINERS_CONF=$IT_DIR/worker/containers.conf CONTAINERS_STORAGE_CONF=$IT_DIR/worker/storage.conf
 EOC
     start_sshd

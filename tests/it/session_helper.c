@@ -101,11 +101,22 @@ int main(void)
     struct cluster cl;
     harness_open(&c, &cl);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    char line[64];
+    char line[1024];
     struct status_report *r = malloc(sizeof *r);
     while (r && fgets(line, sizeof line, stdin)) {
         if (strncmp(line, "multiplex", 9) == 0 && r) {
             multiplex(&c, &cl, r);
+            continue;
+        }
+        if (strncmp(line, "put ", 4) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            struct buf err = BUF_INIT;
+            const char *text = "hello-put\n";
+            if (node_put(&cl.nodes[1].node, line + 4, text, strlen(text), 0600, &err) == 0)
+                printf("ok\n");
+            else
+                printf("err: %s\n", buf_str(&err));
+            buf_free(&err);
             continue;
         }
         if (strncmp(line, "status", 6) != 0)

@@ -175,6 +175,18 @@ check "one session: a 200-line stream arrives whole and in order" jq_is "$mx" '[
 check "one session: a 2.5 MB line arrives in 1 MiB pieces" jq_is "$mx" '.longest' 1048576
 check "one session: commands from two threads meanwhile" jq_is "$mx" '.runs_ok' 10
 check "one session: snapshots meanwhile" jq_is "$mx" '.status_ok' 3
+put() { echo "put $1" >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
+mkdir -p "$IT_DIR/worker/putdir"
+r=$(put "$IT_DIR/worker/putdir/f")
+check "sftp: a file is written on the worker" [ "$r" = ok ]
+check "sftp: with its content" [ "$(cat "$IT_DIR/worker/putdir/f")" = hello-put ]
+check "sftp: with mode 0600" [ "$(stat -c %a "$IT_DIR/worker/putdir/f")" = 600 ]
+chmod 644 "$IT_DIR/worker/putdir/f"; echo old-and-longer-content > "$IT_DIR/worker/putdir/f"
+r=$(put "$IT_DIR/worker/putdir/f")
+check "sftp: an existing file is replaced and set to 0600" \
+    eval '[ "$r" = ok ] && [ "$(cat "$IT_DIR/worker/putdir/f")" = hello-put ] && [ "$(stat -c %a "$IT_DIR/worker/putdir/f")" = 600 ]'
+r=$(put "$IT_DIR/worker/no-such-dir/f")
+check "sftp: a missing directory is named" contains "$r" "worker: cannot write $IT_DIR/worker/no-such-dir/f: no such directory"
 "$IT_ROOT/tests/it/hosts.sh" stop-sshd
 s2=$(ask)
 check "session: sshd killed -> worker unreachable" jq_is "$s2" '.nodes[1].reachable' false
