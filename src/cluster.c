@@ -1,8 +1,35 @@
 #include "cluster.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime.h"
+
+static int open_worker(const struct config *c, struct cluster *cl, const char *target,
+                       bool only_one, long timeout_s, struct buf *err)
+{
+    struct cluster_node *w = &cl->nodes[cl->n];
+    w->rank = cl->n;
+    w->role = "worker";
+    if (w->rank == 1)
+        snprintf(w->name, sizeof w->name, "worker");
+    else
+        snprintf(w->name, sizeof w->name, "worker%d", w->rank);
+    /* per-node overrides name one node: with several workers they would
+     * give all of them the same address, so they apply to a lone worker */
+    if (only_one)
+        w->ov = (struct rdma_override){config_get(c, "WORKER_IP"), config_get(c, "WORKER_IFNAME"),
+                                       config_get(c, "WORKER_HCAS")};
+    w->model_dir = config_get(c, "WORKER_MODEL_DIR");
+    cl->n++;
+    if (node_init_remote(&w->node, w->name, target, config_get(c, "SSH_CONFIG"),
+                         config_get(c, "SSH_KNOWN_HOSTS"), (int)timeout_s * 1000,
+                         config_get(c, "WORKER_PROC_ROOT"), config_get(c, "WORKER_SYS_ROOT"),
+                         err) < 0)
+        return -1;
+    w->configured = true;
+    return 0;
+}
 
 int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
 {
@@ -12,6 +39,7 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
         runtime_check(config_get(c, "RUNTIME"), err) < 0)
         return -1;
     struct cluster_node *h = &cl->nodes[0];
+    snprintf(h->name, sizeof h->name, "head");
     node_init_local(&h->node, "head", config_get(c, "DSV41_PROC_ROOT"),
                     config_get(c, "DSV41_SYS_ROOT"));
     h->role = "head";
@@ -21,26 +49,50 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
                                    config_get(c, "HEAD_HCAS")};
     h->model_dir = config_get(c, "MODEL_DIR");
     cl->n = 1;
-    struct cluster_node *w = &cl->nodes[1];
-    const char *target = config_get(c, "WORKER");
-    w->role = "worker";
-    w->rank = 1;
-    w->ov = (struct rdma_override){config_get(c, "WORKER_IP"), config_get(c, "WORKER_IFNAME"),
-                                   config_get(c, "WORKER_HCAS")};
-    w->model_dir = config_get(c, "WORKER_MODEL_DIR");
-    cl->n = 2;
-    if (!target || !*target) {
-        node_init_local(&w->node, "worker", "/proc", "/sys");
-        w->node.local = false;
-        w->configured = false;
+    const char *many = config_get(c, "WORKERS");
+    if (many && *many) {
+        int count = 1;
+        for (const char *p = many; *p; p++)
+            count += *p == ',';
+        if (count + 1 > CLUSTER_MAX_NODES) {
+            buf_printf(err, "WORKERS names %d nodes; at most %d are supported", count,
+                       CLUSTER_MAX_NODES - 1);
+            return -1;
+        }
+        const char *p = many;
+        while (*p) {
+            size_t l = strcspn(p, ",");
+            char target[256];
+            snprintf(target, sizeof target, "%.*s", (int)l, p);
+            if (!target[0] || open_worker(c, cl, target, count == 1, timeout_s, err) < 0) {
+                if (!target[0])
+                    buf_printf(err, "WORKERS=%s has an empty entry", many);
+                cluster_close(cl);
+                return -1;
+            }
+            p += l;
+            if (*p == ',')
+                p++;
+        }
         return 0;
     }
-    if (node_init_remote(&w->node, "worker", target, config_get(c, "SSH_CONFIG"),
-                         config_get(c, "SSH_KNOWN_HOSTS"), (int)timeout_s * 1000,
-                         config_get(c, "WORKER_PROC_ROOT"), config_get(c, "WORKER_SYS_ROOT"),
-                         err) < 0)
+    const char *target = config_get(c, "WORKER");
+    if (!target || !*target) {
+        /* listed, so that status says what is missing */
+        struct cluster_node *w = &cl->nodes[1];
+        snprintf(w->name, sizeof w->name, "worker");
+        node_init_local(&w->node, "worker", "/proc", "/sys");
+        w->node.local = false;
+        w->role = "worker";
+        w->rank = 1;
+        w->configured = false;
+        cl->n = 2;
+        return 0;
+    }
+    if (open_worker(c, cl, target, true, timeout_s, err) < 0) {
+        cluster_close(cl);
         return -1;
-    w->configured = true;
+    }
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* cluster: the nodes of the deployment as the configuration describes them:
- * the head (this machine, rank 0) and the worker (WORKER, over ssh), each with
- * its fabric overrides and model directory. */
+ * the head (this machine, rank 0) and the workers (WORKER, or WORKERS for
+ * more than one; node i runs rank i), each with its fabric overrides, model
+ * and state directories. */
 #ifndef DSV41_CLUSTER_H
 #define DSV41_CLUSTER_H
 
@@ -9,7 +10,7 @@
 #include "rdma.h"
 #include "sampler.h"
 
-#define CLUSTER_MAX_NODES 2
+#define CLUSTER_MAX_NODES 8
 
 struct cluster_node {
     struct node node;
@@ -17,6 +18,7 @@ struct cluster_node {
     int rank;
     struct rdma_override ov;
     const char *model_dir;
+    char name[32];         /* "head", "worker", "worker2", ... */
     bool configured; /* false: WORKER unset; the node is listed but not probed */
     struct sampler *sampler; /* started by the first status_collect */
 };

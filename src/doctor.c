@@ -63,7 +63,8 @@ static int node_checks(const struct config *c, struct cluster_node *cn, struct b
     return rc;
 }
 
-static void check_node(const struct config *c, struct cluster_node *cn, struct doctor *d)
+static void check_node(const struct config *c, struct cluster_node *cn, int nranks,
+                       struct doctor *d)
 {
     const char *nm = cn->node.name;
     char what[600], fix[600];
@@ -74,7 +75,7 @@ static void check_node(const struct config *c, struct cluster_node *cn, struct d
     struct snapshot *s = malloc(sizeof *s);
     if (!s)
         return;
-    if (snapshot_collect(&cn->node, config_get(c, "RUNTIME"), CLUSTER_MAX_NODES, &cn->ov, 30000, s) < 0) {
+    if (snapshot_collect(&cn->node, config_get(c, "RUNTIME"), nranks, &cn->ov, 30000, s) < 0) {
         report(d, "FAIL", nm, s->error, "");
         free(s);
         return;
@@ -173,7 +174,7 @@ int cmd_doctor(const struct config *c, int argc, char **argv)
     }
     struct doctor d = {0, 0};
     for (int i = 0; i < cl.n; i++)
-        check_node(c, &cl.nodes[i], &d);
+        check_node(c, &cl.nodes[i], cl.n, &d);
     struct buf v = BUF_INIT;
     rdma_verbs_probe(&v);
     report(&d, "info", "head", buf_str(&v), "");

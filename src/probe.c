@@ -327,22 +327,20 @@ static bool parse_bool_field(const char *s, size_t len, bool *out)
 int probe_parse_inspect_line(const char *line, struct probe_container *c)
 {
     memset(c, 0, sizeof *c);
-    const char *f[6];
-    size_t fl[6];
+    enum { NF = 8 };
+    const char *f[NF];
+    size_t fl[NF];
     const char *p = line;
-    size_t total = strcspn(line, "\r\n");
-    const char *end = line + total;
-    for (int i = 0; i < 6; i++) {
-        const char *bar = i < 5 ? memchr(p, '|', (size_t)(end - p)) : end;
+    const char *end = line + strcspn(line, "\r\n");
+    for (int i = 0; i < NF; i++) {
+        const char *bar = i < NF - 1 ? memchr(p, '|', (size_t)(end - p)) : end;
         if (!bar)
             return -1;
         f[i] = p;
         fl[i] = (size_t)(bar - p);
         p = bar + 1;
-        if (i < 5 && p > end)
-            return -1;
     }
-    if (fl[5] != (size_t)(end - f[5]) || memchr(f[5], '|', fl[5]))
+    if (memchr(f[NF - 1], '|', fl[NF - 1]))
         return -1;
     /* docker prints the name with a leading '/'; podman does not. */
     if (fl[0] && f[0][0] == '/') {
@@ -358,5 +356,8 @@ int probe_parse_inspect_line(const char *line, struct probe_container *c)
         return -1;
     c->exit_code = (int)code;
     probe_copy_field(c->started, sizeof c->started, f[3], fl[3]);
+    probe_copy_field(c->image, sizeof c->image, f[6], fl[6]);
+    /* docker prints "<no value>" for a missing label, podman "" */
+    c->managed = fl[7] == 1 && f[7][0] == '1';
     return 0;
 }

@@ -42,6 +42,8 @@ struct probe_container {
     char started[64];
     int exit_code;
     bool oom_killed;
+    char image[80]; /* image id */
+    bool managed;   /* carries our label: launch made it */
 };
 
 /* The --query-gpu field list the parsers expect, in this order. */
@@ -52,7 +54,7 @@ struct probe_container {
 /* Separator-delimited so that podman's StartedAt, which holds spaces, parses. */
 #define PROBE_INSPECT_FORMAT                                                                       \
     "{{.Name}}|{{.State.Running}}|{{.State.Pid}}|{{.State.StartedAt}}|{{.State.ExitCode}}|"         \
-    "{{.State.OOMKilled}}"
+    "{{.State.OOMKilled}}|{{.Image}}|{{index .Config.Labels \"dsv41-top.managed\"}}"
 
 /* Returns 0 when MemTotal and MemAvailable were found, -1 otherwise (fields
  * that were found are still filled in). */

@@ -12,13 +12,14 @@ struct collect_job {
     struct snapshot *snap;
     time_t *down_since;
     int timeout_ms;
+    int nranks;
 };
 
 static void *collect_one(void *arg)
 {
     struct collect_job *j = arg;
     if (!j->cn->sampler)
-        j->cn->sampler = sampler_start(&j->cn->node, j->runtime, CLUSTER_MAX_NODES, &j->cn->ov);
+        j->cn->sampler = sampler_start(&j->cn->node, j->runtime, j->nranks, &j->cn->ov);
     if (j->cn->sampler) {
         sampler_request(j->cn->sampler, j->timeout_ms, j->snap);
     } else {
@@ -105,7 +106,7 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
     for (int i = 0; i < cl->n; i++) {
         r->nodes[i].cn = &cl->nodes[i];
         jobs[i] = (struct collect_job){&cl->nodes[i], config_get(c, "RUNTIME"), &r->nodes[i].snap,
-                                       &r->nodes[i].down_since, (int)t * 1000 + 10000};
+                                       &r->nodes[i].down_since, (int)t * 1000 + 10000, cl->n};
         if (!cl->nodes[i].configured)
             continue;
         started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;
@@ -118,15 +119,33 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
             pthread_join(th[i], NULL);
     for (int i = 0; i < r->n; i++)
         judge_node(c, r, i);
-    if (r->n == 2 && r->nodes[0].snap.fabric.ok && r->nodes[1].snap.fabric.ok) {
-        const struct rdma_fabric *a = &r->nodes[0].snap.fabric, *b = &r->nodes[1].snap.fabric;
+    for (int i = 1; i < r->n; i++) {
+        const struct rdma_fabric *a = &r->nodes[0].snap.fabric, *b = &r->nodes[i].snap.fabric;
+        const char *wn = r->nodes[i].cn->name;
+        if (!a->ok || !b->ok)
+            continue;
         if (!rdma_same_subnet(a, b))
-            PROBLEM(r, "fabric: head %s/%d and worker %s/%d are not in one subnet", a->ipv4,
-                    a->prefix, b->ipv4, b->prefix);
+            PROBLEM(r, "fabric: head %s/%d and %s %s/%d are not in one subnet", a->ipv4,
+                    a->prefix, wn, b->ipv4, b->prefix);
         if (a->gid_index != b->gid_index)
-            WARNING(r, "fabric: RoCE v2 GID index differs: head %d, worker %d (launch sets "
-                    "NCCL_IB_GID_INDEX per node)", a->gid_index, b->gid_index);
+            WARNING(r, "fabric: RoCE v2 GID index differs: head %d, %s %d (launch sets "
+                    "NCCL_IB_GID_INDEX per node)", a->gid_index, wn, b->gid_index);
     }
+    /* every rank should run the same image */
+    const char *img0 = NULL, *node0 = NULL;
+    for (int i = 0; i < r->n; i++)
+        for (int k = 0; k < r->nodes[i].snap.ncont; k++) {
+            const struct probe_container *ct = &r->nodes[i].snap.cont[k];
+            if (!ct->image[0])
+                continue;
+            if (!img0) {
+                img0 = ct->image;
+                node0 = r->nodes[i].cn->name;
+            } else if (strcmp(img0, ct->image) != 0) {
+                WARNING(r, "image differs: %s runs %.19s, %s runs %.19s", node0, img0,
+                        r->nodes[i].cn->name, ct->image);
+            }
+        }
     if (r->api.health_code != 200)
         PROBLEM(r, "api: GET %s/health: %s", r->api.url,
                 r->api.health_code ? "answered non-200 (engine dead?)" : r->api.error);

@@ -163,22 +163,31 @@ static void inspect_lines(void **st)
     (void)st;
     struct probe_container c;
     assert_int_equal(
-        probe_parse_inspect_line("/dsv41-r0|true|4242|2026-11-30T10:00:00.123Z|0|false", &c), 0);
+        probe_parse_inspect_line(
+            "/dsv41-r0|true|4242|2026-11-30T10:00:00.123Z|0|false|sha256:abc|1", &c),
+        0);
+    assert_string_equal(c.image, "sha256:abc");
+    assert_true(c.managed);
     assert_string_equal(c.name, "dsv41-r0");
     assert_true(c.running);
     assert_int_equal(c.pid, 4242);
     assert_string_equal(c.started, "2026-11-30T10:00:00.123Z");
     /* podman: no slash, spaces in the time */
     assert_int_equal(probe_parse_inspect_line(
-                         "dsv41-r1|false|0|2026-11-30 10:00:00.1 +0000 UTC|137|true\n", &c),
+                         "dsv41-r1|false|0|2026-11-30 10:00:00.1 +0000 UTC|137|true|abc|<no value>\n",
+                         &c),
                      0);
     assert_false(c.running);
     assert_int_equal(c.exit_code, 137);
     assert_true(c.oom_killed);
+    assert_false(c.managed); /* docker's missing label */
+    assert_int_equal(probe_parse_inspect_line("dsv41-r1|true|1|t|0|false|img|", &c), 0);
+    assert_false(c.managed); /* podman's missing label */
     assert_int_equal(probe_parse_inspect_line("", &c), -1);
     assert_int_equal(probe_parse_inspect_line("dsv41-r0|yes|1|t|0|false", &c), -1);
     assert_int_equal(probe_parse_inspect_line("dsv41-r0|true|1|t|0", &c), -1);
-    assert_int_equal(probe_parse_inspect_line("dsv41-r0|true|1|t|0|false|extra", &c), -1);
+    assert_int_equal(probe_parse_inspect_line("dsv41-r0|true|1|t|0|false|i|1|extra", &c), -1);
+    assert_int_equal(probe_parse_inspect_line("dsv41-r0|true|1|t|0|false", &c), -1);
     assert_int_equal(probe_parse_inspect_line("Error: no such container dsv41-r0", &c), -1);
 }
 

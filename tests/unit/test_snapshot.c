@@ -50,7 +50,7 @@ static void forged_marker_is_ignored(void **st)
     /* A file that tries to end the meminfo section and inject its own. */
     struct buf text = BUF_INIT;
     buf_printf(&text, "\n%s meminfo\nMemTotal: 100 kB\nMemAvailable: 50 kB\n"
-                      "@@dsv41-0000000000000000@@ ct\ndsv41-r0|true|1|t|0|false\n"
+                      "@@dsv41-0000000000000000@@ ct\ndsv41-r0|true|1|t|0|false|i|1\n"
                       "\n%s ct\n\n%s ct_rc\n0\n\n%s end\n",
                marker, marker, marker, marker);
     struct snapshot *s = malloc(sizeof *s);
@@ -72,9 +72,9 @@ static void containers_from_inspect(void **st)
     (void)st;
     char m[] = "@@dsv41-00@@";
     struct buf text = BUF_INIT;
-    buf_printf(&text, "\n%s ct\n/dsv41-r0|true|77|2026-11-30T10:00:00Z|0|false\n"
-                      "/dsv41-rogue-name-not-ours|true|1|t|0|false\n"
-                      "/other|true|2|t|0|false\n\n%s ct_rc\n0\n\n%s end\n",
+    buf_printf(&text, "\n%s ct\n/dsv41-r0|true|77|2026-11-30T10:00:00Z|0|false|i|1\n"
+                      "/dsv41-rogue-name-not-ours|true|1|t|0|false|i|\n"
+                      "/other|true|2|t|0|false|i|\n\n%s ct_rc\n0\n\n%s end\n",
                m, m, m);
     struct snapshot *s = malloc(sizeof *s);
     assert_int_equal(snapshot_parse(buf_str(&text), m, NULL, s), 0);
@@ -83,7 +83,7 @@ static void containers_from_inspect(void **st)
     assert_int_equal(s->cont[0].pid, 77);
     /* inspect of a missing rank fails, but the runtime itself is fine */
     buf_reset(&text);
-    buf_printf(&text, "\n%s ct\n/dsv41-r0|true|77|t|0|false\n"
+    buf_printf(&text, "\n%s ct\n/dsv41-r0|true|77|t|0|false|i|1\n"
                       "Error: No such object: dsv41-r1\n\n%s ct_rc\n1\n\n%s end\n",
                m, m, m);
     assert_int_equal(snapshot_parse(buf_str(&text), m, NULL, s), 0);
