@@ -128,3 +128,23 @@ int buf_read_file(struct buf *b, const char *path, size_t max)
     close(fd);
     return 0;
 }
+
+void buf_drain_lines(struct buf *b, size_t max, void (*fn)(void *ctx, const char *line, size_t len),
+                     void *ctx)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < b->len; i++) {
+        if (b->data[i] == '\n' || i - start >= max) {
+            size_t end = i;
+            if (end > start && b->data[end - 1] == '\r')
+                end--;
+            fn(ctx, b->data + start, end - start);
+            start = i + (b->data[i] == '\n');
+        }
+    }
+    if (start) {
+        memmove(b->data, b->data + start, b->len - start);
+        b->len -= start;
+        b->data[b->len] = '\0';
+    }
+}

@@ -24,6 +24,11 @@ void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 /* Returns the string (never NULL: "" for an empty buffer). */
 const char *buf_str(const struct buf *b);
+/* Calls fn for each complete line of b (without '\n' and a trailing '\r'; a
+ * line longer than max comes in pieces of max bytes) and removes them,
+ * keeping an unfinished last line for the next call. */
+void buf_drain_lines(struct buf *b, size_t max, void (*fn)(void *ctx, const char *line, size_t len),
+                     void *ctx);
 /* Reads a whole file, at most max bytes; -1 with errno on failure. */
 int buf_read_file(struct buf *b, const char *path, size_t max);
 

@@ -8,5 +8,9 @@
 int cmd_status(const struct config *c, int argc, char **argv);
 int cmd_doctor(const struct config *c, int argc, char **argv);
 int cmd_config(const struct config *c, int argc, char **argv);
+int cmd_launch(const struct config *c, int argc, char **argv);
+int cmd_stop(const struct config *c, int argc, char **argv);
+int cmd_restart(const struct config *c, int argc, char **argv);
+int cmd_logs(const struct config *c, int argc, char **argv);
 
 #endif

@@ -45,6 +45,8 @@ static const struct config_key KEYS[] = {
     {"GRAPH_MODE", "FULL_DECODE_ONLY", "cudagraph_mode", false},
     {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false},
     {"EXTRA", "", "extra vLLM arguments for rank 0 (split on blanks)", false},
+    {"EXTRA_ENV", "", "extra KEY=VALUE words for every rank's environment (e.g. NCCL_DEBUG=INFO)",
+     false},
     {"TP", "", "tensor parallel size (empty: the number of nodes)", false},
     {"PP", "1", "pipeline parallel size (TP x PP = nodes)", false},
     {"WORKERS", "", "more than one worker: host1,host2,... (rank i on node i; overrides WORKER)",
@@ -60,6 +62,8 @@ static const struct config_key KEYS[] = {
     {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true},
     {"RUNTIME", "docker", "container runtime CLI: docker or podman", false},
     {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false},
+    {"ULIMITS", "memlock=-1", "--ulimit values for the ranks (empty: none, where a sandbox "
+                              "forbids raising limits)", false},
     {"SSH_KNOWN_HOSTS", "~/.ssh/known_hosts", "known_hosts file for strict host key checks", false},
     {"SSH_CONFIG", "~/.ssh/config", "ssh client config (Host, HostName, User, Port, IdentityFile)",
      false},

@@ -192,7 +192,7 @@ static int rank_env(const struct config *c, const struct deploy_node *n, struct 
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL=st");
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL_MIN_ROWS=1");
     rc |= strv_addf(&r->env, "VLLM_HOST_IP=%s", n->ipv4);
-    return rc;
+    return rc | strv_add_words(&r->env, config_get(c, "EXTRA_ENV"));
 }
 
 static int run_args(const struct config *c, const struct deploy_node *n, struct deploy_rank *r)
@@ -212,11 +212,22 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
         rc |= strv_add(v, "--gpus");
         rc |= strv_add(v, gpus);
     }
-    static const char *fixed[] = {"--network", "host",    "--ipc",     "host",
-                                  "--privileged", "--ulimit", "memlock=-1", "--shm-size",
-                                  "32g"};
+    static const char *fixed[] = {"--network", "host", "--ipc", "host", "--privileged"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         rc |= strv_add(v, fixed[i]);
+    struct strv lim = STRV_INIT;
+    rc |= strv_add_words(&lim, config_get(c, "ULIMITS"));
+    for (int i = 0; i < lim.n; i++) {
+        rc |= strv_add(v, "--ulimit");
+        rc |= strv_add(v, lim.v[i]);
+    }
+    strv_free(&lim);
+    /* With the host's IPC namespace /dev/shm is the host's: docker ignores
+     * --shm-size then, podman refuses it. */
+    if (strcmp(config_get(c, "RUNTIME"), "podman") != 0) {
+        rc |= strv_add(v, "--shm-size");
+        rc |= strv_add(v, "32g");
+    }
     rc |= strv_add(v, "-v");
     rc |= strv_addf(v, "%s:/model:ro", n->model_dir);
     rc |= strv_add(v, "-v");
@@ -267,6 +278,17 @@ int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
         buf_printf(err, "TP=%ld x PP=%ld must equal the number of nodes (%d)", tp, pp, n);
         return -1;
     }
+    struct strv extra = STRV_INIT;
+    strv_add_words(&extra, config_get(c, "EXTRA_ENV"));
+    for (int i = 0; i < extra.n; i++)
+        if (!strchr(extra.v[i], '=') || extra.v[i][0] == '=' ||
+            strncmp(extra.v[i], "VLLM_API_KEY=", 13) == 0) {
+            buf_printf(err, "EXTRA_ENV: '%s' is not a KEY=VALUE word (and the key is not set "
+                            "this way)", extra.v[i]);
+            strv_free(&extra);
+            return -1;
+        }
+    strv_free(&extra);
     for (int i = 0; i < n; i++)
         if (!nodes[i].ipv4 || !*nodes[i].ipv4 || !nodes[i].ifname || !*nodes[i].ifname) {
             buf_printf(err, "%s: no fabric address (see `dsv41-top doctor`)", nodes[i].name);

@@ -26,6 +26,11 @@ static int cmd_version(const struct config *c, int argc, char **argv)
 }
 
 static const struct cmd_entry COMMANDS[] = {
+    {"launch", "[--dry-run] [--force]   start the deployment and wait until it answers",
+     cmd_launch},
+    {"stop", "[--force]  remove the ranks on every node", cmd_stop},
+    {"restart", "[--force]  stop, then launch", cmd_restart},
+    {"logs", "[r0|r1] [-f] [--tail N]   the ranks' logs", cmd_logs},
     {"status", "[--json]   every node, the fabric, the ranks and the API", cmd_status},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
     {"config", "           every setting, its value and where it came from", cmd_config},
@@ -38,8 +43,8 @@ static void usage(FILE *f)
                "Runs DeepSeek-V4.1-Flash with vLLM across DGX Spark nodes.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].usage);
-    fprintf(f, "\nThe console (no command), launch, stop, logs, smoke, bench, gates, download,\n"
-               "verify, copy-to-peer and guard are not built yet.\n"
+    fprintf(f, "\nThe console (no command), smoke, bench, gates, download, verify,\n"
+               "copy-to-peer and guard are not built yet.\n"
                "Run 'dsv41-top COMMAND --help' for a command's options.\n");
 }
 

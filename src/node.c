@@ -228,3 +228,128 @@ fail:
     buf_printf(err, "cannot run a local command: %s", strerror(errno));
     return -1;
 }
+
+struct node_stream {
+    struct sshio_stream *remote;
+    /* local */
+    pthread_t th;
+    pid_t pid;
+    int out_fd;
+    int stop[2];
+    sshio_line_fn on_line;
+    sshio_event_fn on_event;
+    void *ctx;
+    struct buf out;
+};
+
+static void *local_stream_main(void *arg)
+{
+    struct node_stream *s = arg;
+    if (s->on_event)
+        s->on_event(s->ctx, true);
+    for (;;) {
+        struct pollfd p[2] = {{s->out_fd, POLLIN, 0}, {s->stop[0], POLLIN, 0}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (p[1].revents)
+            break;
+        char tmp[16384];
+        ssize_t r = read(s->out_fd, tmp, sizeof tmp);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (s->out.len) /* the last line had no newline */
+                s->on_line(s->ctx, s->out.data, s->out.len);
+            buf_reset(&s->out);
+            break;
+        }
+        buf_append(&s->out, tmp, (size_t)r);
+        buf_drain_lines(&s->out, 1u << 20, s->on_line, s->ctx);
+    }
+    if (s->on_event)
+        s->on_event(s->ctx, false);
+    return NULL;
+}
+
+struct node_stream *node_stream_open(struct node *n, const char *cmd, sshio_line_fn on_line,
+                                     sshio_event_fn on_event, void *ctx)
+{
+    struct node_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->on_line = on_line;
+    s->on_event = on_event;
+    s->ctx = ctx;
+    if (!n->local) {
+        struct sshio *io = node_io(n);
+        s->remote = io ? sshio_stream_open(io, cmd, false, on_line, on_event, ctx) : NULL;
+        if (!s->remote) {
+            free(s);
+            return NULL;
+        }
+        return s;
+    }
+    int po[2];
+    if (pipe2(po, O_CLOEXEC) < 0) {
+        free(s);
+        return NULL;
+    }
+    if (pipe2(s->stop, O_CLOEXEC) < 0) {
+        close(po[0]);
+        close(po[1]);
+        free(s);
+        return NULL;
+    }
+    s->pid = fork();
+    if (s->pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        dup2(po[1], 1);
+        dup2(po[1], 2);
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(po[1]);
+    s->out_fd = po[0];
+    if (s->pid < 0 || pthread_create(&s->th, NULL, local_stream_main, s) != 0) {
+        if (s->pid > 0) {
+            kill(-s->pid, SIGKILL);
+            waitpid(s->pid, NULL, 0);
+        }
+        close(po[0]);
+        close(s->stop[0]);
+        close(s->stop[1]);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void node_stream_close(struct node *n, struct node_stream *s)
+{
+    if (!s)
+        return;
+    if (s->remote) {
+        sshio_stream_close(node_io(n), s->remote);
+    } else {
+        char c = 1;
+        if (write(s->stop[1], &c, 1) < 0) {
+            /* the thread also stops when the child's output ends */
+        }
+        kill(-s->pid, SIGTERM);
+        pthread_join(s->th, NULL);
+        kill(-s->pid, SIGKILL);
+        while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        close(s->out_fd);
+        close(s->stop[0]);
+        close(s->stop[1]);
+        buf_free(&s->out);
+    }
+    free(s);
+}

@@ -40,6 +40,16 @@ int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result 
  * -1 with a reason that names the node and the path. */
 int node_put(struct node *n, const char *path, const char *data, size_t len, int mode,
              struct buf *err);
+/* A long-running command on the node whose output (stdout and stderr)
+ * comes back line by line: remotely a channel of the node's session, locally
+ * a thread reading a child process. The callbacks run on that thread. */
+struct node_stream;
+
+struct node_stream *node_stream_open(struct node *n, const char *cmd, sshio_line_fn on_line,
+                                     sshio_event_fn on_event, void *ctx);
+/* Stops the command and frees the stream; no callback runs after it. */
+void node_stream_close(struct node *n, struct node_stream *s);
+
 /* The node's I/O thread (remote nodes only; started on first use). */
 struct sshio *node_io(struct node *n);
 /* Reachability, for display: false with since when and why. */

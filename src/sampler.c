@@ -88,7 +88,7 @@ struct sampler *sampler_start(struct node *n, const char *runtime, int nranks,
     buf_puts(&cmd, "exec sh -c ");
     buf_shell_quote(&cmd, buf_str(&loop));
     buf_free(&loop);
-    s->stream = sshio_stream_open(io, buf_str(&cmd), on_line, on_event, s);
+    s->stream = sshio_stream_open(io, buf_str(&cmd), true, on_line, on_event, s);
     if (!s->stream)
         goto fail;
     buf_free(&body);

@@ -39,6 +39,8 @@ struct work {
     struct buf out, errbuf, pending_in;
     bool closing;
     bool running; /* its command is up on the current session */
+    bool restart; /* run the command again when it ends */
+    bool ended;   /* ended and not to be restarted */
 };
 
 struct sshio {
@@ -90,26 +92,6 @@ static void finish_run(struct sshio *io, struct work *w, int rc, const char *why
     pthread_cond_broadcast(&io->cv);
 }
 
-/* Splits a stream's output into lines for its callback. */
-static void deliver_lines(struct work *w)
-{
-    size_t start = 0;
-    for (size_t i = 0; i < w->out.len; i++) {
-        if (w->out.data[i] == '\n' || i - start >= LINE_MAX_BYTES) {
-            size_t end = i;
-            if (end > start && w->out.data[end - 1] == '\r')
-                end--;
-            w->on_line(w->ctx, w->out.data + start, end - start);
-            start = i + (w->out.data[i] == '\n');
-        }
-    }
-    if (start) {
-        memmove(w->out.data, w->out.data + start, w->out.len - start);
-        w->out.len -= start;
-        w->out.data[w->out.len] = '\0';
-    }
-}
-
 /* Drops the session: runs in flight fail, streams wait for the next one.
  * A session that broke after a healthy while is retried at once (the node
  * is probably still there); a failed connect, or a session that breaks right
@@ -153,7 +135,7 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
 static bool has_pending(struct sshio *io)
 {
     for (struct work *w = io->works; w; w = w->next)
-        if ((w->kind != W_STREAM && !w->done) || (w->kind == W_STREAM && !w->closing))
+        if ((w->kind != W_STREAM && !w->done) || (w->kind == W_STREAM && !w->closing && !w->ended))
             return true;
     return false;
 }
@@ -218,13 +200,20 @@ static void stream_after(struct work *w, int r)
         if (w->on_event)
             w->on_event(w->ctx, true);
     }
-    deliver_lines(w);
+    buf_drain_lines(&w->out, LINE_MAX_BYTES, w->on_line, w->ctx);
     buf_reset(&w->errbuf);
     if (r == 1) {
-        /* the remote command ended: start it again on the next pass */
+        /* the remote command ended: flush a last unfinished line, then start
+         * it again on the next pass if its owner asked for that */
+        if (w->out.len) {
+            w->on_line(w->ctx, w->out.data, w->out.len);
+            buf_reset(&w->out);
+        }
         ssh_chan_free(w->ch);
         w->ch = NULL;
         w->running = false;
+        if (!w->restart)
+            w->ended = true;
         if (w->on_event)
             w->on_event(w->ctx, false);
     }
@@ -238,7 +227,7 @@ static int step_all(struct sshio *io, struct buf *why)
     pthread_mutex_lock(&io->mu);
     int rc = 0;
     for (struct work *w = io->works; w; w = w->next) {
-        if (w->kind == W_STREAM ? w->closing : w->done)
+        if (w->kind == W_STREAM ? (w->closing || w->ended) : w->done)
             continue;
         if (w->kind != W_STREAM && ssh_now_ms() > w->deadline) {
             if (io->opener == w)
@@ -485,8 +474,8 @@ int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, 
     return wait_work(io, &w);
 }
 
-struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, sshio_line_fn on_line,
-                                       sshio_event_fn on_event, void *ctx)
+struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, bool restart,
+                                       sshio_line_fn on_line, sshio_event_fn on_event, void *ctx)
 {
     struct work *w = calloc(1, sizeof *w);
     if (!w)
@@ -499,6 +488,7 @@ struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, sshio_
     }
     w->on_line = on_line;
     w->on_event = on_event;
+    w->restart = restart;
     w->ctx = ctx;
     pthread_mutex_lock(&io->mu);
     w->next = io->works;

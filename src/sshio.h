@@ -36,8 +36,11 @@ int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, 
               int timeout_ms, bool force, struct buf *err);
 /* True while a session is up (a stale one counts until it is used). */
 bool sshio_connected(struct sshio *io);
-struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, sshio_line_fn on_line,
-                                       sshio_event_fn on_event, void *ctx);
+/* restart: run the command again whenever it ends (a sampler); without it
+ * the stream ends with its command (a log that stops). Either way a stream
+ * cut by a broken session is started again once the session is back. */
+struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, bool restart,
+                                       sshio_line_fn on_line, sshio_event_fn on_event, void *ctx);
 /* Queues bytes for the stream's stdin. */
 int sshio_stream_write(struct sshio *io, struct sshio_stream *s, const char *data, size_t len);
 /* Closes and frees the stream; no callback runs after it returns. */

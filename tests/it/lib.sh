@@ -26,7 +26,8 @@ on_host() { # head|worker cmd...
 # The environment dsv41-top gets on the head in every test.
 head_env() {
     echo WORKER=worker SSH_CONFIG="$IT_DIR/ssh_config" SSH_KNOWN_HOSTS="$IT_DIR/known_hosts" \
-        SSH_TIMEOUT=3 SSH_AUTH_SOCK= RUNTIME=podman GPUS= HOME="$IT_DIR/home" \
+        SSH_TIMEOUT=3 SSH_AUTH_SOCK= RUNTIME=podman GPUS= ULIMITS= HOME="$IT_DIR/home" \
+        IMG="$SIM_IMAGE" WORKER_STATE_DIR="$IT_DIR/worker/state" \
         XDG_CONFIG_HOME="$IT_DIR/home/.config" STATE_DIR="$IT_DIR/head/state" \
         DSV41_SYS_ROOT="$IT_ROOT/tests/fixtures/sysfs/spark-head" \
         WORKER_SYS_ROOT="$IT_ROOT/tests/fixtures/sysfs/spark-worker"

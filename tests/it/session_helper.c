@@ -66,7 +66,7 @@ static void multiplex(const struct config *c, struct cluster *cl, struct status_
         node_io(w),
         "i=0; while [ $i -lt 200 ]; do echo line$i; i=$((i+1)); [ $((i % 20)) = 0 ] && sleep 0.05; "
         "done; head -c 2500000 /dev/zero | tr '\\0' x; echo; sleep 30",
-        on_line, NULL, &col);
+        false, on_line, NULL, &col);
     struct runner r1 = {w, 0}, r2 = {w, 0};
     pthread_t t1, t2;
     pthread_create(&t1, NULL, run_commands, &r1);

@@ -68,7 +68,8 @@ static void load(struct config *c, char **flags, int n)
 {
     static const char *clear[] = {"KV_BYTES", "MAX_LEN", "MAX_SEQS", "NSPEC", "BATCH", "GPU_UTIL",
                                   "PORT", "MPORT", "IMG", "EXTRA", "GRAPH_MODE", "PLAN_NAME",
-                                  "GPUS", "TP", "PP", "VLLM_CMD"};
+                                  "GPUS", "TP", "PP", "VLLM_CMD", "EXTRA_ENV", "RUNTIME",
+                                  "ULIMITS"};
     for (size_t i = 0; i < sizeof clear / sizeof *clear; i++)
         unsetenv(clear[i]);
     struct buf err = BUF_INIT;
@@ -209,6 +210,33 @@ static void each_override(void **st)
         deploy_free(&p);
     }
     /* env overrides */
+    {
+        char *ex[] = {"EXTRA_ENV=NCCL_DEBUG_SUBSYS=INIT FOO=bar"};
+        struct deploy_plan q;
+        build(ex, 1, 2, &q);
+        assert_string_equal(strv_env_get(&q.ranks[1].env, "FOO"), "bar");
+        assert_string_equal(q.ranks[1].env.v[q.ranks[1].env.n - 2], "NCCL_DEBUG_SUBSYS=INIT");
+        deploy_free(&q);
+    }
+    {
+        char *pod[] = {"RUNTIME=podman"};
+        struct deploy_plan q;
+        build(pod, 1, 2, &q);
+        char *line = joined(&q.ranks[0].run);
+        assert_null(strstr(line, "--shm-size"));
+        assert_non_null(strstr(line, "--ipc host --privileged --ulimit memlock=-1 -v "));
+        free(line);
+        deploy_free(&q);
+    }
+    {
+        char *lim[] = {"ULIMITS="};
+        struct deploy_plan q;
+        build(lim, 1, 2, &q);
+        char *line = joined(&q.ranks[0].run);
+        assert_null(strstr(line, "--ulimit"));
+        free(line);
+        deploy_free(&q);
+    }
     char *flags[] = {"PLAN_NAME=other.json", "GPUS="};
     struct deploy_plan p;
     build(flags, 2, 2, &p);
@@ -255,6 +283,8 @@ static void refused(void **st)
         {"GPU_UTIL=1.5", 2, "GPU_UTIL=1.5 must be in (0, 1]"},
         {"MAX_LEN=lots", 2, "MAX_LEN=lots is not a whole number"},
         {"MAX_SEQS=0", 2, "out of range"},
+        {"EXTRA_ENV=NOEQUALS", 2, "EXTRA_ENV: 'NOEQUALS' is not a KEY=VALUE word"},
+        {"EXTRA_ENV=VLLM_API_KEY=x", 2, "EXTRA_ENV: 'VLLM_API_KEY=x'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         struct config c;

@@ -1,0 +1,243 @@
+/* `dsv41-top launch | stop | restart | logs`: options in, engine calls out. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "commands.h"
+#include "launch.h"
+#include "ranks.h"
+#include "runtime.h"
+
+static int usage(FILE *f, const char *text, int rc)
+{
+    fputs(text, f);
+    return rc;
+}
+
+static const char LAUNCH_USAGE[] =
+    "usage: dsv41-top launch [--dry-run] [--force] [--timeout SEC]\n"
+    "  Starts the deployment: fabric and preflight on every node, the API key\n"
+    "  (STATE_DIR/api_key, created once), env files and the EXL3 plan on every node,\n"
+    "  the workers' ranks, then the head's; waits until the API answers.\n"
+    "  --dry-run     print every node's command and environment (key redacted), change nothing\n"
+    "  --force       replace a running deployment and containers not started by dsv41-top\n"
+    "  --timeout SEC how long to wait for the API (READY_TIMEOUT, default 2700)\n";
+
+static int parse_launch(const struct config *c, int argc, char **argv, struct launch_opts *o)
+{
+    static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'},
+                                         {"force", no_argument, NULL, 'f'},
+                                         {"timeout", required_argument, NULL, 't'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    memset(o, 0, sizeof *o);
+    o->timeout_s = atoi(config_get(c, "READY_TIMEOUT"));
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "nft:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'n':
+            o->dry_run = true;
+            break;
+        case 'f':
+            o->force = true;
+            break;
+        case 't':
+            o->timeout_s = atoi(optarg);
+            if (o->timeout_s <= 0)
+                return usage(stderr, "--timeout wants a number of seconds\n", 2);
+            break;
+        case 'h':
+            return usage(stdout, LAUNCH_USAGE, 0) - 1;
+        default:
+            return usage(stderr, LAUNCH_USAGE, 2);
+        }
+    }
+    if (optind < argc)
+        return usage(stderr, LAUNCH_USAGE, 2);
+    return o->timeout_s > 0 ? 0 : usage(stderr, "READY_TIMEOUT must be a positive number\n", 2);
+}
+
+int cmd_launch(const struct config *c, int argc, char **argv)
+{
+    struct launch_opts o;
+    int rc = parse_launch(c, argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    return launch_run(c, &o);
+}
+
+static int stop_all(const struct config *c, bool force)
+{
+    struct cluster cl;
+    struct buf err = BUF_INIT;
+    if (cluster_open(c, &cl, &err) < 0) {
+        fprintf(stderr, "dsv41-top: %s\n", buf_str(&err));
+        buf_free(&err);
+        return 2;
+    }
+    int bad = ranks_stop_all(c, &cl, force, stdout);
+    cluster_close(&cl);
+    return bad ? 1 : 0;
+}
+
+static const char STOP_USAGE[] = "usage: dsv41-top stop [--force]\n"
+                                 "  Removes the ranks on every node (idempotent). Containers named\n"
+                                 "  dsv41-r* that dsv41-top did not start are left unless --force.\n";
+
+int cmd_stop(const struct config *c, int argc, char **argv)
+{
+    bool force = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--force") == 0)
+            force = true;
+        else
+            return usage(strcmp(argv[i], "--help") ? stderr : stdout, STOP_USAGE,
+                         strcmp(argv[i], "--help") ? 2 : 0);
+    }
+    return stop_all(c, force);
+}
+
+int cmd_restart(const struct config *c, int argc, char **argv)
+{
+    struct launch_opts o;
+    int rc = parse_launch(c, argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (!o.dry_run && (rc = stop_all(c, o.force)) != 0)
+        return rc;
+    return launch_run(c, &o);
+}
+
+/* ---- logs ---- */
+
+static volatile sig_atomic_t g_stop_logs;
+
+static void on_sig(int sig)
+{
+    (void)sig;
+    g_stop_logs = 1;
+}
+
+struct log_ctx {
+    int rank;
+    bool prefix;
+    bool ended;
+};
+
+static void print_line(void *ctx, const char *line, size_t len)
+{
+    struct log_ctx *l = ctx;
+    /* a log line must never move the cursor or change colours */
+    char clean[8192];
+    probe_copy_field(clean, sizeof clean, line, len);
+    flockfile(stdout);
+    if (l->prefix)
+        printf("r%d| ", l->rank);
+    printf("%s\n", clean);
+    fflush(stdout);
+    funlockfile(stdout);
+}
+
+static void on_end(void *ctx, bool up)
+{
+    if (!up)
+        ((struct log_ctx *)ctx)->ended = true;
+}
+
+static const char LOGS_USAGE[] =
+    "usage: dsv41-top logs [r0|r1|rN] [-f] [--tail N]\n"
+    "  The ranks' logs since their container started (the current run), both ranks\n"
+    "  unless one is named, each line prefixed with its rank. Control sequences\n"
+    "  are shown as '?'.\n"
+    "  -f, --follow  keep printing new lines until Ctrl-C\n"
+    "  --tail N      only the last N lines of each rank\n";
+
+int cmd_logs(const struct config *c, int argc, char **argv)
+{
+    static const struct option opts[] = {{"follow", no_argument, NULL, 'f'},
+                                         {"tail", required_argument, NULL, 'n'},
+                                         {"since-start", no_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    bool follow = false;
+    int tail = -1, only = -1, ch;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "fn:sh", opts, NULL)) != -1) {
+        if (ch == 'f')
+            follow = true;
+        else if (ch == 'n')
+            tail = atoi(optarg);
+        else if (ch == 's')
+            ; /* the default: a launch makes a new container, its log is this run's */
+        else
+            return usage(ch == 'h' ? stdout : stderr, LOGS_USAGE, ch == 'h' ? 0 : 2);
+    }
+    if (optind < argc) {
+        const char *r = argv[optind];
+        char *end;
+        only = (r[0] == 'r') ? (int)strtol(r + 1, &end, 10) : -1;
+        if (r[0] != 'r' || !r[1] || *end || only < 0 || optind + 1 < argc)
+            return usage(stderr, LOGS_USAGE, 2);
+    }
+    struct cluster cl;
+    struct buf err = BUF_INIT;
+    if (cluster_open(c, &cl, &err) < 0) {
+        fprintf(stderr, "dsv41-top logs: %s\n", buf_str(&err));
+        buf_free(&err);
+        return 2;
+    }
+    if (only >= cl.n) {
+        fprintf(stderr, "dsv41-top logs: there is no rank %d (%d nodes)\n", only, cl.n);
+        cluster_close(&cl);
+        return 2;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_sig;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct log_ctx ctx[CLUSTER_MAX_NODES];
+    struct node_stream *st[CLUSTER_MAX_NODES] = {NULL};
+    int rc = 0;
+    for (int i = 0; i < cl.n; i++) {
+        if ((only >= 0 && i != only) || !cl.nodes[i].configured)
+            continue;
+        ctx[i] = (struct log_ctx){i, only < 0, false};
+        struct buf cmd = BUF_INIT;
+        char name[32];
+        snprintf(name, sizeof name, "dsv41-r%d", i);
+        runtime_cmd_logs(&cmd, config_get(c, "RUNTIME"), name, follow, tail);
+        buf_puts(&cmd, " 2>&1");
+        st[i] = node_stream_open(&cl.nodes[i].node, buf_str(&cmd), print_line, on_end, &ctx[i]);
+        if (!st[i])
+            rc = 1;
+        buf_free(&cmd);
+    }
+    /* until every stream ended (or Ctrl-C); a dead node ends its stream */
+    for (;;) {
+        bool all = true;
+        for (int i = 0; i < cl.n; i++)
+            if (st[i] && !ctx[i].ended)
+                all = false;
+        if (all || g_stop_logs)
+            break;
+        for (int i = 0; i < cl.n; i++) {
+            char why[512];
+            time_t since;
+            if (st[i] && !ctx[i].ended && !node_reachable(&cl.nodes[i].node, &since, why, sizeof why)) {
+                fprintf(stderr, "%s: %s\n", cl.nodes[i].name, why);
+                ctx[i].ended = true;
+                rc = 1;
+            }
+        }
+        usleep(100000);
+    }
+    for (int i = 0; i < cl.n; i++)
+        node_stream_close(&cl.nodes[i].node, st[i]);
+    cluster_close(&cl);
+    return rc;
+}

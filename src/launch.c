@@ -1,0 +1,629 @@
+#include "launch.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "apikey.h"
+#include "deploy.h"
+#include "exl3plan.h"
+#include "phase.h"
+#include "ranks.h"
+#include "runtime.h"
+#include "status.h"
+
+#define TAIL_LINES 40
+#define PULL_TIMEOUT_MS (60 * 60 * 1000)
+
+static const char *MODEL_FILES[] = {"config.json", "model.safetensors.index.json",
+                                    "model-00005-of-00006.safetensors",
+                                    "model-00006-of-00006.safetensors"};
+
+/* What launch keeps per node. */
+struct lnode {
+    struct cluster_node *cn;
+    char state_dir[512];
+    struct deploy_node dn;
+    /* the rank's log, watched while it starts */
+    struct node_stream *logs;
+    pthread_mutex_t mu;
+    struct phase_state ph;
+    char tail[TAIL_LINES][256];
+    int ntail;
+    enum phase shown;
+};
+
+static volatile sig_atomic_t g_interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_interrupted = 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_log_line(void *ctx, const char *line, size_t len)
+{
+    struct lnode *l = ctx;
+    pthread_mutex_lock(&l->mu);
+    phase_feed(&l->ph, line, len);
+    probe_copy_field(l->tail[l->ntail % TAIL_LINES], sizeof l->tail[0], line, len);
+    l->ntail++;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void print_tail(struct lnode *l)
+{
+    pthread_mutex_lock(&l->mu);
+    int n = l->ntail < TAIL_LINES ? l->ntail : TAIL_LINES;
+    printf("---- last %d lines of dsv41-r%d on %s ----\n", n, l->cn->rank, l->cn->name);
+    for (int i = l->ntail - n; i < l->ntail; i++)
+        printf("  %s\n", l->tail[i % TAIL_LINES]);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* STATE_DIR on a worker: WORKER_STATE_DIR, else an explicit STATE_DIR, else
+ * the default directory in that worker's own home. */
+static int resolve_state_dir(const struct config *c, struct lnode *l, struct buf *err)
+{
+    if (l->cn->rank == 0 || *config_get(c, "WORKER_STATE_DIR")) {
+        snprintf(l->state_dir, sizeof l->state_dir, "%s",
+                 l->cn->rank == 0 ? config_get(c, "STATE_DIR")
+                                  : config_get(c, "WORKER_STATE_DIR"));
+        return 0;
+    }
+    for (int i = 0; i < c->count; i++)
+        if (strcmp(c->values[i].key, "STATE_DIR") == 0 &&
+            c->values[i].source != CONFIG_SRC_DEFAULT) {
+            snprintf(l->state_dir, sizeof l->state_dir, "%s", c->values[i].value);
+            return 0;
+        }
+    struct ssh_result res;
+    if (node_run(&l->cn->node, "printf '%s' \"$HOME\"", 30000, &res, err) < 0)
+        return -1;
+    snprintf(l->state_dir, sizeof l->state_dir, "%s/.dsv41-two-sparks", buf_str(&res.out));
+    ssh_result_free(&res);
+    return 0;
+}
+
+static void print_plan(const struct config *c, const struct deploy_plan *p, struct lnode *ln)
+{
+    for (int i = 0; i < p->nnodes; i++) {
+        const struct deploy_rank *r = &p->ranks[i];
+        struct buf cmd = BUF_INIT, env = BUF_INIT;
+        strv_join_shell(&r->run, &cmd);
+        deploy_env_text(r, NULL, &env);
+        printf("# %s (rank %d): %s\n%s %s\n", ln[i].cn->name, r->rank, r->env_file,
+               config_get(c, "RUNTIME"), buf_str(&cmd));
+        printf("# %s, mode 0600:\n%s", r->env_file, buf_str(&env));
+        if (r->rank == 0)
+            printf("VLLM_API_KEY=<redacted: read from %s>\n", config_get(c, "API_KEY_FILE"));
+        printf("\n");
+        buf_free(&cmd);
+        buf_free(&env);
+    }
+}
+
+/* Model files, image (pulled when missing), disk, on one node. */
+static int preflight_node(const struct config *c, struct lnode *l)
+{
+    const char *rt = config_get(c, "RUNTIME"), *img = config_get(c, "IMG");
+    struct buf s = BUF_INIT, err = BUF_INIT;
+    buf_puts(&s, "D=");
+    buf_shell_quote(&s, l->dn.model_dir);
+    buf_puts(&s, "; for f in");
+    for (size_t i = 0; i < sizeof MODEL_FILES / sizeof *MODEL_FILES; i++)
+        buf_printf(&s, " %s", MODEL_FILES[i]);
+    buf_puts(&s, " exl3/plan/");
+    buf_shell_quote(&s, config_get(c, "PLAN_NAME"));
+    buf_puts(&s, "; do [ -e \"$D/$f\" ] || echo \"missing $D/$f\"; done; if ");
+    runtime_cmd_image_present(&s, rt, img);
+    buf_puts(&s, "; then echo image-present; fi; df -Pk ");
+    buf_shell_quote(&s, l->state_dir);
+    buf_puts(&s, " 2>/dev/null | awk 'NR==2 {print \"df \" $4}'");
+    struct ssh_result res;
+    int rc = 0;
+    if (node_run(&l->cn->node, buf_str(&s), 60000, &res, &err) < 0) {
+        printf("%s: preflight failed: %s\n", l->cn->name, buf_str(&err));
+        rc = -1;
+        goto out;
+    }
+    bool image = strstr(buf_str(&res.out), "image-present") != NULL;
+    for (const char *p = buf_str(&res.out); *p;) {
+        size_t n = strcspn(p, "\n");
+        if (n > 8 && strncmp(p, "missing ", 8) == 0) {
+            printf("%s: missing %.*s\n  fix: %s\n", l->cn->name, (int)(n - 8), p + 8,
+                   l->cn->rank == 0
+                       ? "dsv41-top download (the script era: scripts/download.sh)"
+                       : "dsv41-top copy-to-peer from the head (or download on this node)");
+            rc = -1;
+        } else if (n > 3 && strncmp(p, "df ", 3) == 0 && atof(p + 3) < 20 * 1048576.0) {
+            printf("warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
+                   atof(p + 3) / 1048576, l->state_dir);
+        }
+        p += n;
+        if (*p)
+            p++;
+    }
+    ssh_result_free(&res);
+    if (rc < 0 || image)
+        goto out;
+    printf("%s: image %s missing: pulling...\n", l->cn->name, img);
+    fflush(stdout);
+    buf_reset(&s);
+    buf_shell_quote(&s, rt);
+    buf_puts(&s, " pull ");
+    buf_shell_quote(&s, img);
+    buf_puts(&s, " 2>&1 | tail -n 5");
+    if (node_run(&l->cn->node, buf_str(&s), PULL_TIMEOUT_MS, &res, &err) < 0) {
+        printf("%s: pull failed: %s\n", l->cn->name, buf_str(&err));
+        rc = -1;
+        goto out;
+    }
+    ssh_result_free(&res);
+    buf_reset(&s);
+    runtime_cmd_image_present(&s, rt, img);
+    if (node_run(&l->cn->node, buf_str(&s), 60000, &res, &err) < 0 || res.exit_status != 0) {
+        printf("%s: cannot pull %s (no registry access? pull it by hand: %s pull %s)\n",
+               l->cn->name, img, rt, img);
+        rc = -1;
+    }
+    if (res.out.data || res.err.data)
+        ssh_result_free(&res);
+out:
+    buf_free(&s);
+    buf_free(&err);
+    return rc;
+}
+
+/* The image id each node will run, printed, with a warning when they differ. */
+static void show_image_ids(const struct config *c, struct lnode *ln, int n)
+{
+    char first[80] = "";
+    for (int i = 0; i < n; i++) {
+        struct buf s = BUF_INIT, err = BUF_INIT;
+        buf_shell_quote(&s, config_get(c, "RUNTIME"));
+        buf_puts(&s, " image inspect -f '{{.Id}}' ");
+        buf_shell_quote(&s, config_get(c, "IMG"));
+        struct ssh_result res;
+        if (node_run(&ln[i].cn->node, buf_str(&s), 60000, &res, &err) == 0) {
+            char id[80];
+            probe_copy_field(id, sizeof id, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
+            printf("  %-8s image id %.24s\n", ln[i].cn->name, id);
+            if (!first[0])
+                snprintf(first, sizeof first, "%s", id);
+            else if (strcmp(first, id) != 0)
+                printf("warning: %s has image id %.24s, head has %.24s: the nodes run "
+                       "different builds\n",
+                       ln[i].cn->name, id, first);
+            ssh_result_free(&res);
+        }
+        buf_free(&s);
+        buf_free(&err);
+    }
+}
+
+/* State: the key (head), dirs, env files and the rewritten plan everywhere. */
+static int write_state(const struct config *c, const struct deploy_plan *p, struct lnode *ln,
+                       int n)
+{
+    struct buf key = BUF_INIT, why = BUF_INIT, plan = BUF_INIT, rewritten = BUF_INIT;
+    int rc = -1;
+    if (apikey_ensure(config_get(c, "API_KEY_FILE"), &key, &why) < 0) {
+        printf("head: %s\n", buf_str(&why));
+        goto out;
+    }
+    struct buf path = BUF_INIT;
+    buf_printf(&path, "%s/exl3/plan/%s", ln[0].dn.model_dir, config_get(c, "PLAN_NAME"));
+    if (buf_read_file(&plan, buf_str(&path), 64u << 20) < 0) {
+        printf("head: cannot read the plan %s: %s\n  fix: dsv41-top download (the plan is part "
+               "of the checkpoint), or set PLAN_NAME\n",
+               buf_str(&path), strerror(errno));
+        buf_free(&path);
+        goto out;
+    }
+    if (exl3plan_rewrite(buf_str(&plan), buf_str(&path), &rewritten, &why) < 0) {
+        printf("head: %s\n", buf_str(&why));
+        buf_free(&path);
+        goto out;
+    }
+    buf_free(&path);
+    for (int i = 0; i < n; i++) {
+        struct buf cmd = BUF_INIT, env = BUF_INIT, target = BUF_INIT, err = BUF_INIT;
+        buf_puts(&cmd, "umask 077; mkdir -p ");
+        buf_shell_quote(&cmd, ln[i].state_dir);
+        buf_puts(&cmd, "/plans ");
+        buf_shell_quote(&cmd, ln[i].state_dir);
+        buf_puts(&cmd, "/cache");
+        struct ssh_result res;
+        bool ok = node_run(&ln[i].cn->node, buf_str(&cmd), 30000, &res, &err) == 0;
+        if (ok) {
+            ok = res.exit_status == 0;
+            if (!ok)
+                buf_printf(&err, "%s: cannot create %s: %.200s", ln[i].cn->name,
+                           ln[i].state_dir, buf_str(&res.err));
+            ssh_result_free(&res);
+        }
+        deploy_env_text(&p->ranks[i], buf_str(&key), &env);
+        ok = ok && node_put(&ln[i].cn->node, p->ranks[i].env_file, env.data, env.len, 0600,
+                            &err) == 0;
+        buf_printf(&target, "%s/plans/%s", ln[i].state_dir, config_get(c, "PLAN_NAME"));
+        ok = ok && node_put(&ln[i].cn->node, buf_str(&target), rewritten.data, rewritten.len,
+                            0644, &err) == 0;
+        if (!ok)
+            printf("%s\n", buf_str(&err));
+        apikey_scrub(&env);
+        buf_free(&cmd);
+        buf_free(&target);
+        buf_free(&err);
+        if (!ok)
+            goto out;
+    }
+    rc = 0;
+out:
+    apikey_scrub(&key);
+    buf_free(&why);
+    buf_free(&plan);
+    buf_free(&rewritten);
+    return rc;
+}
+
+/* The head serves PORT and MPORT; something else holding them would make
+ * rank 0 fail late and obscurely. dsv41-top runs on the head. */
+static int port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0 || errno != EADDRINUSE;
+    close(fd);
+    return ok;
+}
+
+static void kill_all(const struct config *c, struct lnode *ln, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct buf err = BUF_INIT;
+        ranks_kill(&ln[i].cn->node, config_get(c, "RUNTIME"), ln[i].cn->rank, &err);
+        buf_free(&err);
+    }
+}
+
+static void close_logs(struct lnode *ln, int n)
+{
+    for (int i = 0; i < n; i++) {
+        node_stream_close(&ln[i].cn->node, ln[i].logs);
+        ln[i].logs = NULL;
+    }
+}
+
+/* Watches the ranks until the API answers with the key. */
+static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeout_s, double t0)
+{
+    const char *rt = config_get(c, "RUNTIME");
+    struct buf base = BUF_INIT, key = BUF_INIT, why = BUF_INIT;
+    api_base_url(c, &base);
+    api_load_key(c, &key, &why);
+    for (int i = 0; i < n; i++) {
+        struct buf cmd = BUF_INIT;
+        char name[32];
+        snprintf(name, sizeof name, "dsv41-r%d", ln[i].cn->rank);
+        runtime_cmd_logs(&cmd, rt, name, true, -1);
+        ln[i].logs = node_stream_open(&ln[i].cn->node, buf_str(&cmd), on_log_line, NULL, &ln[i]);
+        buf_free(&cmd);
+    }
+    int rc = 1;
+    double next_state = 0;
+    const char *failure = NULL;
+    char failbuf[512] = "";
+    while (!g_interrupted) {
+        double t = now_s();
+        for (int i = 0; i < n; i++) {
+            pthread_mutex_lock(&ln[i].mu);
+            if (ln[i].ph.phase != ln[i].shown) {
+                ln[i].shown = ln[i].ph.phase;
+                printf("[%7.1fs] r%d %-7s %-22s %.90s\n", t - t0, ln[i].cn->rank, ln[i].cn->name,
+                       phase_name(ln[i].ph.phase), ln[i].ph.detail);
+                fflush(stdout);
+            }
+            if (ln[i].ph.failed && !failure) {
+                snprintf(failbuf, sizeof failbuf, "r%d on %s logged a fatal line during %s: %s",
+                         ln[i].cn->rank, ln[i].cn->name, phase_name(ln[i].ph.phase),
+                         ln[i].ph.fatal);
+                failure = failbuf;
+            }
+            pthread_mutex_unlock(&ln[i].mu);
+        }
+        if (failure)
+            break;
+        struct buf body = BUF_INIT, err = BUF_INIT;
+        long code = api_get(buf_str(&base), "/v1/models", buf_str(&key), 1000, &body, &err);
+        buf_free(&body);
+        buf_free(&err);
+        if (code == 200) {
+            rc = 0;
+            break;
+        }
+        if (t >= next_state) {
+            next_state = t + 1.0;
+            for (int i = 0; i < n && !failure; i++) {
+                struct probe_container ct;
+                struct buf e = BUF_INIT;
+                int have = ranks_inspect(&ln[i].cn->node, rt, ln[i].cn->rank, &ct, &e);
+                if (have == 0 || (have == 1 && !ct.running)) {
+                    pthread_mutex_lock(&ln[i].mu);
+                    snprintf(failbuf, sizeof failbuf, "r%d on %s %s during %s", ln[i].cn->rank,
+                             ln[i].cn->name, have ? "exited" : "disappeared",
+                             phase_name(ln[i].ph.phase));
+                    pthread_mutex_unlock(&ln[i].mu);
+                    if (have)
+                        snprintf(failbuf + strlen(failbuf), sizeof failbuf - strlen(failbuf),
+                                 " (exit code %d%s)", ct.exit_code,
+                                 ct.oom_killed ? ", OOM-killed" : "");
+                    failure = failbuf;
+                }
+                buf_free(&e);
+            }
+            if (failure)
+                break;
+        }
+        if (t - t0 > timeout_s) {
+            snprintf(failbuf, sizeof failbuf,
+                     "the API did not answer within %d s (READY_TIMEOUT; first boot takes "
+                     "~12 min)",
+                     timeout_s);
+            failure = failbuf;
+            break;
+        }
+        usleep(200000);
+    }
+    if (g_interrupted && rc) {
+        snprintf(failbuf, sizeof failbuf, "interrupted");
+        failure = failbuf;
+    }
+    /* what the logs said up to here, before the streams go */
+    usleep(rc ? 300000 : 0);
+    close_logs(ln, n);
+    if (rc == 0) {
+        long kv = -1;
+        for (int i = 0; i < n; i++)
+            if (ln[i].ph.kv_tokens > 0)
+                kv = ln[i].ph.kv_tokens;
+        printf("ready after %.1f s: %s/v1, model %s", now_s() - t0, buf_str(&base),
+               DEPLOY_SERVED_NAME);
+        if (kv > 0)
+            printf(", KV cache %ld tokens", kv);
+        printf("\n");
+    } else {
+        printf("launch failed: %s\n", failure ? failure : "unknown");
+        for (int i = 0; i < n; i++)
+            print_tail(&ln[i]);
+        printf("stopping the other ranks (they would wait in NCCL for the dead one)\n");
+        kill_all(c, ln, n);
+    }
+    apikey_scrub(&key);
+    buf_free(&base);
+    buf_free(&why);
+    return rc;
+}
+
+/* Refuses a running deployment (unless forced) and foreign containers. */
+static int check_existing(const struct status_report *r, bool force, int n)
+{
+    int running = 0, foreign = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < r->nodes[i].snap.ncont; k++) {
+            const struct probe_container *ct = &r->nodes[i].snap.cont[k];
+            if (!ct->managed) {
+                printf("%s: a container named %s exists that dsv41-top did not start%s\n",
+                       r->nodes[i].cn->name, ct->name,
+                       force ? ": removing it (--force)" : "; remove it or use --force");
+                foreign++;
+            } else if (ct->running) {
+                running++;
+            }
+        }
+    if (foreign && !force)
+        return -1;
+    if (running == n && r->api.models_code == 200 && !force) {
+        printf("a deployment is already running and answering at %s: use `dsv41-top restart`, "
+               "or launch --force\n",
+               r->api.url);
+        return -1;
+    }
+    if (running)
+        printf("replacing %d rank(s) left from an earlier launch\n", running);
+    return 0;
+}
+
+static int prepare(const struct config *c, struct cluster *cl, struct lnode *ln,
+                   struct status_report *r)
+{
+    status_collect(c, cl, r);
+    int bad = 0;
+    for (int i = 0; i < cl->n; i++) {
+        struct cluster_node *cn = &cl->nodes[i];
+        const struct snapshot *s = &r->nodes[i].snap;
+        ln[i].cn = cn;
+        if (!cn->configured) {
+            printf("%s: WORKER is not set (export WORKER=user@<worker fabric IP>)\n", cn->name);
+            bad++;
+            continue;
+        }
+        if (!s->reachable) {
+            printf("%s: unreachable: %s\n", cn->name, s->error);
+            bad++;
+            continue;
+        }
+        if (!s->fabric.ok) {
+            printf("%s: no usable fabric port: %s\n", cn->name, s->fabric.why);
+            bad++;
+        }
+        if (!s->runtime_ok) {
+            printf("%s: container runtime %s: %s\n", cn->name, config_get(c, "RUNTIME"),
+                   s->runtime_note);
+            bad++;
+        }
+        struct buf err = BUF_INIT;
+        if (resolve_state_dir(c, &ln[i], &err) < 0) {
+            printf("%s\n", buf_str(&err));
+            bad++;
+        }
+        buf_free(&err);
+        ln[i].dn = (struct deploy_node){cn->name,        s->fabric.ifname, s->fabric.ipv4,
+                                        s->fabric.hcas,  s->fabric.gid_index, cn->model_dir,
+                                        ln[i].state_dir};
+        if (s->mem.free_kib.ok && s->mem.cached_kib.ok && s->mem.free_kib.v < 100 * 1048576.0 &&
+            s->mem.cached_kib.v > 10 * 1048576.0)
+            printf("warning: %s: MemFree %.1f GiB with %.1f GiB page cache: vLLM counts MemFree "
+                   "and may refuse to start; drop the cache with `sync; echo 3 | sudo tee "
+                   "/proc/sys/vm/drop_caches`\n",
+                   cn->name, s->mem.free_kib.v / 1048576, s->mem.cached_kib.v / 1048576);
+    }
+    for (int i = 0; i < r->nwarnings; i++)
+        if (strncmp(r->warnings[i], "fabric:", 7) == 0)
+            printf("warning: %s\n", r->warnings[i]);
+    for (int i = 0; i < r->nproblems; i++)
+        if (strncmp(r->problems[i], "fabric:", 7) == 0) {
+            printf("%s\n", r->problems[i]);
+            bad++;
+        }
+    return bad ? -1 : 0;
+}
+
+static int launch_cluster(const struct config *c, const struct launch_opts *o, struct cluster *cl,
+                          struct lnode *ln, struct status_report *r)
+{
+    int n = cl->n;
+    if (prepare(c, cl, ln, r) < 0)
+        return 1;
+    struct deploy_node dn[CLUSTER_MAX_NODES];
+    for (int i = 0; i < n; i++)
+        dn[i] = ln[i].dn;
+    struct deploy_plan plan;
+    struct buf err = BUF_INIT;
+    if (deploy_build(c, dn, n, &plan, &err) < 0) {
+        printf("%s\n", buf_str(&err));
+        buf_free(&err);
+        return 2;
+    }
+    int rc = 1;
+    printf("launch: %d nodes, TP %d x PP %d, image %s\n", n, plan.tp, plan.pp,
+           config_get(c, "IMG"));
+    for (int i = 0; i < n; i++) {
+        printf("  %-8s %s %s  HCAs %s  GID %d%s\n", ln[i].cn->name, dn[i].ifname, dn[i].ipv4,
+               dn[i].hcas, dn[i].gid_index < 0 ? 3 : dn[i].gid_index,
+               plan.ranks[i].gid_guessed ? " (not detected: the measured 3)" : "");
+    }
+    if (o->dry_run) {
+        print_plan(c, &plan, ln);
+        rc = 0;
+        goto out;
+    }
+    if (check_existing(r, o->force, n) < 0)
+        goto out;
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += preflight_node(c, &ln[i]) < 0;
+    if (bad)
+        goto out;
+    show_image_ids(c, ln, n);
+    if (write_state(c, &plan, ln, n) < 0)
+        goto out;
+    /* stale ranks everywhere first: a new worker could join a stale head */
+    if (ranks_stop_all(c, cl, o->force, stdout) > 0)
+        goto out;
+    long port, mport;
+    config_get_long(c, "PORT", &port, &err);
+    config_get_long(c, "MPORT", &mport, &err);
+    if (!port_free((int)port) || !port_free((int)mport)) {
+        printf("head: port %ld is in use by another program: free it, or set %s\n",
+               port_free((int)port) ? mport : port, port_free((int)port) ? "MPORT" : "PORT");
+        goto out;
+    }
+    double t0 = now_s();
+    for (int i = n - 1; i >= 0; i--) {
+        struct buf cmd = BUF_INIT;
+        buf_shell_quote(&cmd, config_get(c, "RUNTIME"));
+        buf_puts(&cmd, " ");
+        strv_join_shell(&plan.ranks[i].run, &cmd);
+        struct ssh_result res;
+        buf_reset(&err);
+        bool ok = node_run(&ln[i].cn->node, buf_str(&cmd), 120000, &res, &err) == 0;
+        if (ok && res.exit_status != 0) {
+            char why[400];
+            probe_copy_field(why, sizeof why, buf_str(&res.err), res.err.len);
+            printf("%s: starting dsv41-r%d failed: %s\n", ln[i].cn->name, i, why);
+            ok = false;
+        } else if (!ok) {
+            printf("%s: starting dsv41-r%d failed: %s\n", ln[i].cn->name, i, buf_str(&err));
+        }
+        if (ok || res.out.data || res.err.data)
+            ssh_result_free(&res);
+        buf_free(&cmd);
+        if (!ok) {
+            kill_all(c, ln, n);
+            goto out;
+        }
+        printf("started dsv41-r%d on %s\n", i, ln[i].cn->name);
+    }
+    fflush(stdout);
+    rc = wait_ready(c, ln, n, o->timeout_s, t0);
+out:
+    deploy_free(&plan);
+    buf_free(&err);
+    return rc;
+}
+
+int launch_run(const struct config *c, const struct launch_opts *o)
+{
+    struct cluster cl;
+    struct buf err = BUF_INIT;
+    if (cluster_open(c, &cl, &err) < 0) {
+        fprintf(stderr, "dsv41-top launch: %s\n", buf_str(&err));
+        buf_free(&err);
+        return 2;
+    }
+    buf_free(&err);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, &old);
+    struct lnode *ln = calloc(CLUSTER_MAX_NODES, sizeof *ln);
+    struct status_report *r = malloc(sizeof *r);
+    int rc = 2;
+    if (ln && r) {
+        for (int i = 0; i < CLUSTER_MAX_NODES; i++) {
+            pthread_mutex_init(&ln[i].mu, NULL);
+            phase_init(&ln[i].ph);
+        }
+        rc = launch_cluster(c, o, &cl, ln, r);
+        for (int i = 0; i < CLUSTER_MAX_NODES; i++)
+            pthread_mutex_destroy(&ln[i].mu);
+    }
+    free(ln);
+    free(r);
+    cluster_close(&cl);
+    sigaction(SIGINT, &old, NULL);
+    return rc;
+}

@@ -1,0 +1,136 @@
+#include "ranks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define RANKS_TIMEOUT_MS 60000
+
+int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
+                  struct buf *err)
+{
+    struct buf cmd = BUF_INIT;
+    buf_printf(&cmd, "N='dsv41-r%d'; ", rank);
+    runtime_cmd_inspect(&cmd, rt, "N");
+    struct ssh_result res;
+    int rc = node_run(n, buf_str(&cmd), RANKS_TIMEOUT_MS, &res, err);
+    buf_free(&cmd);
+    if (rc < 0)
+        return -1;
+    rc = -1;
+    if (res.exit_status == 0 && probe_parse_inspect_line(buf_str(&res.out), ct) == 0)
+        rc = 1;
+    else if (strcasestr(buf_str(&res.out), "no such") || strcasestr(buf_str(&res.err), "no such"))
+        rc = 0;
+    else
+        buf_printf(err, "%s: %s container inspect failed: %.200s%.200s", n->name, rt,
+                   buf_str(&res.out), buf_str(&res.err));
+    ssh_result_free(&res);
+    return rc;
+}
+
+static int run_verb(struct node *n, struct buf *cmd, struct buf *err)
+{
+    struct ssh_result res;
+    if (node_run(n, buf_str(cmd), RANKS_TIMEOUT_MS, &res, err) < 0)
+        return -1;
+    int rc = 0;
+    if (res.exit_status != 0) {
+        char why[300];
+        probe_copy_field(why, sizeof why, buf_str(&res.err), res.err.len);
+        buf_printf(err, "%s: `%s` failed: %s", n->name, buf_str(cmd), why);
+        rc = -1;
+    }
+    ssh_result_free(&res);
+    return rc;
+}
+
+int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
+{
+    struct buf cmd = BUF_INIT;
+    char name[32];
+    snprintf(name, sizeof name, "dsv41-r%d", rank);
+    runtime_cmd_rm(&cmd, rt, name);
+    int rc = run_verb(n, &cmd, err);
+    buf_free(&cmd);
+    return rc;
+}
+
+int ranks_kill(struct node *n, const char *rt, int rank, struct buf *err)
+{
+    struct buf cmd = BUF_INIT;
+    char name[32];
+    snprintf(name, sizeof name, "dsv41-r%d", rank);
+    runtime_cmd_kill(&cmd, rt, name);
+    int rc = run_verb(n, &cmd, err);
+    buf_free(&cmd);
+    return rc;
+}
+
+static void add_line(void *ctx, const char *line, size_t len)
+{
+    char clean[512];
+    probe_copy_field(clean, sizeof clean, line, len);
+    strv_add(ctx, clean);
+}
+
+int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *lines,
+               struct buf *err)
+{
+    struct buf cmd = BUF_INIT;
+    char name[32];
+    snprintf(name, sizeof name, "dsv41-r%d", rank);
+    runtime_cmd_logs(&cmd, rt, name, false, tail);
+    buf_puts(&cmd, " 2>&1");
+    struct ssh_result res;
+    int rc = node_run(n, buf_str(&cmd), RANKS_TIMEOUT_MS, &res, err);
+    buf_free(&cmd);
+    if (rc < 0)
+        return -1;
+    buf_append(&res.out, "\n", 1);
+    buf_drain_lines(&res.out, 4096, add_line, lines);
+    ssh_result_free(&res);
+    return 0;
+}
+
+int ranks_stop_all(const struct config *c, struct cluster *cl, bool force, FILE *out)
+{
+    const char *rt = config_get(c, "RUNTIME");
+    int bad = 0, stopped = 0;
+    for (int i = 0; i < cl->n; i++) {
+        struct cluster_node *cn = &cl->nodes[i];
+        if (!cn->configured)
+            continue;
+        /* a rank may have been left on any node: look for all of them */
+        for (int r = 0; r < cl->n; r++) {
+            struct probe_container ct;
+            struct buf err = BUF_INIT;
+            int have = ranks_inspect(&cn->node, rt, r, &ct, &err);
+            if (have < 0) {
+                fprintf(out, "%s: cannot stop ranks: %s\n", cn->name, buf_str(&err));
+                bad++;
+                buf_free(&err);
+                break;
+            }
+            if (have == 1 && !ct.managed && !force) {
+                fprintf(out, "%s: dsv41-r%d was not started by dsv41-top: left alone (--force "
+                             "removes it)\n",
+                        cn->name, r);
+                bad++;
+            } else if (have == 1) {
+                if (ranks_remove(&cn->node, rt, r, &err) < 0) {
+                    fprintf(out, "%s\n", buf_str(&err));
+                    bad++;
+                } else {
+                    fprintf(out, "stopped dsv41-r%d on %s\n", r, cn->name);
+                    stopped++;
+                }
+            }
+            buf_free(&err);
+        }
+    }
+    if (!stopped && !bad)
+        fprintf(out, "no ranks running\n");
+    return bad;
+}
