@@ -361,3 +361,31 @@ int probe_parse_inspect_line(const char *line, struct probe_container *c)
     c->managed = fl[7] == 1 && f[7][0] == '1';
     return 0;
 }
+
+int probe_parse_started(const char *s, time_t *out)
+{
+    struct tm tm = {0};
+    int n = 0;
+    if (sscanf(s, "%4d-%2d-%2d%*1[T ]%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || tm.tm_year < 1970)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm);
+    const char *p = s + n;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            ;
+    if (*p == 'Z' || !*p) {
+        *out = t;
+        return 0;
+    }
+    int hh, mm;
+    char sign;
+    if (sscanf(p, " %c%2d%2d", &sign, &hh, &mm) == 3 && (sign == '+' || sign == '-')) {
+        long off = (long)hh * 3600 + (long)mm * 60;
+        *out = sign == '+' ? t - off : t + off;
+        return 0;
+    }
+    return -1;
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 /* A measured number, or n/a. */
 struct pval {
@@ -70,6 +71,10 @@ int probe_parse_gpu_csv(const char *text, struct probe_gpu *gpus, int max);
 int probe_parse_compute_apps(const char *text, struct probe_gpu_proc *procs, int max);
 /* One line of PROBE_INSPECT_FORMAT output; -1 when malformed. */
 int probe_parse_inspect_line(const char *line, struct probe_container *c);
+
+/* StartedAt as docker ("2026-11-30T10:38:33.77Z") or podman ("2026-11-30
+ * 10:38:33.77 +0100 CET") print it; -1 when it is neither. */
+int probe_parse_started(const char *s, time_t *out);
 
 /* Splits text into lines; calls fn for each (without the newline). Stops
  * when fn returns non-zero and returns that value. */

@@ -1,5 +1,8 @@
 #include "status.h"
 
+#include "phase.h"
+#include "ranks.h"
+
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -117,6 +120,29 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
     for (int i = 0; i < cl->n; i++)
         if (started[i])
             pthread_join(th[i], NULL);
+    /* while booting, each rank's phase from its log's tail */
+    for (int i = 0; i < r->n && r->api.models_code != 200; i++) {
+        const struct snapshot *s = &r->nodes[i].snap;
+        for (int k = 0; k < s->ncont; k++) {
+            char want[16];
+            snprintf(want, sizeof want, "dsv41-r%d", r->nodes[i].cn->rank);
+            if (!s->cont[k].running || strcmp(s->cont[k].name, want) != 0)
+                continue;
+            struct strv lines = STRV_INIT;
+            struct buf e2 = BUF_INIT;
+            if (ranks_tail(&cl->nodes[i].node, config_get(c, "RUNTIME"), r->nodes[i].cn->rank,
+                           300, &lines, &e2) == 0) {
+                struct phase_state ph;
+                phase_init(&ph);
+                for (int l = 0; l < lines.n; l++)
+                    phase_feed(&ph, lines.v[l], strlen(lines.v[l]));
+                snprintf(r->nodes[i].phase, sizeof r->nodes[i].phase, "%s%s",
+                         phase_name(ph.phase), ph.failed ? ", fatal line logged" : "");
+            }
+            strv_free(&lines);
+            buf_free(&e2);
+        }
+    }
     for (int i = 0; i < r->n; i++)
         judge_node(c, r, i);
     for (int i = 1; i < r->n; i++) {
@@ -239,9 +265,22 @@ void status_print_text(FILE *f, const struct status_report *r)
             fprintf(f, "  ranks   none\n");
         for (int k = 0; k < s->ncont; k++) {
             const struct probe_container *ct = &s->cont[k];
-            fprintf(f, "  ranks   %s %s pid %ld started %s exit %d%s\n", ct->name,
-                    ct->running ? "running" : "exited", ct->pid, ct->started, ct->exit_code,
+            char up[48] = "";
+            time_t started;
+            if (ct->running && probe_parse_started(ct->started, &started) == 0) {
+                long secs = (long)(time(NULL) - started);
+                snprintf(up, sizeof up, " up %ldh%02ldm%02lds", secs / 3600, secs / 60 % 60,
+                         secs % 60);
+            }
+            fprintf(f, "  ranks   %s %s pid %ld%s image %.19s%s%s", ct->name,
+                    ct->running ? "running" : "exited", ct->pid, up, ct->image,
+                    ct->managed ? "" : " (not started by dsv41-top)",
                     ct->oom_killed ? " OOM-killed" : "");
+            if (!ct->running)
+                fprintf(f, " exit %d", ct->exit_code);
+            if (r->nodes[i].phase[0] && ct->running)
+                fprintf(f, " phase: %s", r->nodes[i].phase);
+            fputc('\n', f);
         }
     }
     fprintf(f, "api %s  health %ld  models %ld", r->api.url, r->api.health_code,
@@ -265,7 +304,8 @@ static void add_pval(cJSON *o, const char *k, struct pval v)
         cJSON_AddNullToObject(o, k);
 }
 
-static cJSON *node_json(const struct cluster_node *cn, const struct snapshot *s, time_t down)
+static cJSON *node_json(const struct cluster_node *cn, const struct snapshot *s, time_t down,
+                        const char *phase)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", cn->node.name);
@@ -354,9 +394,16 @@ static cJSON *node_json(const struct cluster_node *cn, const struct snapshot *s,
         cJSON_AddStringToObject(j, "started", ct->started);
         cJSON_AddNumberToObject(j, "exit_code", ct->exit_code);
         cJSON_AddBoolToObject(j, "oom_killed", ct->oom_killed);
+        cJSON_AddStringToObject(j, "image", ct->image);
+        cJSON_AddBoolToObject(j, "managed", ct->managed);
+        time_t started;
+        if (ct->running && probe_parse_started(ct->started, &started) == 0)
+            cJSON_AddNumberToObject(j, "uptime_s", (double)(time(NULL) - started));
         cJSON_AddItemToArray(cts, j);
     }
     cJSON_AddBoolToObject(o, "runtime_ok", s->runtime_ok);
+    if (phase[0])
+        cJSON_AddStringToObject(o, "phase", phase);
     return o;
 }
 
@@ -365,8 +412,8 @@ cJSON *status_to_json(const struct status_report *r)
     cJSON *root = cJSON_CreateObject();
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
     for (int i = 0; i < r->n; i++)
-        cJSON_AddItemToArray(nodes,
-                             node_json(r->nodes[i].cn, &r->nodes[i].snap, r->nodes[i].down_since));
+        cJSON_AddItemToArray(nodes, node_json(r->nodes[i].cn, &r->nodes[i].snap,
+                                              r->nodes[i].down_since, r->nodes[i].phase));
     cJSON *api = cJSON_AddObjectToObject(root, "api");
     cJSON_AddStringToObject(api, "url", r->api.url);
     cJSON_AddNumberToObject(api, "health", (double)r->api.health_code);

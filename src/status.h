@@ -19,6 +19,7 @@ struct status_report {
         const struct cluster_node *cn;
         struct snapshot snap;
         time_t down_since;
+        char phase[40];  /* its rank's startup phase, read while the API is not up */
     } nodes[CLUSTER_MAX_NODES];
     struct api_health api;
     int nproblems, nwarnings;

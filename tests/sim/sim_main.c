@@ -168,6 +168,32 @@ static int rendezvous_join(const struct sim_opts *o)
     return -1;
 }
 
+static long long epoch_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Fault injection: DSV41_SIM_DIE_AT=K makes the rank die after its K-th
+ * startup line (DSV41_SIM_DIE_RANK picks the rank, default all), with a
+ * Python-like traceback unless DSV41_SIM_DIE_QUIET=1. */
+static void maybe_die(const struct sim_opts *o, int line)
+{
+    const char *at = getenv("DSV41_SIM_DIE_AT");
+    const char *rank = getenv("DSV41_SIM_DIE_RANK");
+    if (!at || atoi(at) != line || (rank && *rank && atoi(rank) != o->node_rank))
+        return;
+    const char *quiet = getenv("DSV41_SIM_DIE_QUIET");
+    if (!quiet || strcmp(quiet, "1") != 0) {
+        fprintf(stderr, "Traceback (most recent call last):\n  File \"vllm/worker.py\", line 1\n"
+                        "RuntimeError: simulated failure of rank %d\n",
+                o->node_rank);
+        exit(1);
+    }
+    exit(3);
+}
+
 /* vLLM's startup phases, in order, spread over boot_ms. */
 static void boot_lines(const struct sim_opts *o)
 {
@@ -186,6 +212,7 @@ static void boot_lines(const struct sim_opts *o)
     for (int i = 0; i < n && !g_stop; i++) {
         sleep_ms(o->boot_ms / (n + 1));
         sim_log("%s", lines[i]);
+        maybe_die(o, i + 1);
     }
 }
 
@@ -225,7 +252,9 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    sim_log("vLLM API server version 0.11.1 (dsv41-sim, rank %d of %d)", o.node_rank, o.nnodes);
+    sim_log("vLLM API server version 0.11.1 (dsv41-sim, rank %d of %d, t=%lld)", o.node_rank,
+            o.nnodes, epoch_ms());
+    maybe_die(&o, 0);
     sim_log("non-default args: model=%s served_model_name=%s tensor_parallel_size=%d nnodes=%d",
             o.model_path, o.served_name, o.tp, o.nnodes);
     if (o.node_rank > 0) {

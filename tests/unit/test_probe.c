@@ -209,6 +209,21 @@ static void copy_field_sanitises(void **st)
     assert_null(strchr(out, '\xed'));
 }
 
+static void started_times(void **st)
+{
+    (void)st;
+    time_t t;
+    assert_int_equal(probe_parse_started("2026-11-30T10:38:33.778136457Z", &t), 0);
+    assert_int_equal(t, 1796035113);
+    assert_int_equal(probe_parse_started("2026-11-30 10:38:33.778136457 +0000 UTC", &t), 0);
+    assert_int_equal(t, 1796035113);
+    assert_int_equal(probe_parse_started("2026-11-30 11:38:33.7 +0100 CET", &t), 0);
+    assert_int_equal(t, 1796035113);
+    assert_int_equal(probe_parse_started("0001-01-01T00:00:00Z", &t), -1);
+    assert_int_equal(probe_parse_started("yesterday", &t), -1);
+    assert_int_equal(probe_parse_started("", &t), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +238,7 @@ int main(void)
         cmocka_unit_test(compute_apps),
         cmocka_unit_test(inspect_lines),
         cmocka_unit_test(copy_field_sanitises),
+        cmocka_unit_test(started_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
