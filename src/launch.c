@@ -66,14 +66,46 @@ static void on_log_line(void *ctx, const char *line, size_t len)
     pthread_mutex_unlock(&l->mu);
 }
 
-static void print_tail(struct lnode *l)
+/* The rank's last lines as the runtime stored them (a stream may not have
+ * delivered the last ones of a rank that just died); the watched lines when
+ * the node cannot be asked. */
+static void print_tail(const struct config *c, struct lnode *l)
 {
-    pthread_mutex_lock(&l->mu);
-    int n = l->ntail < TAIL_LINES ? l->ntail : TAIL_LINES;
-    printf("---- last %d lines of dsv41-r%d on %s ----\n", n, l->cn->rank, l->cn->name);
-    for (int i = l->ntail - n; i < l->ntail; i++)
-        printf("  %s\n", l->tail[i % TAIL_LINES]);
-    pthread_mutex_unlock(&l->mu);
+    struct strv lines = STRV_INIT;
+    struct buf err = BUF_INIT;
+    if (ranks_tail(&l->cn->node, config_get(c, "RUNTIME"), l->cn->rank, TAIL_LINES, &lines,
+                   &err) == 0 && lines.n) {
+        printf("---- last %d lines of dsv41-r%d on %s ----\n", lines.n, l->cn->rank, l->cn->name);
+        for (int i = 0; i < lines.n; i++)
+            printf("  %s\n", lines.v[i]);
+    } else {
+        pthread_mutex_lock(&l->mu);
+        int n = l->ntail < TAIL_LINES ? l->ntail : TAIL_LINES;
+        printf("---- last %d lines of dsv41-r%d on %s (as watched) ----\n", n, l->cn->rank,
+               l->cn->name);
+        for (int i = l->ntail - n; i < l->ntail; i++)
+            printf("  %s\n", l->tail[i % TAIL_LINES]);
+        pthread_mutex_unlock(&l->mu);
+    }
+    strv_free(&lines);
+    buf_free(&err);
+}
+
+/* The first fatal line in the rank's stored log, appended to msg. */
+static void append_fatal(const struct config *c, struct lnode *l, char *msg, size_t sz)
+{
+    struct strv lines = STRV_INIT;
+    struct buf err = BUF_INIT;
+    if (ranks_tail(&l->cn->node, config_get(c, "RUNTIME"), l->cn->rank, 200, &lines, &err) == 0)
+        for (int i = 0; i < lines.n; i++)
+            if (phase_fatal_marker(lines.v[i], strlen(lines.v[i])) &&
+                !strstr(lines.v[i], "Traceback")) {
+                size_t used = strlen(msg);
+                snprintf(msg + used, sz - used, ": %s", lines.v[i]);
+                break;
+            }
+    strv_free(&lines);
+    buf_free(&err);
 }
 
 /* STATE_DIR on a worker: WORKER_STATE_DIR, else an explicit STATE_DIR, else
@@ -380,6 +412,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
                         snprintf(failbuf + strlen(failbuf), sizeof failbuf - strlen(failbuf),
                                  " (exit code %d%s)", ct.exit_code,
                                  ct.oom_killed ? ", OOM-killed" : "");
+                    append_fatal(c, &ln[i], failbuf, sizeof failbuf);
                     failure = failbuf;
                 }
                 buf_free(&e);
@@ -401,8 +434,6 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         snprintf(failbuf, sizeof failbuf, "interrupted");
         failure = failbuf;
     }
-    /* what the logs said up to here, before the streams go */
-    usleep(rc ? 300000 : 0);
     close_logs(ln, n);
     if (rc == 0) {
         long kv = -1;
@@ -417,7 +448,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     } else {
         printf("launch failed: %s\n", failure ? failure : "unknown");
         for (int i = 0; i < n; i++)
-            print_tail(&ln[i]);
+            print_tail(c, &ln[i]);
         printf("stopping the other ranks (they would wait in NCCL for the dead one)\n");
         kill_all(c, ln, n);
     }

@@ -23,6 +23,17 @@ on_host() { # head|worker cmd...
         sh -c 'hostname "spark-$0"; exec "$@"' "$h" "$@"
 }
 
+# Kills the processes named comm inside a test host's network namespace
+# (a background on_host job's $! is only the wrapper).
+kill_in_ns() { # head|worker comm
+    local ns p
+    [ "$1" = head ] && ns=$NS_HEAD || ns=$NS_WORKER
+    for p in $(ip netns pids "$ns" 2>/dev/null); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && kill "$p" 2>/dev/null
+    done
+    return 0
+}
+
 # The environment dsv41-top gets on the head in every test.
 head_env() {
     echo WORKER=worker SSH_CONFIG="$IT_DIR/ssh_config" SSH_KNOWN_HOSTS="$IT_DIR/known_hosts" \

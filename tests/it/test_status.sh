@@ -93,7 +93,7 @@ sleep 0.3
 t0=$(date +%s)
 out=$(top_head WORKER=root@$WORKER_IP:2200 SSH_TIMEOUT=1 status 2>&1); rc=$?
 t1=$(date +%s)
-kill "$nc_pid" 2>/dev/null; wait "$nc_pid" 2>/dev/null
+kill_in_ns worker nc; wait "$nc_pid" 2>/dev/null
 check "silent port: exit 1" [ $rc -eq 1 ]
 check "silent port: the handshake times out, named" contains "$out" "ssh handshake with $WORKER_IP:2200 failed"
 check "silent port: within the timeout, not hanging" [ $((t1 - t0)) -le 8 ]

@@ -1,0 +1,151 @@
+#!/bin/bash
+# launch / status / logs / stop / restart across the test hosts with the
+# simulator image, and every way a launch can fail. Needs hosts.sh up.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
+PLAN=J268-ho-v31-K5n.json
+reset_model() {
+    rm -rf "$M"
+    mkdir -p "$M/exl3/plan" "$IT_DIR/worker/state"
+    touch "$M/config.json" "$M/model.safetensors.index.json" \
+        "$M/model-00005-of-00006.safetensors" "$M/model-00006-of-00006.safetensors"
+    echo '{"qdir":"qn:q31:q31s","layers":40}' > "$M/exl3/plan/$PLAN"
+}
+clean_ranks() {
+    on_host head podman rm -f -a -t 0 >/dev/null 2>&1
+    on_host worker podman rm -f -a -t 0 >/dev/null 2>&1
+}
+FAST="EXTRA_ENV=DSV41_SIM_BOOT_MS=1500"
+reset_model
+clean_ranks
+
+# --- dry run changes nothing -----------------------------------------------------
+rm -rf "$IT_DIR/head/state"
+out=$(top_head "$FAST" launch --dry-run 2>&1); rc=$?
+check "dry run: exit 0" [ $rc -eq 0 ]
+check "dry run: the worker's full command" contains "$out" "podman run -d --name dsv41-r1 --label dsv41-top.managed=1"
+check "dry run: rank 1 headless" contains "$out" "--node-rank 1 --headless"
+check "dry run: the worker's own GID index" contains "$out" "NCCL_IB_GID_INDEX=5"
+check "dry run: the head's own GID index" contains "$out" "NCCL_IB_GID_INDEX=3"
+check "dry run: the key redacted" contains "$out" "VLLM_API_KEY=<redacted"
+check "dry run: no key file made" [ ! -e "$IT_DIR/head/state/api_key" ]
+check "dry run: no container made" eval '[ -z "$(on_host worker podman ps -aq)" ]'
+
+# --- launch -> ready -------------------------------------------------------------
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "launch: exit 0" [ $rc -eq 0 ]
+check "launch: the worker's rank first" eval '[ "$(printf "%s\n" "$out" | grep -n "^started dsv41-r1 on worker" | cut -d: -f1)" -lt "$(printf "%s\n" "$out" | grep -n "^started dsv41-r0 on head" | cut -d: -f1)" ]'
+check "launch: phases shown with elapsed time" contains "$out" "r0 head    loading weights"
+check "launch: weights phase on the worker" contains "$out" "r1 worker  weights loaded"
+check "launch: ready" contains "$out" "ready after"
+check "launch: KV cache size from the log" contains "$out" "KV cache 2023717 tokens"
+key=$IT_DIR/head/state/api_key
+check "key: created 0600" [ "$(stat -c %a "$key")" = 600 ]
+check "key: 43 URL-safe characters" eval '[ "$(tr -d "\n" < "$key" | grep -cE "^[A-Za-z0-9_-]{43}$")" = 1 ]'
+K=$(cat "$key")
+check "key: not in argv of any process" eval '! grep -qa -- "$K" /proc/[0-9]*/cmdline 2>/dev/null'
+check "key: not in podman inspect of the rank's command" eval '! on_host head podman inspect -f "{{.Config.Cmd}} {{.Args}}" dsv41-r0 | grep -q -- "$K"'
+check "key: rank 0's env file 0600" [ "$(stat -c %a "$IT_DIR/head/state/dsv41-r0.env")" = 600 ]
+check "key: not in the worker's env file" eval '! grep -q -- "$K" "$IT_DIR/worker/state/dsv41-r1.env"'
+check "env file: the worker's fabric address" contains "$(cat "$IT_DIR/worker/state/dsv41-r1.env")" "VLLM_HOST_IP=$WORKER_IP"
+check "plan: rewritten on the worker" contains "$(cat "$IT_DIR/worker/state/plans/$PLAN")" '"qdir":"/model/exl3/qn:/model/exl3/q31:/model/exl3/q31s"'
+check "plan: rewritten on the head" contains "$(cat "$IT_DIR/head/state/plans/$PLAN")" '/model/exl3/q31s'
+code=$(on_host head curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $K" http://127.0.0.1:8000/v1/models)
+check "the API answers with the key" [ "$code" = 200 ]
+labels=$(on_host worker podman inspect -f '{{index .Config.Labels "dsv41-top.managed"}}' dsv41-r1)
+check "the rank is labelled as ours" [ "$labels" = 1 ]
+
+out=$(top_head status 2>&1); rc=$?
+check "status after launch: all well" [ $rc -eq 0 ]
+check "status: uptime of the worker's rank" contains "$out" "dsv41-r1 running pid"
+check "status: uptime shown" contains "$out" " up 0h00m"
+
+out=$(top_head logs r1 2>&1); rc=$?
+check "logs r1: the worker's rank" contains "$out" "headless rank 1 ready"
+out=$(top_head logs --tail 1 2>&1)
+check "logs: both ranks, prefixed" eval 'printf "%s" "$out" | grep -q "^r0| " && printf "%s" "$out" | grep -q "^r1| "'
+out=$(timeout 3 bash -c "$(declare -f on_host top_head head_env); IT_DIR=$IT_DIR NS_HEAD=$NS_HEAD NS_WORKER=$NS_WORKER BIN=$BIN IT_ROOT=$IT_ROOT SIM_IMAGE=$SIM_IMAGE top_head logs r0 -f" 2>&1)
+check "logs -f: follows until stopped" contains "$out" "Application startup complete."
+
+# --- a second launch refuses; --force replaces --------------------------------------
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "second launch: refused" [ $rc -eq 1 ]
+check "second launch: says why and what to do" contains "$out" "already running and answering"
+out=$(top_head "$FAST" launch --force 2>&1); rc=$?
+check "launch --force: replaces the running deployment" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "ready after"'
+
+# --- a stale rank left running is replaced ------------------------------------------------
+on_host worker podman kill dsv41-r1 >/dev/null # r0 stays up, answering but wedged
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "stale rank: replaced without --force" [ $rc -eq 0 ]
+check "stale rank: said" contains "$out" "replacing 1 rank(s) left from an earlier launch"
+
+# --- stop, idempotent ------------------------------------------------------------------
+out=$(top_head stop 2>&1); rc=$?
+check "stop: exit 0" [ $rc -eq 0 ]
+check "stop: both ranks" eval 'printf "%s" "$out" | grep -q "stopped dsv41-r0 on head" && printf "%s" "$out" | grep -q "stopped dsv41-r1 on worker"'
+out=$(top_head stop 2>&1); rc=$?
+check "stop again: nothing to do, exit 0" eval '[ $rc -eq 0 ] && [ "$out" = "no ranks running" ]'
+check "stop: no containers left" eval '[ -z "$(on_host worker podman ps -aq)" ] && [ -z "$(on_host head podman ps -aq)" ]'
+
+# --- a rank that dies during startup ---------------------------------------------------------
+out=$(top_head EXTRA_ENV="DSV41_SIM_BOOT_MS=1500 DSV41_SIM_DIE_AT=3 DSV41_SIM_DIE_RANK=1" launch 2>&1); rc=$?
+check "rank dies: launch fails" [ $rc -eq 1 ]
+check "rank dies: names rank, node and phase" eval 'printf "%s" "$out" | grep -q "^launch failed: r1 on worker .* during weights loaded"'
+check "rank dies: the fatal line in the reason" eval 'printf "%s" "$out" | grep -q "^launch failed: .*RuntimeError: simulated failure of rank 1"'
+check "rank dies: the worker's last lines" contains "$out" "---- last"
+check "rank dies: the traceback shown" contains "$out" "RuntimeError: simulated failure of rank 1"
+check "rank dies: the head's lines too" contains "$out" "lines of dsv41-r0 on head"
+check "rank dies: the other rank is stopped" eval '[ "$(on_host head podman inspect -f "{{.State.Running}}" dsv41-r0)" = false ]'
+out=$(top_head EXTRA_ENV="DSV41_SIM_BOOT_MS=1500 DSV41_SIM_DIE_AT=5 DSV41_SIM_DIE_RANK=0 DSV41_SIM_DIE_QUIET=1" launch 2>&1); rc=$?
+check "rank exits quietly: launch fails" [ $rc -eq 1 ]
+check "rank exits quietly: exit code and phase" contains "$out" "launch failed: r0 on head exited during sizing KV cache (exit code 3)"
+
+# --- a container of that name that is not ours -------------------------------------------------
+clean_ranks
+on_host worker podman run -d --name dsv41-r1 "$SIM_IMAGE" /model >/dev/null 2>&1 || true
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "foreign container: refused" [ $rc -eq 1 ]
+check "foreign container: named" contains "$out" "worker: a container named dsv41-r1 exists that dsv41-top did not start"
+out=$(top_head stop 2>&1)
+check "foreign container: stop leaves it" contains "$out" "was not started by dsv41-top: left alone"
+out=$(top_head "$FAST" launch --force 2>&1); rc=$?
+check "foreign container: --force replaces it" [ $rc -eq 0 ]
+top_head stop >/dev/null 2>&1
+
+# --- failures ---------------------------------------------------------------------------------
+out=$(top_head "$FAST" WORKER=root@$WORKER_IP:2222 launch 2>&1); rc=$?
+check "worker unreachable: refused" [ $rc -eq 1 ]
+check "worker unreachable: named" contains "$out" "worker: unreachable: worker: cannot connect to $WORKER_IP port 2222"
+out=$(top_head "$FAST" WORKER_MODEL_DIR=$IT_DIR/worker/nomodel launch 2>&1); rc=$?
+check "model missing on one node: refused" [ $rc -eq 1 ]
+check "model missing: names node and file" contains "$out" "worker: missing $IT_DIR/worker/nomodel/config.json"
+check "model missing: the fix" contains "$out" "fix: dsv41-top copy-to-peer"
+check "model missing: nothing started" eval '[ -z "$(on_host worker podman ps -aq)" ]'
+out=$(top_head "$FAST" IMG=localhost/dsv41-no-such-image:1 launch 2>&1); rc=$?
+check "image missing, pull fails: refused" [ $rc -eq 1 ]
+check "image missing: pulling said" contains "$out" "image localhost/dsv41-no-such-image:1 missing: pulling..."
+check "image missing: pull failure named" contains "$out" "cannot pull localhost/dsv41-no-such-image:1"
+on_host head nc -lk 0.0.0.0 8000 </dev/null >/dev/null 2>&1 &
+ncp=$!; sleep 0.3
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+kill_in_ns head nc; wait $ncp 2>/dev/null
+check "port in use: refused" [ $rc -eq 1 ]
+check "port in use: named" contains "$out" "head: port 8000 is in use by another program"
+out=$(top_head "$FAST" PLAN_NAME=missing.json launch 2>&1); rc=$?
+check "plan missing: refused and named" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "worker: missing $M/exl3/plan/missing.json"'
+echo '{"qdir": ' > "$M/exl3/plan/$PLAN"
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "plan malformed: refused" [ $rc -eq 1 ]
+check "plan malformed: named" contains "$out" "plan $M/exl3/plan/$PLAN is not a JSON object"
+reset_model
+chmod 644 "$key"
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "key world-readable: refused" [ $rc -eq 1 ]
+check "key world-readable: the fix" contains "$out" "readable by others (mode 644): run chmod 600 $key"
+check "key world-readable: left as it was" [ "$(stat -c %a "$key")" = 644 ]
+chmod 600 "$key"
+clean_ranks
+summary
