@@ -8,14 +8,14 @@ set -euo pipefail
 
 down() {
     set +e
-    for h in head worker; do
+    for h in $HOSTS; do
         [ -f "$IT_DIR/$h/containers.conf" ] || continue
         on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1
         on_host "$h" podman system prune -a -f >/dev/null 2>&1
     done
-    [ -f "$IT_DIR/sshd.pid" ] && kill "$(cat "$IT_DIR/sshd.pid")" 2>/dev/null
-    stop_sshd
-    for ns in "$NS_HEAD" "$NS_WORKER"; do
+    stop_sshd worker
+    stop_sshd worker2
+    for ns in $(for h in $HOSTS; do echo "dsv41-$h"; done); do
         if ip netns list | grep -qw "$ns"; then
             # anything still inside (a stray simulator) goes with it
             for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
@@ -61,28 +61,50 @@ build_image() {
     done
     echo "root:x:0:0:root:/root:/bin/sh" > "$rootfs/etc/passwd"
     tar -C "$rootfs" -c . > "$IT_DIR/rootfs.tar"
-    for h in head worker; do
+    for h in $HOSTS; do
         on_host "$h" podman import --change 'ENTRYPOINT ["/usr/local/bin/dsv41-sim"]' \
             "$IT_DIR/rootfs.tar" "$SIM_IMAGE" >"$IT_DIR/import.log" 2>&1 ||
             { cat "$IT_DIR/import.log" >&2; return 1; }
     done
 }
 
+sshd_conf() { # host address
+    cat > "$IT_DIR/sshd_config.$1" <<EOC
+ListenAddress $2
+Port 22
+HostKey $IT_DIR/ssh_host_ed25519_key
+PidFile $IT_DIR/sshd.$1.pid
+AuthorizedKeysFile $IT_DIR/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+StrictModes no
+UsePAM no
+Subsystem sftp internal-sftp
+SetEnv PATH=$IT_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin CONTAINERS_CONF=$IT_DIR/$1/containers.conf CONTAINERS_STORAGE_CONF=$IT_DIR/$1/storage.conf
+EOC
+}
+
 up() {
     down >/dev/null 2>&1 || true
     mkdir -p "$IT_DIR/home/.ssh" "$IT_DIR/bin"
     chmod 700 "$IT_DIR/home/.ssh"
-    ip netns add "$NS_HEAD"
-    ip netns add "$NS_WORKER"
-    ip link add "$FABRIC_IF" netns "$NS_HEAD" type veth peer name "$FABRIC_IF" netns "$NS_WORKER"
+    # one L2 segment: a bridge on the head named like a Spark's fabric port,
+    # a veth to each worker whose end carries the same name
+    for h in $HOSTS; do ip netns add "dsv41-$h"; ip -n "dsv41-$h" link set lo up; done
+    ip -n "$NS_HEAD" link add "$FABRIC_IF" type bridge
     ip -n "$NS_HEAD" addr add "$HEAD_IP/24" dev "$FABRIC_IF"
-    ip -n "$NS_WORKER" addr add "$WORKER_IP/24" dev "$FABRIC_IF"
-    for ns in "$NS_HEAD" "$NS_WORKER"; do
-        ip -n "$ns" link set lo up
-        ip -n "$ns" link set "$FABRIC_IF" up
+    ip -n "$NS_HEAD" link set "$FABRIC_IF" up
+    local i=0 h ip
+    for h in worker worker2; do
+        i=$((i + 1))
+        [ "$h" = worker ] && ip=$WORKER_IP || ip=$WORKER2_IP
+        ip link add "port$i" netns "$NS_HEAD" type veth peer name "$FABRIC_IF" netns "dsv41-$h"
+        ip -n "$NS_HEAD" link set "port$i" master "$FABRIC_IF" up
+        ip -n "dsv41-$h" addr add "$ip/24" dev "$FABRIC_IF"
+        ip -n "dsv41-$h" link set "$FABRIC_IF" up
     done
-    storage_conf head
-    storage_conf worker
+    for h in $HOSTS; do storage_conf "$h"; done
 
     # throwaway keys: the worker's host key, our user key, a wrong user key
     ssh-keygen -q -t ed25519 -N '' -f "$IT_DIR/ssh_host_ed25519_key" -C it-host
@@ -91,10 +113,16 @@ up() {
     ssh-keygen -q -t ed25519 -N '' -f "$IT_DIR/wrong_user_key" -C it-wrong
     cp "$IT_DIR/home/.ssh/id_ed25519.pub" "$IT_DIR/authorized_keys"
     chmod 600 "$IT_DIR/authorized_keys"
-    echo "$WORKER_IP $(cut -d' ' -f1,2 "$IT_DIR/ssh_host_ed25519_key.pub")" > "$IT_DIR/known_hosts"
+    local pub
+    pub=$(cut -d' ' -f1,2 "$IT_DIR/ssh_host_ed25519_key.pub")
+    printf '%s %s\n%s %s\n' "$WORKER_IP" "$pub" "$WORKER2_IP" "$pub" > "$IT_DIR/known_hosts"
     cat > "$IT_DIR/ssh_config" <<EOC
 Host worker
     HostName $WORKER_IP
+    User root
+    IdentityFile $IT_DIR/home/.ssh/id_ed25519
+Host worker2
+    HostName $WORKER2_IP
     User root
     IdentityFile $IT_DIR/home/.ssh/id_ed25519
 EOC
@@ -110,38 +138,28 @@ esac
 EOC
     chmod +x "$IT_DIR/bin/nvidia-smi"
     mkdir -p /run/sshd
-    cat > "$IT_DIR/sshd_config" <<EOC
-ListenAddress $WORKER_IP
-Port 22
-HostKey $IT_DIR/ssh_host_ed25519_key
-PidFile $IT_DIR/sshd.pid
-AuthorizedKeysFile $IT_DIR/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-StrictModes no
-UsePAM no
-Subsystem sftp internal-sftp
-SetEnv PATH=$IT_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin CONTAINERS_CONF=$IT_DIR/worker/containers.conf CONTAINERS_STORAGE_CONF=$IT_DIR/worker/storage.conf
-EOC
-    start_sshd
+    sshd_conf worker "$WORKER_IP"
+    sshd_conf worker2 "$WORKER2_IP"
+    start_sshd worker
+    start_sshd worker2
     build_image
 }
 
-start_sshd() {
-    rm -f "$IT_DIR/sshd.pid"
-    nsenter --net="/run/netns/$NS_WORKER" unshare --uts sh -c \
-        "hostname spark-worker; exec /usr/sbin/sshd -f $IT_DIR/sshd_config -E $IT_DIR/sshd.log"
-    for _ in $(seq 50); do [ -s "$IT_DIR/sshd.pid" ] && return 0; sleep 0.1; done
-    echo "sshd did not start: $(cat "$IT_DIR/sshd.log")" >&2
+start_sshd() { # host (default worker)
+    local h=${1:-worker}
+    rm -f "$IT_DIR/sshd.$h.pid"
+    nsenter --net="/run/netns/dsv41-$h" unshare --uts sh -c \
+        "hostname spark-$h; exec /usr/sbin/sshd -f $IT_DIR/sshd_config.$h -E $IT_DIR/sshd.$h.log"
+    for _ in $(seq 50); do [ -s "$IT_DIR/sshd.$h.pid" ] && return 0; sleep 0.1; done
+    echo "sshd on $h did not start: $(cat "$IT_DIR/sshd.$h.log")" >&2
     return 1
 }
 
-stop_sshd() { # kills the listener and every session it forked
+stop_sshd() { # host (default worker): the listener and every session it forked
     local p left
     for _ in $(seq 50); do
         left=
-        for p in $(ip netns pids "$NS_WORKER" 2>/dev/null); do
+        for p in $(ip netns pids "dsv41-${1:-worker}" 2>/dev/null); do
             [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] && { kill -9 "$p" 2>/dev/null; left=1; }
         done
         [ -z "$left" ] && return 0
@@ -152,7 +170,7 @@ stop_sshd() { # kills the listener and every session it forked
 case ${1:-} in
 up) up ;;
 down) down ;;
-start-sshd) start_sshd ;;
-stop-sshd) stop_sshd ;;
+start-sshd) start_sshd "${2:-worker}" ;;
+stop-sshd) stop_sshd "${2:-worker}" ;;
 *) echo "usage: $0 up|down|start-sshd|stop-sshd" >&2; exit 2 ;;
 esac

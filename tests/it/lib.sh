@@ -4,8 +4,10 @@ IT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 IT_DIR=${IT_DIR:-/tmp/dsv41-it}
 NS_HEAD=dsv41-head
 NS_WORKER=dsv41-worker
+HOSTS="head worker worker2"
 HEAD_IP=10.10.10.13
 WORKER_IP=10.10.10.11
+WORKER2_IP=10.10.10.12
 FABRIC_IF=enp1s0f0np0
 BIN=${DSV41_BIN:-$IT_ROOT/build/dsv41-top}
 SIM=${DSV41_SIM:-$IT_ROOT/build/dsv41-sim}
@@ -14,9 +16,8 @@ SIM_IMAGE=localhost/dsv41-sim:test
 # Runs a command on a test host, with that host's hostname (own UTS
 # namespace) and podman storage.
 on_host() { # head|worker cmd...
-    local h=$1 ns
+    local h=$1 ns=dsv41-$1
     shift
-    [ "$h" = head ] && ns=$NS_HEAD || ns=$NS_WORKER
     nsenter --net="/run/netns/$ns" unshare --uts env \
         CONTAINERS_CONF="$IT_DIR/$h/containers.conf" \
         CONTAINERS_STORAGE_CONF="$IT_DIR/$h/storage.conf" \
@@ -26,8 +27,7 @@ on_host() { # head|worker cmd...
 # Kills the processes named comm inside a test host's network namespace
 # (a background on_host job's $! is only the wrapper).
 kill_in_ns() { # head|worker comm
-    local ns p
-    [ "$1" = head ] && ns=$NS_HEAD || ns=$NS_WORKER
+    local ns=dsv41-$1 p
     for p in $(ip netns pids "$ns" 2>/dev/null); do
         [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && kill "$p" 2>/dev/null
     done

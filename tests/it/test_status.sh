@@ -203,13 +203,14 @@ exec {SESSION[1]}>&-
 wait "$SESSION_PID" 2>/dev/null
 
 # --- doctor ------------------------------------------------------------------------
-out=$(top_head doctor 2>&1); rc=$?
+HIST=ghcr.io/0xsero/deepseek-v4.1-flash-spark@sha256:5668e35e5ee021da4b9ce88a1964caf0e082e8ca01d81d1d64b6213a55c6add5
+out=$(top_head IMG=$HIST MODEL_DIR="$IT_DIR/nomodel" doctor 2>&1); rc=$?
 check "doctor: exit 1 with no model" [ $rc -eq 1 ]
-check "doctor: names node and file" contains "$out" "FAIL worker missing $IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark/config.json"
+check "doctor: names node and file" contains "$out" "FAIL worker missing $IT_DIR/nomodel/config.json"
 check "doctor: gives the fix" contains "$out" "fix: dsv41-top copy-to-peer"
 check "doctor: fabric ok with the detected GID" contains "$out" "fabric enp1s0f0np0 10.10.10.11, HCAs roceP2p1s0f0,rocep1s0f0, GID index 5"
 check "doctor: image check runs on the worker" contains "$out" "worker image ghcr.io/0xsero/deepseek-v4.1-flash-spark@sha256:5668e35e"
-out=$(top_head IMG="$SIM_IMAGE" doctor 2>&1)
+out=$(top_head MODEL_DIR="$IT_DIR/nomodel" doctor 2>&1)
 check "doctor: sees the image the worker has" contains "$out" "ok   worker image present"
 
 summary
