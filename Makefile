@@ -20,12 +20,14 @@ comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
 
 WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
+# CFLAGS from the command line (make CFLAGS=-O1) only set the optimisation:
+# warnings, feature macros and sanitizers are always added.
 CFLAGS  ?= -O2 -g
-CFLAGS  += $(WARN) -D_GNU_SOURCE -pthread
-LDFLAGS += -pthread
+override CFLAGS  += $(WARN) -D_GNU_SOURCE -pthread
+override LDFLAGS += -pthread
 ifneq ($(SAN),)
-CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS += -fsanitize=$(SAN)
+override CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+override LDFLAGS += -fsanitize=$(SAN)
 endif
 
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS))

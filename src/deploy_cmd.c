@@ -1,6 +1,7 @@
 /* `dsv41-top launch | stop | restart | logs`: options in, engine calls out. */
 #include <getopt.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,7 @@ static void on_sig(int sig)
 struct log_ctx {
     int rank;
     bool prefix;
-    bool ended;
+    atomic_bool ended; /* set by the stream's thread */
 };
 
 static void print_line(void *ctx, const char *line, size_t len)
@@ -146,7 +147,7 @@ static void print_line(void *ctx, const char *line, size_t len)
 static void on_end(void *ctx, bool up)
 {
     if (!up)
-        ((struct log_ctx *)ctx)->ended = true;
+        atomic_store(&((struct log_ctx *)ctx)->ended, true);
 }
 
 static const char LOGS_USAGE[] =
@@ -206,7 +207,9 @@ int cmd_logs(const struct config *c, int argc, char **argv)
     for (int i = 0; i < cl.n; i++) {
         if ((only >= 0 && i != only) || !cl.nodes[i].configured)
             continue;
-        ctx[i] = (struct log_ctx){i, only < 0, false};
+        ctx[i].rank = i;
+        ctx[i].prefix = only < 0;
+        atomic_init(&ctx[i].ended, false);
         struct buf cmd = BUF_INIT;
         char name[32];
         snprintf(name, sizeof name, "dsv41-r%d", i);
@@ -221,16 +224,17 @@ int cmd_logs(const struct config *c, int argc, char **argv)
     for (;;) {
         bool all = true;
         for (int i = 0; i < cl.n; i++)
-            if (st[i] && !ctx[i].ended)
+            if (st[i] && !atomic_load(&ctx[i].ended))
                 all = false;
         if (all || g_stop_logs)
             break;
         for (int i = 0; i < cl.n; i++) {
             char why[512];
             time_t since;
-            if (st[i] && !ctx[i].ended && !node_reachable(&cl.nodes[i].node, &since, why, sizeof why)) {
+            if (st[i] && !atomic_load(&ctx[i].ended) &&
+                !node_reachable(&cl.nodes[i].node, &since, why, sizeof why)) {
                 fprintf(stderr, "%s: %s\n", cl.nodes[i].name, why);
-                ctx[i].ended = true;
+                atomic_store(&ctx[i].ended, true);
                 rc = 1;
             }
         }
