@@ -370,6 +370,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     char failbuf[512] = "";
     while (!g_interrupted) {
         double t = now_s();
+        char fatal_msg[512] = "";
         for (int i = 0; i < n; i++) {
             pthread_mutex_lock(&ln[i].mu);
             if (ln[i].ph.phase != ln[i].shown) {
@@ -378,26 +379,28 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
                        phase_name(ln[i].ph.phase), ln[i].ph.detail);
                 fflush(stdout);
             }
-            if (ln[i].ph.failed && !failure) {
-                snprintf(failbuf, sizeof failbuf, "r%d on %s logged a fatal line during %s: %s",
+            if (ln[i].ph.failed && !fatal_msg[0])
+                snprintf(fatal_msg, sizeof fatal_msg, "r%d on %s logged a fatal line during %s: %s",
                          ln[i].cn->rank, ln[i].cn->name, phase_name(ln[i].ph.phase),
                          ln[i].ph.fatal);
-                failure = failbuf;
-            }
             pthread_mutex_unlock(&ln[i].mu);
         }
-        if (failure)
-            break;
-        struct buf body = BUF_INIT, err = BUF_INIT;
-        long code = api_get(buf_str(&base), "/v1/models", buf_str(&key), 1000, &body, &err);
-        buf_free(&body);
-        buf_free(&err);
-        if (code == 200) {
-            rc = 0;
-            break;
+        if (!fatal_msg[0]) {
+            struct buf body = BUF_INIT, err = BUF_INIT;
+            long code = api_get(buf_str(&base), "/v1/models", buf_str(&key), 1000, &body, &err);
+            buf_free(&body);
+            buf_free(&err);
+            if (code == 200) {
+                rc = 0;
+                break;
+            }
         }
-        if (t >= next_state) {
+        /* a fatal line checks the containers at once: a rank that exited is
+         * the cause, the other rank's complaints are its consequence */
+        if (t >= next_state || fatal_msg[0]) {
             next_state = t + 1.0;
+            if (fatal_msg[0])
+                usleep(300000); /* let the runtime record an exit in flight */
             for (int i = 0; i < n && !failure; i++) {
                 struct probe_container ct;
                 struct buf e = BUF_INIT;
@@ -416,6 +419,10 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
                     failure = failbuf;
                 }
                 buf_free(&e);
+            }
+            if (!failure && fatal_msg[0]) {
+                snprintf(failbuf, sizeof failbuf, "%s", fatal_msg);
+                failure = failbuf;
             }
             if (failure)
                 break;

@@ -52,6 +52,19 @@ top_head() {
     on_host head env $(head_env) TSAN_OPTIONS="${TSAN_OPTIONS:-}" "${envs[@]}" "$BIN" "$@"
 }
 
+# Every test file starts with this: without the hosts, a check that expects a
+# failure would pass for the wrong reason.
+require_hosts() {
+    local h
+    for h in $HOSTS; do
+        if [ ! -e "/run/netns/dsv41-$h" ] || [ ! -f "$IT_DIR/$h/containers.conf" ]; then
+            echo "FAIL - the test hosts are not up (run tests/it/hosts.sh up, or tests/it/run.sh)"
+            echo "0 passed, 1 failed"
+            exit 1
+        fi
+    done
+}
+
 PASSED=0
 FAILED=0
 ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }

@@ -3,6 +3,7 @@
 # simulator image, and every way a launch can fail. Needs hosts.sh up.
 set -u
 . "$(dirname "$0")/lib.sh"
+require_hosts
 
 M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
 PLAN=J268-ho-v31-K5n.json
@@ -81,6 +82,22 @@ on_host worker podman kill dsv41-r1 >/dev/null # r0 stays up, answering but wedg
 out=$(top_head "$FAST" launch 2>&1); rc=$?
 check "stale rank: replaced without --force" [ $rc -eq 0 ]
 check "stale rank: said" contains "$out" "replacing 1 rank(s) left from an earlier launch"
+
+# --- restart --------------------------------------------------------------------------
+out=$(top_head "$FAST" restart 2>&1); rc=$?
+check "restart: stops, then launches" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "stopped dsv41-r0 on head" && printf "%s" "$out" | grep -q "ready after"'
+
+# --- status while booting shows each rank's phase; a timeout fails the launch -------------
+top_head stop >/dev/null 2>&1
+top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=6000 launch --timeout 3 >"$IT_DIR/slow.log" 2>&1 &
+lp=$!
+sleep 2
+out=$(top_head status 2>&1)
+check "status while booting: the phase of a rank" contains "$out" "phase: "
+wait $lp; rc=$?
+out=$(cat "$IT_DIR/slow.log")
+check "timeout: launch fails" [ $rc -eq 1 ]
+check "timeout: says so" contains "$out" "the API did not answer within 3 s"
 
 # --- stop, idempotent ------------------------------------------------------------------
 out=$(top_head stop 2>&1); rc=$?

@@ -4,6 +4,7 @@
 # worker can fail to answer. Needs the hosts of hosts.sh up.
 set -u
 . "$(dirname "$0")/lib.sh"
+require_hosts
 
 RANK_ARGS="/model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2
  --master-addr $HEAD_IP --master-port 29655"

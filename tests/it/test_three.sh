@@ -2,6 +2,7 @@
 # Three nodes: WORKERS=worker,worker2, rank i on node i, TP 3.
 set -u
 . "$(dirname "$0")/lib.sh"
+require_hosts
 
 M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
 mkdir -p "$M/exl3/plan"
