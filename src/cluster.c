@@ -96,6 +96,16 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
     return 0;
 }
 
+int cluster_open_for(const char *cmd, const struct config *c, struct cluster *cl)
+{
+    struct buf err = BUF_INIT;
+    int rc = cluster_open(c, cl, &err);
+    if (rc < 0)
+        fprintf(stderr, "dsv41-top %s: %s\n", cmd, buf_str(&err));
+    buf_free(&err);
+    return rc;
+}
+
 void cluster_close(struct cluster *cl)
 {
     for (int i = 0; i < cl->n; i++) {

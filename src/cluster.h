@@ -29,6 +29,9 @@ struct cluster {
 };
 
 int cluster_open(const struct config *c, struct cluster *cl, struct buf *err);
+/* cluster_open for a command: prints "dsv41-top CMD: reason" and returns -1
+ * when the configuration cannot make a cluster. */
+int cluster_open_for(const char *cmd, const struct config *c, struct cluster *cl);
 void cluster_close(struct cluster *cl);
 
 #endif

@@ -75,12 +75,8 @@ int cmd_launch(const struct config *c, int argc, char **argv)
 static int stop_all(const struct config *c, bool force)
 {
     struct cluster cl;
-    struct buf err = BUF_INIT;
-    if (cluster_open(c, &cl, &err) < 0) {
-        fprintf(stderr, "dsv41-top: %s\n", buf_str(&err));
-        buf_free(&err);
+    if (cluster_open_for("stop", c, &cl) < 0)
         return 2;
-    }
     int bad = ranks_stop_all(c, &cl, force, stdout);
     cluster_close(&cl);
     return bad ? 1 : 0;
@@ -186,12 +182,8 @@ int cmd_logs(const struct config *c, int argc, char **argv)
             return usage(stderr, LOGS_USAGE, 2);
     }
     struct cluster cl;
-    struct buf err = BUF_INIT;
-    if (cluster_open(c, &cl, &err) < 0) {
-        fprintf(stderr, "dsv41-top logs: %s\n", buf_str(&err));
-        buf_free(&err);
+    if (cluster_open_for("logs", c, &cl) < 0)
         return 2;
-    }
     if (only >= cl.n) {
         fprintf(stderr, "dsv41-top logs: there is no rank %d (%d nodes)\n", only, cl.n);
         cluster_close(&cl);

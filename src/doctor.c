@@ -166,12 +166,8 @@ int cmd_doctor(const struct config *c, int argc, char **argv)
         return help ? 0 : 2;
     }
     struct cluster cl;
-    struct buf err = BUF_INIT;
-    if (cluster_open(c, &cl, &err) < 0) {
-        fprintf(stderr, "dsv41-top doctor: %s\n", buf_str(&err));
-        buf_free(&err);
+    if (cluster_open_for("doctor", c, &cl) < 0)
         return 2;
-    }
     struct doctor d = {0, 0};
     for (int i = 0; i < cl.n; i++)
         check_node(c, &cl.nodes[i], cl.n, &d);
@@ -181,6 +177,5 @@ int cmd_doctor(const struct config *c, int argc, char **argv)
     buf_free(&v);
     printf("%d failed, %d warnings\n", d.fails, d.warns);
     cluster_close(&cl);
-    buf_free(&err);
     return d.fails ? 1 : 0;
 }

@@ -91,19 +91,22 @@ static void print_tail(const struct config *c, struct lnode *l)
     buf_free(&err);
 }
 
-/* The first fatal line in the rank's stored log, appended to msg. */
-static void append_fatal(const struct config *c, struct lnode *l, char *msg, size_t sz)
+/* The phase and first fatal line of a rank that stopped, from the log the
+ * runtime stored: the stream may not have delivered its last lines yet. */
+static void postmortem(const struct config *c, struct lnode *l, struct phase_state *ph)
 {
     struct strv lines = STRV_INIT;
     struct buf err = BUF_INIT;
-    if (ranks_tail(&l->cn->node, config_get(c, "RUNTIME"), l->cn->rank, 200, &lines, &err) == 0)
+    phase_init(ph);
+    pthread_mutex_lock(&l->mu);
+    *ph = l->ph;
+    pthread_mutex_unlock(&l->mu);
+    if (ranks_tail(&l->cn->node, config_get(c, "RUNTIME"), l->cn->rank, 2000, &lines, &err) == 0) {
+        phase_init(ph);
         for (int i = 0; i < lines.n; i++)
-            if (phase_fatal_marker(lines.v[i], strlen(lines.v[i])) &&
-                !strstr(lines.v[i], "Traceback")) {
-                size_t used = strlen(msg);
-                snprintf(msg + used, sz - used, ": %s", lines.v[i]);
-                break;
-            }
+            if (!strstr(lines.v[i], "Traceback")) /* the line that says why comes after */
+                phase_feed(ph, lines.v[i], strlen(lines.v[i]));
+    }
     strv_free(&lines);
     buf_free(&err);
 }
@@ -406,16 +409,18 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
                 struct buf e = BUF_INIT;
                 int have = ranks_inspect(&ln[i].cn->node, rt, ln[i].cn->rank, &ct, &e);
                 if (have == 0 || (have == 1 && !ct.running)) {
-                    pthread_mutex_lock(&ln[i].mu);
+                    struct phase_state ph;
+                    postmortem(c, &ln[i], &ph);
                     snprintf(failbuf, sizeof failbuf, "r%d on %s %s during %s", ln[i].cn->rank,
                              ln[i].cn->name, have ? "exited" : "disappeared",
-                             phase_name(ln[i].ph.phase));
-                    pthread_mutex_unlock(&ln[i].mu);
+                             phase_name(ph.phase));
                     if (have)
                         snprintf(failbuf + strlen(failbuf), sizeof failbuf - strlen(failbuf),
                                  " (exit code %d%s)", ct.exit_code,
                                  ct.oom_killed ? ", OOM-killed" : "");
-                    append_fatal(c, &ln[i], failbuf, sizeof failbuf);
+                    if (ph.failed)
+                        snprintf(failbuf + strlen(failbuf), sizeof failbuf - strlen(failbuf),
+                                 ": %s", ph.fatal);
                     failure = failbuf;
                 }
                 buf_free(&e);
@@ -636,13 +641,8 @@ out:
 int launch_run(const struct config *c, const struct launch_opts *o)
 {
     struct cluster cl;
-    struct buf err = BUF_INIT;
-    if (cluster_open(c, &cl, &err) < 0) {
-        fprintf(stderr, "dsv41-top launch: %s\n", buf_str(&err));
-        buf_free(&err);
+    if (cluster_open_for("launch", c, &cl) < 0)
         return 2;
-    }
-    buf_free(&err);
     setvbuf(stdout, NULL, _IOLBF, 0);
     struct sigaction sa = {0}, old;
     sa.sa_handler = on_sigint;

@@ -148,6 +148,20 @@ void node_free(struct node *n)
     pthread_mutex_destroy(&n->mu);
 }
 
+/* In a forked child: stdin from /dev/null, its own process group (so a
+ * timeout kills the whole pipeline), then sh -c cmd. Never returns. */
+static void exec_sh(const char *cmd, int out_fd, int err_fd)
+{
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0)
+        dup2(devnull, 0);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+}
+
 static void drain(int fd, struct buf *b, size_t max, bool *open)
 {
     char tmp[16384];
@@ -181,16 +195,8 @@ int node_run_local(const char *cmd, int timeout_ms, size_t max_bytes, struct ssh
         close(pe[1]);
         goto fail;
     }
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(po[1], 1);
-        dup2(pe[1], 2);
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    if (pid == 0)
+        exec_sh(cmd, po[1], pe[1]);
     close(po[1]);
     close(pe[1]);
     fcntl(po[0], F_SETFL, O_NONBLOCK);
@@ -304,16 +310,8 @@ struct node_stream *node_stream_open(struct node *n, const char *cmd, sshio_line
         return NULL;
     }
     s->pid = fork();
-    if (s->pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(po[1], 1);
-        dup2(po[1], 2);
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    if (s->pid == 0)
+        exec_sh(cmd, po[1], po[1]);
     close(po[1]);
     s->out_fd = po[0];
     if (s->pid < 0 || pthread_create(&s->th, NULL, local_stream_main, s) != 0) {

@@ -46,26 +46,27 @@ static int run_verb(struct node *n, struct buf *cmd, struct buf *err)
     return rc;
 }
 
-int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
+/* A runtime verb on one rank's container: kill or rm -f. */
+static int rank_verb(struct node *n, const char *rt, int rank,
+                     int (*build)(struct buf *, const char *, const char *), struct buf *err)
 {
     struct buf cmd = BUF_INIT;
     char name[32];
     snprintf(name, sizeof name, "dsv41-r%d", rank);
-    runtime_cmd_rm(&cmd, rt, name);
+    build(&cmd, rt, name);
     int rc = run_verb(n, &cmd, err);
     buf_free(&cmd);
     return rc;
 }
 
+int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
+{
+    return rank_verb(n, rt, rank, runtime_cmd_rm, err);
+}
+
 int ranks_kill(struct node *n, const char *rt, int rank, struct buf *err)
 {
-    struct buf cmd = BUF_INIT;
-    char name[32];
-    snprintf(name, sizeof name, "dsv41-r%d", rank);
-    runtime_cmd_kill(&cmd, rt, name);
-    int rc = run_verb(n, &cmd, err);
-    buf_free(&cmd);
-    return rc;
+    return rank_verb(n, rt, rank, runtime_cmd_kill, err);
 }
 
 static void add_line(void *ctx, const char *line, size_t len)

@@ -454,12 +454,8 @@ int cmd_status(const struct config *c, int argc, char **argv)
         }
     }
     struct cluster cl;
-    struct buf err = BUF_INIT;
-    if (cluster_open(c, &cl, &err) < 0) {
-        fprintf(stderr, "dsv41-top status: %s\n", buf_str(&err));
-        buf_free(&err);
+    if (cluster_open_for("status", c, &cl) < 0)
         return 2;
-    }
     struct status_report *r = malloc(sizeof *r);
     if (!r) {
         cluster_close(&cl);
@@ -479,6 +475,5 @@ int cmd_status(const struct config *c, int argc, char **argv)
     int rc = r->nproblems ? 1 : 0;
     free(r);
     cluster_close(&cl);
-    buf_free(&err);
     return rc;
 }
