@@ -7,8 +7,15 @@
 #include "probe.h"
 #include "rdma.h"
 #include "snapshot.h"
+#include "completion.h"
+#include "sse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int fuzz_event(void *ctx, const char *d, size_t len)
+{
+    return completion_event(ctx, d, len, 1.0) < 0 ? -1 : 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
     case 0: {
         struct probe_mem m;
         struct pval v;
@@ -50,6 +57,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rdma_resolve(p, n < 0 ? 0 : n, a, na);
         struct rdma_fabric f;
         rdma_detect_fabric(p, n < 0 ? 0 : n, a, na, NULL, &f);
+        break;
+    }
+    case 7: {
+        struct completion c;
+        completion_init(&c, 0);
+        struct sse_parser p;
+        sse_init(&p, fuzz_event, &c, 1 << 16);
+        /* fed in two pieces at a point the input picks */
+        size_t cut = size > 2 ? data[1] % (size - 1) : 0;
+        if (!sse_feed(&p, s, cut) && !sse_feed(&p, s + cut, size - 1 - cut))
+            sse_finish(&p);
+        sse_free(&p);
+        completion_free(&c);
+        completion_init(&c, 0);
+        completion_body(&c, s, 0);
+        completion_free(&c);
         break;
     }
     case 5:

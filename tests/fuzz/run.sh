@@ -21,6 +21,9 @@ for f in "$root"/tests/fixtures/proc/spark/* "$root"/tests/fixtures/nvidia-smi/*
     done
     i=$((i + 1))
 done
+for f in "$root"/tests/fixtures/sse/*.txt; do
+    { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
+done
 set +e
 "$out/fuzz_parsers" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$out/" "$corpus" > "$out/fuzz.log" 2>&1
