@@ -9,6 +9,7 @@
 #include "snapshot.h"
 #include "completion.h"
 #include "sse.h"
+#include "metrics.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -75,8 +76,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         completion_free(&c);
         break;
     }
-    case 5:
     case 6: {
+        struct metrics a, b;
+        struct metrics_rates r;
+        metrics_parse(s, &a);
+        metrics_parse(s + (size - 1) / 2, &b);
+        metrics_rates(&a, &b, 1.0, &r);
+        break;
+    }
+    case 5: {
         static struct snapshot snap;
         snapshot_parse(s, "@@M@@", NULL, &snap);
         break;

@@ -1,0 +1,38 @@
+/* metrics: vLLM's Prometheus text (/metrics) parsed into the figures the
+ * operator watches, and rates from two scrapes: prompt and generation tok/s,
+ * mean TTFT over the interval, prefix-cache hit rate, speculative acceptance.
+ * Label sets (engines) are summed. Pure. A figure the server does not export
+ * stays n/a. */
+#ifndef DSV41_METRICS_H
+#define DSV41_METRICS_H
+
+#include <stdbool.h>
+
+#include "probe.h"
+
+struct metrics {
+    struct pval running, waiting, kv_usage;                 /* gauges */
+    struct pval prompt_tokens, generation_tokens, preemptions;   /* counters */
+    struct pval prefix_queries, prefix_hits;
+    struct pval spec_drafts, spec_draft_tokens, spec_accepted;
+    struct pval ttft_sum, ttft_count, itl_sum, itl_count, e2e_sum, e2e_count;
+    int samples; /* lines that parsed */
+};
+
+struct metrics_rates {
+    struct pval prompt_tps, generation_tps;
+    struct pval mean_ttft_s, mean_itl_s;
+    struct pval prefix_hit_rate;     /* 0..1 over the interval */
+    struct pval spec_acceptance;     /* accepted / draft tokens */
+    struct pval spec_mean_accept_len; /* 1 + accepted / drafts */
+};
+
+/* Returns the number of vLLM samples found; -1 when the text is not
+ * Prometheus exposition at all. */
+int metrics_parse(const char *text, struct metrics *m);
+/* Rates between two scrapes dt seconds apart; a counter that went back (a
+ * restarted server) gives n/a, never a negative rate. */
+void metrics_rates(const struct metrics *prev, const struct metrics *cur, double dt,
+                   struct metrics_rates *r);
+
+#endif
