@@ -6,13 +6,13 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 SAN     ?=
 
-PKGS      := ncursesw libssh2 libibverbs libcurl libcjson openssl
+PKGS      := ncursesw libssh2 libibverbs libcurl libcjson openssl zlib
 TEST_PKGS := cmocka
-SIM_PKGS  := libmicrohttpd libcjson openssl
+SIM_PKGS  := libmicrohttpd libcjson openssl zlib
 
 # Debian packages make deps installs (build, tests, test hosts, fuzzing).
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
-            libcurl4-openssl-dev libcjson-dev libssl-dev libcmocka-dev libmicrohttpd-dev \
+            libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap tmux clang \
             libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux
 

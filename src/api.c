@@ -1,9 +1,11 @@
 #include "api.h"
 
 #include "apikey.h"
+#include "probe.h"
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -126,4 +128,144 @@ out:
     buf_free(&base);
     buf_free(&body);
     buf_free(&err);
+}
+
+double api_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int on_sse_event(void *ctx, const char *data, size_t len)
+{
+    struct api_call *call = ctx;
+    return completion_event(&call->c, data, len, api_now()) < 0 ? -1 : 0;
+}
+
+static size_t on_stream_body(char *p, size_t sz, size_t n, void *ud)
+{
+    struct api_call *call = ud;
+    size_t len = sz * n;
+    long code = 0;
+    curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code != 200 || !call->stream)
+        return on_body(p, sz, n, &call->raw);
+    /* a malformed chunk stops the transfer: the reason is in c.error */
+    return sse_feed(&call->sse, p, len) == 0 ? len : 0;
+}
+
+/* What a non-200 answer said: vLLM's {"error":{"message"}} or {"error":"..."}. */
+static void http_error(struct api_call *call)
+{
+    cJSON *j = cJSON_Parse(buf_str(&call->raw));
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+    cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
+    char msg[400];
+    probe_copy_field(msg, sizeof msg, cJSON_IsString(m) ? m->valuestring : buf_str(&call->raw),
+                     cJSON_IsString(m) ? strlen(m->valuestring) : call->raw.len);
+    snprintf(call->error, sizeof call->error, "HTTP %ld: %s", call->http_code, msg);
+    cJSON_Delete(j);
+}
+
+static void finish_call(struct api_call *call, CURLcode res)
+{
+    curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &call->http_code);
+    if (call->http_code == 200 && call->stream) {
+        if (!call->c.error[0] || res == CURLE_OK)
+            sse_finish(&call->sse);
+        if (sse_overflowed(&call->sse) && !call->c.error[0])
+            snprintf(call->c.error, sizeof call->c.error, "an event larger than 64 MiB");
+    } else if (call->http_code == 200) {
+        completion_body(&call->c, buf_str(&call->raw), api_now());
+    }
+    if (call->http_code && call->http_code != 200)
+        http_error(call);
+    else if (call->c.error[0])
+        snprintf(call->error, sizeof call->error, "%s", call->c.error);
+    else if (res != CURLE_OK)
+        snprintf(call->error, sizeof call->error, "%s", curl_easy_strerror(res));
+    else if (call->stream && !call->c.done)
+        snprintf(call->error, sizeof call->error,
+                 "the stream ended without [DONE] after %d chunks (cut off?)", call->c.nchunks);
+}
+
+int api_run(const char *base, const char *key, struct api_call *calls, int n,
+            volatile int *cancel)
+{
+    CURLM *multi = curl_multi_init();
+    if (!multi)
+        return 0;
+    struct buf auth = BUF_INIT;
+    if (key && *key)
+        buf_printf(&auth, "Authorization: Bearer %s", key);
+    for (int i = 0; i < n; i++) {
+        struct api_call *call = &calls[i];
+        CURL *h = curl_easy_init();
+        call->easy = h;
+        call->http_code = 0;
+        call->error[0] = '\0';
+        completion_init(&call->c, api_now());
+        sse_init(&call->sse, on_sse_event, call, 64u << 20);
+        buf_reset(&call->raw);
+        if (!h) {
+            snprintf(call->error, sizeof call->error, "cannot create an HTTP handle");
+            continue;
+        }
+        struct buf url = BUF_INIT;
+        buf_printf(&url, "%s%s", base, call->path);
+        call->hdr = curl_slist_append(NULL, "Content-Type: application/json");
+        if (auth.len)
+            call->hdr = curl_slist_append(call->hdr, buf_str(&auth));
+        curl_easy_setopt(h, CURLOPT_URL, buf_str(&url));
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, call->hdr);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, call->body);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)call->timeout_ms);
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream_body);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, call);
+        curl_easy_setopt(h, CURLOPT_PRIVATE, call);
+        buf_free(&url);
+        call->c.t_start = api_now();
+        curl_multi_add_handle(multi, h);
+    }
+    int running = 1;
+    while (running && !(cancel && *cancel)) {
+        curl_multi_perform(multi, &running);
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(multi, &left)))
+            if (msg->msg == CURLMSG_DONE) {
+                struct api_call *call;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&call);
+                finish_call(call, msg->data.result);
+            }
+        if (running)
+            curl_multi_poll(multi, NULL, 0, 100, NULL);
+    }
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        if (calls[i].easy) {
+            if (cancel && *cancel && !calls[i].error[0] && !calls[i].c.done)
+                snprintf(calls[i].error, sizeof calls[i].error, "cancelled");
+            curl_multi_remove_handle(multi, calls[i].easy);
+            curl_easy_cleanup(calls[i].easy);
+            calls[i].easy = NULL;
+        }
+        curl_slist_free_all(calls[i].hdr);
+        calls[i].hdr = NULL;
+        ok += !calls[i].error[0];
+    }
+    curl_multi_cleanup(multi);
+    apikey_scrub(&auth);
+    return ok;
+}
+
+void api_call_free(struct api_call *call)
+{
+    completion_free(&call->c);
+    sse_free(&call->sse);
+    buf_free(&call->raw);
 }

@@ -4,8 +4,14 @@
 #ifndef DSV41_API_H
 #define DSV41_API_H
 
+#include <stdbool.h>
+
 #include "buf.h"
+#include "completion.h"
 #include "config.h"
+#include "sse.h"
+
+struct curl_slist;
 
 struct api_health {
     char url[256];
@@ -27,5 +33,31 @@ int api_load_key(const struct config *c, struct buf *key, struct buf *why);
 long api_get(const char *base, const char *path, const char *key, int timeout_ms, struct buf *body,
              struct buf *err);
 void api_check_health(const struct config *c, int timeout_ms, struct api_health *h);
+
+/* One completion request (chat or text, streamed or not). Many run at once
+ * through libcurl multi in the calling thread (api_run). */
+struct api_call {
+    /* in */
+    const char *path; /* "/v1/chat/completions" or "/v1/completions" */
+    char *body;       /* JSON, owned by the caller */
+    bool stream;
+    int timeout_ms;
+    /* out */
+    long http_code;     /* 0 when no answer */
+    struct completion c; /* what came back, with chunk times */
+    char error[512];    /* transport or server error; "" when none */
+    /* private */
+    void *easy;
+    struct curl_slist *hdr;
+    struct sse_parser sse;
+    struct buf raw;
+};
+
+/* Runs calls[0..n) concurrently against base with the key. Stops early when
+ * *cancel becomes non-zero. Returns the number of calls without an error. */
+int api_run(const char *base, const char *key, struct api_call *calls, int n,
+            volatile int *cancel);
+void api_call_free(struct api_call *call);
+double api_now(void);
 
 #endif

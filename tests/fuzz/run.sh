@@ -6,7 +6,7 @@ secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/build-fuzz
 mkdir -p "$out"
-pkgs="libssh2 libibverbs libcurl libcjson openssl"
+pkgs="libssh2 libibverbs libcurl libcjson openssl zlib"
 # shellcheck disable=SC2046
 clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=all -I"$root/src" $(pkg-config --cflags $pkgs) \

@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "sim.h"
+#include "sim_answer.h"
 
 #define MAX_BODY (64u << 20)
 
@@ -55,8 +56,8 @@ struct stream {
     char id[40];
     long created;
     long prompt_tokens;
-    int ntok, next; /* next token to send; ntok+1 = final chunk, ntok+2 = usage */
-    char **tok;
+    struct sim_answer ans;
+    int ntok, next; /* next item to send; then the final chunk, usage, [DONE] */
     const char *finish;
     double t_first, gap;
     struct buf pending;
@@ -101,50 +102,10 @@ static bool authorized(struct MHD_Connection *c)
     return h && strncmp(h, "Bearer ", 7) == 0 && strcmp(h + 7, g_opts->api_key) == 0;
 }
 
-/* The answer to a prompt: arithmetic it knows, else a long story. */
-static int make_tokens(const char *prompt, long limit, char ***out, const char **finish)
-{
-    struct buf text = BUF_INIT;
-    if (strstr(prompt, "17 * 23") || strstr(prompt, "17*23"))
-        buf_puts(&text, "17 * 23 = 391.");
-    else {
-        const char *env = getenv("DSV41_SIM_OUTPUT_TOKENS");
-        int n = env ? atoi(env) : 64;
-        for (int i = 0; i < n; i++)
-            buf_printf(&text, "%s%s", i ? " " : "", i % 7 == 0 ? "Once" : "upon");
-    }
-    /* one token per word, the space kept with the word that follows */
-    int cap = 16, n = 0;
-    char **t = malloc(sizeof *t * (size_t)cap);
-    const char *p = buf_str(&text);
-    while (*p && t) {
-        const char *q = p + 1;
-        while (*q && *q != ' ')
-            q++;
-        if (n == cap) {
-            cap *= 2;
-            char **nt = realloc(t, sizeof *t * (size_t)cap);
-            if (!nt)
-                break;
-            t = nt;
-        }
-        t[n++] = strndup(p, (size_t)(q - p));
-        p = q;
-        if (limit > 0 && n >= limit)
-            break;
-    }
-    *finish = (limit > 0 && n >= limit && *p) ? "length" : "stop";
-    buf_free(&text);
-    *out = t;
-    return n;
-}
-
 static void free_stream(void *cls)
 {
     struct stream *s = cls;
-    for (int i = 0; i < s->ntok; i++)
-        free(s->tok[i]);
-    free(s->tok);
+    sim_answer_free(&s->ans);
     buf_free(&s->pending);
     if (!s->counted)
         __atomic_sub_fetch(&m_running, 1, __ATOMIC_RELAXED);
@@ -157,6 +118,10 @@ static void add_usage(cJSON *o, const struct stream *s, int completion)
     cJSON_AddNumberToObject(u, "prompt_tokens", (double)s->prompt_tokens);
     cJSON_AddNumberToObject(u, "total_tokens", (double)(s->prompt_tokens + completion));
     cJSON_AddNumberToObject(u, "completion_tokens", completion);
+    if (s->chat) {
+        cJSON *cd = cJSON_AddObjectToObject(u, "completion_tokens_details");
+        cJSON_AddNumberToObject(cd, "reasoning_tokens", (double)s->ans.reasoning_tokens);
+    }
     cJSON *d = cJSON_AddObjectToObject(u, "prompt_tokens_details");
     cJSON_AddNumberToObject(d, "cached_tokens", 0);
 }
@@ -171,18 +136,48 @@ static cJSON *chunk(const struct stream *s)
     return o;
 }
 
-static cJSON *choice(cJSON *o, const struct stream *s, const char *text, const char *finish,
-                     bool first)
+/* A chat delta for one answer item. */
+static void item_delta(cJSON *d, const struct stream *s, const struct sim_item *it)
 {
+    if (it->kind == ITEM_REASONING) {
+        cJSON_AddStringToObject(d, "reasoning", it->text);
+        return;
+    }
+    if (it->kind == ITEM_CONTENT) {
+        cJSON_AddStringToObject(d, "content", it->text);
+        return;
+    }
+    cJSON *calls = cJSON_AddArrayToObject(d, "tool_calls");
+    cJSON *tc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(tc, "index", 0);
+    cJSON *fn = cJSON_CreateObject();
+    if (it->kind == ITEM_TOOL_START) {
+        cJSON_AddStringToObject(tc, "id", s->ans.tool_id);
+        cJSON_AddStringToObject(tc, "type", "function");
+        cJSON_AddStringToObject(fn, "name", it->text);
+        cJSON_AddStringToObject(fn, "arguments", "");
+    } else {
+        cJSON_AddStringToObject(fn, "arguments", it->text);
+    }
+    cJSON_AddItemToObject(tc, "function", fn);
+    cJSON_AddItemToArray(calls, tc);
+}
+
+static cJSON *choice(cJSON *o, const struct stream *s, const struct sim_item *it,
+                     const char *finish, bool first)
+{
+    const char *text = it ? it->text : NULL;
     cJSON *ch = cJSON_AddArrayToObject(o, "choices");
     cJSON *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(c, "index", 0);
     if (s->chat) {
         cJSON *d = cJSON_AddObjectToObject(c, "delta");
-        if (first)
+        if (first) {
             cJSON_AddStringToObject(d, "role", "assistant");
-        if (text)
-            cJSON_AddStringToObject(d, "content", text);
+            cJSON_AddStringToObject(d, "content", "");
+        }
+        if (it)
+            item_delta(d, s, it);
     } else {
         cJSON_AddStringToObject(c, "text", text ? text : "");
     }
@@ -211,7 +206,7 @@ static void next_event(struct stream *s)
     if (s->next == 0 && s->chat) {
         sleep_until(s->t_first);
         cJSON *o = chunk(s);
-        choice(o, s, "", NULL, true);
+        choice(o, s, NULL, NULL, true);
         emit(s, o);
         s->next = 1;
         return;
@@ -222,12 +217,13 @@ static void next_event(struct stream *s)
         while (*g_peer_lost)
             sleep_until(now_s() + 0.2); /* wedged: the peer rank is gone */
         cJSON *o = chunk(s);
-        choice(o, s, s->tok[i], NULL, false);
+        choice(o, s, &s->ans.items[i], NULL, false);
         emit(s, o);
         __atomic_add_fetch(&m_gen_tokens, 1, __ATOMIC_RELAXED);
     } else if (i == s->ntok) {
         cJSON *o = chunk(s);
-        choice(o, s, s->chat ? NULL : "", s->finish, false);
+        static const struct sim_item empty = {ITEM_CONTENT, ""};
+        choice(o, s, s->chat ? NULL : &empty, s->finish, false);
         emit(s, o);
     } else if (i == s->ntok + 1 && s->usage) {
         cJSON *o = chunk(s);
@@ -328,11 +324,14 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     }
     s->chat = chat;
     static long seq;
-    snprintf(s->id, sizeof s->id, "%s-%ld", chat ? "chatcmpl" : "cmpl",
-             __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+    long reqno = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+    snprintf(s->id, sizeof s->id, "%s-%ld", chat ? "chatcmpl" : "cmpl", reqno);
     s->created = (long)time(NULL);
     s->prompt_tokens = ptok;
-    s->ntok = make_tokens(buf_str(&prompt), limit, &s->tok, &s->finish);
+    sim_answer_build(req, chat, limit, &s->ans);
+    s->ntok = s->ans.n;
+    s->finish = s->ans.finish;
+    snprintf(s->ans.tool_id, sizeof s->ans.tool_id, "chatcmpl-tool-%ld", reqno);
     s->t_first = now_s() + (double)ptok / g_opts->prefill_tps;
     s->gap = 1.0 / g_opts->decode_tps;
     cJSON *so = cJSON_GetObjectItemCaseSensitive(req, "stream_options");
@@ -356,12 +355,21 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
         return ret;
     }
     /* not streamed: the same timing, one answer */
-    struct buf text = BUF_INIT;
+    struct buf text = BUF_INIT, reasoning = BUF_INIT, args = BUF_INIT;
+    const char *tool = NULL;
     for (int i = 0; i < s->ntok; i++) {
         sleep_until(s->t_first + s->gap * i);
         while (*g_peer_lost)
             sleep_until(now_s() + 0.2);
-        buf_puts(&text, s->tok[i]);
+        const struct sim_item *it = &s->ans.items[i];
+        if (it->kind == ITEM_REASONING)
+            buf_puts(&reasoning, it->text);
+        else if (it->kind == ITEM_CONTENT)
+            buf_puts(&text, it->text);
+        else if (it->kind == ITEM_TOOL_START)
+            tool = it->text;
+        else
+            buf_puts(&args, it->text);
         __atomic_add_fetch(&m_gen_tokens, 1, __ATOMIC_RELAXED);
     }
     cJSON *o = cJSON_CreateObject();
@@ -375,9 +383,24 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     if (chat) {
         cJSON *m = cJSON_AddObjectToObject(c0, "message");
         cJSON_AddStringToObject(m, "role", "assistant");
-        cJSON_AddStringToObject(m, "content", buf_str(&text));
-        cJSON_AddNullToObject(m, "reasoning");
-        cJSON_AddArrayToObject(m, "tool_calls");
+        if (tool)
+            cJSON_AddNullToObject(m, "content");
+        else
+            cJSON_AddStringToObject(m, "content", buf_str(&text));
+        if (reasoning.len)
+            cJSON_AddStringToObject(m, "reasoning", buf_str(&reasoning));
+        else
+            cJSON_AddNullToObject(m, "reasoning");
+        cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
+        if (tool) {
+            cJSON *tc = cJSON_CreateObject();
+            cJSON_AddStringToObject(tc, "id", s->ans.tool_id);
+            cJSON_AddStringToObject(tc, "type", "function");
+            cJSON *fn = cJSON_AddObjectToObject(tc, "function");
+            cJSON_AddStringToObject(fn, "name", tool);
+            cJSON_AddStringToObject(fn, "arguments", buf_str(&args));
+            cJSON_AddItemToArray(calls, tc);
+        }
     } else {
         cJSON_AddStringToObject(c0, "text", buf_str(&text));
     }
@@ -390,6 +413,8 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     free(js);
     cJSON_Delete(o);
     buf_free(&text);
+    buf_free(&reasoning);
+    buf_free(&args);
     free_stream(s);
     return ret;
 }
