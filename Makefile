@@ -106,6 +106,7 @@ unit: $(UNIT_BIN)
 # The simulator on loopback: argument checks, rendezvous, startup log, API.
 sim-test: all
 	tests/sim/test_sim.sh
+	tests/sim/test_client.sh
 
 # Integration: real sshd in a network namespace, real podman containers; the
 # tests run twice, the second time with the TSan build of the program.

@@ -15,13 +15,32 @@
 #include "buf.h"
 #include "sim.h"
 #include "sim_answer.h"
+#include "sim_metrics.h"
 
 #define MAX_BODY (64u << 20)
 
 static const struct sim_opts *g_opts;
 static volatile int *g_peer_lost;
+static volatile int *g_stopping;
 
-static long m_prompt_tokens, m_gen_tokens, m_running, m_requests;
+/* A wedged engine holds its requests until the process stops. */
+static void wait_while_wedged(void)
+{
+    while (*g_peer_lost && !*g_stopping)
+        usleep(200000);
+}
+
+/* DSV41_SIM_FAULT: "cut:N" closes the stream after N items, "malformed:N"
+ * sends a broken chunk after N items, "http500" answers 500. */
+static const char *fault(int *n)
+{
+    const char *f = getenv("DSV41_SIM_FAULT");
+    if (!f || !*f)
+        return "";
+    const char *colon = strchr(f, ':');
+    *n = colon ? atoi(colon + 1) : 0;
+    return f;
+}
 
 static double now_s(void)
 {
@@ -62,7 +81,8 @@ struct stream {
     double t_first, gap;
     struct buf pending;
     size_t pending_off;
-    bool done, counted;
+    bool done, counted, cut;
+    double t_req, t_prev;
 };
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type,
@@ -108,7 +128,7 @@ static void free_stream(void *cls)
     sim_answer_free(&s->ans);
     buf_free(&s->pending);
     if (!s->counted)
-        __atomic_sub_fetch(&m_running, 1, __ATOMIC_RELAXED);
+        sim_metrics_done(now_s() - s->t_req);
     free(s);
 }
 
@@ -200,6 +220,17 @@ static void emit(struct stream *s, cJSON *o)
     cJSON_Delete(o);
 }
 
+static void token_served(struct stream *s)
+{
+    double t = now_s();
+    sim_metrics_token();
+    if (s->t_prev == 0)
+        sim_metrics_first_token(t - s->t_req);
+    else
+        sim_metrics_gap(t - s->t_prev);
+    s->t_prev = t;
+}
+
 /* Produces the next event, waiting for its time. */
 static void next_event(struct stream *s)
 {
@@ -214,12 +245,19 @@ static void next_event(struct stream *s)
     int i = s->chat ? s->next - 1 : s->next;
     if (i < s->ntok) {
         sleep_until(s->t_first + s->gap * i);
-        while (*g_peer_lost)
-            sleep_until(now_s() + 0.2); /* wedged: the peer rank is gone */
+        wait_while_wedged(); /* the peer rank is gone: no tokens */
+        int n = 0;
+        const char *f = fault(&n);
+        if (i == n && strncmp(f, "cut:", 4) == 0) {
+            s->cut = true; /* the connection drops mid-stream */
+            return;
+        }
+        if (i == n && strncmp(f, "malformed:", 10) == 0)
+            buf_puts(&s->pending, "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"tru\n\n");
         cJSON *o = chunk(s);
         choice(o, s, &s->ans.items[i], NULL, false);
         emit(s, o);
-        __atomic_add_fetch(&m_gen_tokens, 1, __ATOMIC_RELAXED);
+        token_served(s);
     } else if (i == s->ntok) {
         cJSON *o = chunk(s);
         static const struct sim_item empty = {ITEM_CONTENT, ""};
@@ -234,7 +272,7 @@ static void next_event(struct stream *s)
         buf_puts(&s->pending, "data: [DONE]\n\n");
         s->done = true;
         if (!s->counted) {
-            __atomic_sub_fetch(&m_running, 1, __ATOMIC_RELAXED);
+            sim_metrics_done(now_s() - s->t_req);
             s->counted = true;
         }
     }
@@ -251,6 +289,8 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *out, size_t max)
         buf_reset(&s->pending);
         s->pending_off = 0;
         next_event(s);
+        if (s->cut)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
     }
     size_t n = s->pending.len - s->pending_off;
     if (n > max)
@@ -291,6 +331,9 @@ static void prompt_text(cJSON *req, bool chat, struct buf *out)
 
 static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool chat)
 {
+    int fault_at = 0;
+    if (strcmp(fault(&fault_at), "http500") == 0)
+        return send_error(c, 500, "InternalServerError", "simulated engine failure");
     cJSON *req = cJSON_Parse(body);
     if (!cJSON_IsObject(req)) {
         cJSON_Delete(req);
@@ -337,11 +380,10 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     cJSON *so = cJSON_GetObjectItemCaseSensitive(req, "stream_options");
     s->usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(so, "include_usage"));
     bool streaming = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream"));
+    s->t_req = now_s();
+    sim_metrics_request(ptok, buf_str(&prompt));
     buf_free(&prompt);
     cJSON_Delete(req);
-    __atomic_add_fetch(&m_running, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&m_requests, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&m_prompt_tokens, ptok, __ATOMIC_RELAXED);
     if (streaming) {
         struct MHD_Response *r =
             MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, read_stream, s, free_stream);
@@ -359,8 +401,7 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     const char *tool = NULL;
     for (int i = 0; i < s->ntok; i++) {
         sleep_until(s->t_first + s->gap * i);
-        while (*g_peer_lost)
-            sleep_until(now_s() + 0.2);
+        wait_while_wedged();
         const struct sim_item *it = &s->ans.items[i];
         if (it->kind == ITEM_REASONING)
             buf_puts(&reasoning, it->text);
@@ -370,7 +411,7 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
             tool = it->text;
         else
             buf_puts(&args, it->text);
-        __atomic_add_fetch(&m_gen_tokens, 1, __ATOMIC_RELAXED);
+        token_served(s);
     }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", s->id);
@@ -422,27 +463,7 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
 static enum MHD_Result metrics(struct MHD_Connection *c)
 {
     struct buf b = BUF_INIT;
-    const char *m = g_opts->served_name;
-    buf_printf(&b,
-               "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
-               "# TYPE vllm:num_requests_running gauge\n"
-               "vllm:num_requests_running{engine=\"0\",model_name=\"%s\"} %ld.0\n"
-               "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n"
-               "# TYPE vllm:num_requests_waiting gauge\n"
-               "vllm:num_requests_waiting{engine=\"0\",model_name=\"%s\"} 0.0\n"
-               "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"
-               "# TYPE vllm:kv_cache_usage_perc gauge\n"
-               "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"%s\"} %.4f\n"
-               "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
-               "# TYPE vllm:prompt_tokens_total counter\n"
-               "vllm:prompt_tokens_total{engine=\"0\",model_name=\"%s\"} %ld.0\n"
-               "# HELP vllm:generation_tokens_total Number of generation tokens processed.\n"
-               "# TYPE vllm:generation_tokens_total counter\n"
-               "vllm:generation_tokens_total{engine=\"0\",model_name=\"%s\"} %ld.0\n",
-               m, __atomic_load_n(&m_running, __ATOMIC_RELAXED), m, m,
-               __atomic_load_n(&m_running, __ATOMIC_RELAXED) ? 0.01 : 0.0, m,
-               __atomic_load_n(&m_prompt_tokens, __ATOMIC_RELAXED), m,
-               __atomic_load_n(&m_gen_tokens, __ATOMIC_RELAXED));
+    sim_metrics_text(&b, g_opts->served_name);
     enum MHD_Result r = send_text(c, 200, "text/plain; version=0.0.4; charset=utf-8", buf_str(&b));
     buf_free(&b);
     return r;
@@ -516,6 +537,7 @@ int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *p
 {
     g_opts = o;
     g_peer_lost = peer_lost;
+    g_stopping = stop;
     struct sockaddr_in a = {0};
     a.sin_family = AF_INET;
     a.sin_port = htons((uint16_t)o->port);

@@ -1,0 +1,92 @@
+#!/bin/bash
+# dsv41-top's API client against the simulator on loopback: smoke passes on
+# a good server, and every fault the simulator can inject gives a clear FAIL
+# within its timeout.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/it/lib.sh"
+SIM=${DSV41_SIM:-$root/build/dsv41-sim}
+TOP=${DSV41_BIN:-$root/build/dsv41-top}
+T=$(mktemp -d /tmp/dsv41-client-test.XXXXXX)
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+PORT=$((30000 + RANDOM % 20000))
+KEY=client-$RANDOM
+export DSV41_API_KEY=$KEY HOME=$T XDG_CONFIG_HOME=$T
+unset API_URL
+
+start_sim() { # extra env words...
+    stop_sim
+    env VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_DECODE_TPS=400 "$@" \
+        "$SIM" /model --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port "$PORT" \
+        > "$T/sim.log" 2>&1 &
+    SIMPID=$!
+    PIDS+=($SIMPID)
+    for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/health" && return 0; sleep 0.05; done
+    return 1
+}
+stop_sim() {
+    [ -n "${SIMPID:-}" ] || return 0
+    kill "$SIMPID" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$SIMPID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$SIMPID" 2>/dev/null # it must stop by itself: the check below says if not
+    wait "$SIMPID" 2>/dev/null
+    SIMPID=
+}
+URL=http://127.0.0.1:$PORT
+
+start_sim
+out=$("$TOP" smoke "$URL/v1" 2>&1); rc=$?
+check "smoke: all pass on a good server" [ $rc -eq 0 ]
+check "smoke: text evidence" contains "$out" "PASS text      answer '17 * 23 = 391.'"
+check "smoke: tool call evidence" contains "$out" 'PASS tool call called get_weather({"city": "Warsaw"})'
+check "smoke: vision evidence" contains "$out" "PASS vision    answer 'The left half of the image is red and the right half is blue.'"
+check "smoke: the closing line" contains "$out" "3 passed, 0 failed"
+out=$(DSV41_API_KEY=wrong "$TOP" smoke "$URL" 2>&1); rc=$?
+check "smoke, wrong key: exit 1" [ $rc -eq 1 ]
+check "smoke, wrong key: 401 named" contains "$out" "FAIL text      HTTP 401: Unauthorized"
+check "smoke: the key is never printed" eval '! printf "%s" "$out" | grep -q "$KEY"'
+
+start_sim DSV41_SIM_FAULT=http500
+out=$("$TOP" smoke "$URL" 2>&1); rc=$?
+check "500: FAIL with the server's message" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "FAIL text      HTTP 500: simulated engine failure"'
+
+start_sim DSV41_SIM_FAULT=cut:3
+out=$("$TOP" smoke "$URL" 2>&1); rc=$?
+check "stream cut: FAIL" [ $rc -eq 1 ]
+check "stream cut: says the stream broke" eval 'printf "%s" "$out" | grep "^FAIL text" | grep -qiE "without \[DONE\]|transfer closed|partial"'
+
+start_sim DSV41_SIM_FAULT=malformed:2
+out=$("$TOP" smoke "$URL" 2>&1); rc=$?
+check "malformed chunk: FAIL, named" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "^FAIL text      malformed chunk after"'
+
+# a wedged engine: /health answers, tokens never come
+stop_sim
+env VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_JOIN_TIMEOUT_MS=5000 "$SIM" /model --served-model-name m \
+    --host 127.0.0.1 --port "$PORT" --tensor-parallel-size 2 --nnodes 2 --node-rank 0 \
+    --master-addr 127.0.0.1 --master-port $((PORT + 1)) > "$T/r0.log" 2>&1 &
+SIMPID=$!; PIDS+=($SIMPID)
+sleep 0.2
+"$SIM" /model --tensor-parallel-size 2 --nnodes 2 --node-rank 1 --headless --master-addr 127.0.0.1 \
+    --master-port $((PORT + 1)) > "$T/r1.log" 2>&1 &
+r1=$!; PIDS+=($r1)
+for _ in $(seq 100); do curl -sf -o /dev/null "$URL/health" && break; sleep 0.05; done
+kill -9 $r1; wait $r1 2>/dev/null; sleep 0.7
+t0=$(date +%s)
+out=$("$TOP" smoke "$URL" --timeout 2 2>&1); rc=$?
+t1=$(date +%s)
+check "wedged engine: FAIL" [ $rc -eq 1 ]
+check "wedged engine: timed out, named" contains "$out" "FAIL text      Timeout was reached"
+check "wedged engine: nothing hangs past the timeouts" [ $((t1 - t0)) -le 12 ]
+
+kill "$SIMPID"
+for _ in $(seq 30); do kill -0 "$SIMPID" 2>/dev/null || break; sleep 0.1; done
+check "a wedged simulator still stops on SIGTERM" eval '! kill -0 "$SIMPID" 2>/dev/null'
+stop_sim
+out=$("$TOP" smoke "$URL" --timeout 2 2>&1); rc=$?
+check "no server: FAIL, named" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "Couldn.t connect"'
+summary
