@@ -52,6 +52,7 @@ static const struct config_key KEYS[] = {
     {"WORKERS", "", "more than one worker: host1,host2,... (rank i on node i; overrides WORKER)",
      false},
     {"VLLM_CMD", "vllm serve", "what the image runs before vLLM's arguments", false},
+    {"WEDGE_SECONDS", "10", "requests running with no token for this long: engine wedged", false},
     {"READY_TIMEOUT", "2700", "seconds launch waits for the API (first boot ~12 min)", false},
     {"WORKER_STATE_DIR", "", "STATE_DIR on the workers (empty: STATE_DIR if set, else "
                              "~/.dsv41-two-sparks in the worker's home)", false},

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct collect_job {
     struct cluster_node *cn;
@@ -95,6 +96,49 @@ static void judge_node(const struct config *c, struct status_report *r, int i)
                 mine->exit_code, mine->oom_killed ? ", OOM-killed" : "", cn->rank);
 }
 
+static bool scrape(const char *base, struct metrics *m)
+{
+    struct buf body = BUF_INIT, err = BUF_INIT;
+    bool ok = api_get(base, "/metrics", NULL, 3000, &body, &err) == 200 &&
+              metrics_parse(buf_str(&body), m) > 0;
+    buf_free(&body);
+    buf_free(&err);
+    return ok;
+}
+
+/* One scrape; while requests run, more until the generation counter moves
+ * or WEDGE_SECONDS pass with none: then the engine is wedged (a dead peer
+ * rank leaves rank 0 answering /health with no tokens). */
+static void scrape_metrics(const struct config *c, struct status_report *r)
+{
+    struct buf base = BUF_INIT;
+    api_base_url(c, &base);
+    r->metrics_ok = scrape(buf_str(&base), &r->metrics);
+    double w = atof(config_get(c, "WEDGE_SECONDS"));
+    if (r->metrics_ok && r->metrics.running.ok && r->metrics.running.v > 0 && w > 0) {
+        double t0 = api_now(), t;
+        struct metrics now;
+        do {
+            usleep(250000);
+            t = api_now();
+            if (!scrape(buf_str(&base), &now))
+                break;
+            metrics_rates(&r->metrics, &now, t - t0, &r->rates);
+            r->rates_ok = true;
+            r->rates_window_s = t - t0;
+            if (!now.running.ok || now.running.v == 0 ||
+                (r->rates.generation_tps.ok && r->rates.generation_tps.v > 0))
+                break;
+        } while (t - t0 < w);
+        if (r->rates_ok && now.running.ok && now.running.v > 0 && r->rates.generation_tps.ok &&
+            r->rates.generation_tps.v == 0)
+            snprintf(r->wedged, sizeof r->wedged,
+                     "%.0f request(s) running and no token generated for %.0f s", now.running.v,
+                     r->rates_window_s);
+    }
+    buf_free(&base);
+}
+
 void status_collect(const struct config *c, struct cluster *cl, struct status_report *r)
 {
     memset(r, 0, sizeof *r);
@@ -117,6 +161,8 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
             collect_one(&jobs[i]);
     }
     api_check_health(c, 3000, &r->api);
+    if (r->api.health_code == 200)
+        scrape_metrics(c, r);
     for (int i = 0; i < cl->n; i++)
         if (started[i])
             pthread_join(th[i], NULL);
@@ -172,6 +218,22 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
                         r->nodes[i].cn->name, ct->image);
             }
         }
+    if (r->api.health_code == 200 && !r->wedged[0])
+        for (int i = 0; i < r->n; i++) {
+            const struct snapshot *s = &r->nodes[i].snap;
+            if (!r->nodes[i].cn->configured || !s->reachable || !s->runtime_ok)
+                continue;
+            bool up = false;
+            for (int k = 0; k < s->ncont; k++)
+                up |= s->cont[k].running && atoi(s->cont[k].name + 7) == r->nodes[i].cn->rank;
+            if (!up)
+                snprintf(r->wedged, sizeof r->wedged,
+                         "rank r%d on %s is not running while /health answers: no request can "
+                         "complete",
+                         r->nodes[i].cn->rank, r->nodes[i].cn->name);
+        }
+    if (r->wedged[0])
+        PROBLEM(r, "engine wedged: %s (restart the deployment: `dsv41-top restart`)", r->wedged);
     if (r->api.health_code != 200)
         PROBLEM(r, "api: GET %s/health: %s", r->api.url,
                 r->api.health_code ? "answered non-200 (engine dead?)" : r->api.error);
@@ -194,6 +256,41 @@ static void fmt_num(char *out, size_t sz, struct pval v, const char *unit, int p
         snprintf(out, sz, "%.*f%s", prec, v.v, unit);
     else
         snprintf(out, sz, "n/a");
+}
+
+static void print_metrics(FILE *f, const struct status_report *r)
+{
+    const struct metrics *m = &r->metrics;
+    char a[32], b[32], k[32], hit[32], acc[32], len[32];
+    fmt_num(a, sizeof a, m->running, "", 0);
+    fmt_num(b, sizeof b, m->waiting, "", 0);
+    struct pval kv = m->kv_usage;
+    kv.v *= 100;
+    fmt_num(k, sizeof k, kv, "%", 1);
+    /* since the server started: one scrape has no interval */
+    struct metrics zero;
+    memset(&zero, 0, sizeof zero);
+    zero.prefix_queries = zero.prefix_hits = zero.spec_drafts = (struct pval){true, 0};
+    zero.spec_draft_tokens = zero.spec_accepted = (struct pval){true, 0};
+    struct metrics_rates life;
+    metrics_rates(&zero, m, 1, &life);
+    life.prefix_hit_rate.v *= 100;
+    life.spec_acceptance.v *= 100;
+    fmt_num(hit, sizeof hit, life.prefix_hit_rate, "%", 1);
+    fmt_num(acc, sizeof acc, life.spec_acceptance, "%", 1);
+    fmt_num(len, sizeof len, life.spec_mean_accept_len, "", 2);
+    fprintf(f, "server  running %s  waiting %s  KV cache %s  prompt %.0f  generated %.0f tokens\n", a,
+            b, k, m->prompt_tokens.ok ? m->prompt_tokens.v : 0,
+            m->generation_tokens.ok ? m->generation_tokens.v : 0);
+    fprintf(f, "        prefix cache hits %s  spec acceptance %s, mean length %s\n", hit, acc, len);
+    if (r->rates_ok) {
+        char g[32], p[32], t[32];
+        fmt_num(g, sizeof g, r->rates.generation_tps, " tok/s", 1);
+        fmt_num(p, sizeof p, r->rates.prompt_tps, " tok/s", 1);
+        fmt_num(t, sizeof t, r->rates.mean_ttft_s, " s", 2);
+        fprintf(f, "        over %.1f s: generation %s  prompt %s  mean TTFT %s\n",
+                r->rates_window_s, g, p, t);
+    }
 }
 
 void status_print_text(FILE *f, const struct status_report *r)
@@ -288,6 +385,10 @@ void status_print_text(FILE *f, const struct status_report *r)
     if (r->api.model_id[0])
         fprintf(f, "  (%s, max_model_len %ld)", r->api.model_id, r->api.max_model_len);
     fputc('\n', f);
+    if (r->metrics_ok)
+        print_metrics(f, r);
+    if (r->wedged[0])
+        fprintf(f, "ENGINE WEDGED: %s\n", r->wedged);
     for (int i = 0; i < r->nwarnings; i++)
         fprintf(f, "warning: %s\n", r->warnings[i]);
     if (!r->nproblems)
@@ -424,6 +525,31 @@ cJSON *status_to_json(const struct status_report *r)
         cJSON_AddNumberToObject(api, "max_model_len", (double)r->api.max_model_len);
     if (r->api.error[0])
         cJSON_AddStringToObject(api, "error", r->api.error);
+    if (r->metrics_ok) {
+        cJSON *m = cJSON_AddObjectToObject(api, "metrics");
+        add_pval(m, "running", r->metrics.running);
+        add_pval(m, "waiting", r->metrics.waiting);
+        add_pval(m, "kv_usage", r->metrics.kv_usage);
+        add_pval(m, "prompt_tokens_total", r->metrics.prompt_tokens);
+        add_pval(m, "generation_tokens_total", r->metrics.generation_tokens);
+        add_pval(m, "prefix_cache_queries_total", r->metrics.prefix_queries);
+        add_pval(m, "prefix_cache_hits_total", r->metrics.prefix_hits);
+        add_pval(m, "spec_draft_tokens_total", r->metrics.spec_draft_tokens);
+        add_pval(m, "spec_accepted_tokens_total", r->metrics.spec_accepted);
+        if (r->rates_ok) {
+            cJSON *rt = cJSON_AddObjectToObject(m, "rates");
+            cJSON_AddNumberToObject(rt, "window_s", r->rates_window_s);
+            add_pval(rt, "generation_tps", r->rates.generation_tps);
+            add_pval(rt, "prompt_tps", r->rates.prompt_tps);
+            add_pval(rt, "mean_ttft_s", r->rates.mean_ttft_s);
+            add_pval(rt, "spec_acceptance", r->rates.spec_acceptance);
+            add_pval(rt, "spec_mean_accept_len", r->rates.spec_mean_accept_len);
+        }
+    }
+    if (r->wedged[0])
+        cJSON_AddStringToObject(api, "wedged", r->wedged);
+    else
+        cJSON_AddNullToObject(api, "wedged");
     cJSON_AddBoolToObject(root, "ok", r->nproblems == 0);
     cJSON *p = cJSON_AddArrayToObject(root, "problems");
     for (int i = 0; i < r->nproblems; i++)

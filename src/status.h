@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "api.h"
+#include "metrics.h"
 #include "cluster.h"
 #include "snapshot.h"
 
@@ -22,6 +23,12 @@ struct status_report {
         char phase[40];  /* its rank's startup phase, read while the API is not up */
     } nodes[CLUSTER_MAX_NODES];
     struct api_health api;
+    bool metrics_ok;
+    struct metrics metrics;
+    bool rates_ok; /* a second scrape was taken (requests were running) */
+    struct metrics_rates rates;
+    double rates_window_s;
+    char wedged[320]; /* why the engine is wedged; "" when it is not */
     int nproblems, nwarnings;
     char problems[STATUS_MAX_NOTES][320];
     char warnings[STATUS_MAX_NOTES][320];

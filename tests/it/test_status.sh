@@ -73,6 +73,9 @@ check "json: api health" jq_is "$json" '.api.health' 200
 check "json: api models with the key" jq_is "$json" '.api.models' 200
 check "json: max_model_len" jq_is "$json" '.api.max_model_len' 262144
 check "json: ok" jq_is "$json" '.ok' true
+check "json: metrics scraped" jq_is "$json" '.api.metrics.running' 0
+check "json: not wedged" jq_is "$json" '.api.wedged' null
+check "status shows the server's metrics" contains "$out" "server  running 0  waiting 0"
 check "the API key never reaches the output" eval '! printf "%s" "$json$out" | grep -q "$KEY"'
 
 # --- the worker cannot be reached -----------------------------------------
@@ -158,6 +161,20 @@ on_host worker podman kill dsv41-r1 >/dev/null
 out=$(top_head status 2>&1); rc=$?
 check "exited rank: exit 1" [ $rc -eq 1 ]
 check "exited rank: named with its exit code" contains "$out" "worker: rank dsv41-r1 exited with code 137"
+check "exited rank, /health still 200: engine wedged" contains "$out" "engine wedged: rank r1 on worker is not running while /health answers"
+# a request in flight that never gets a token: wedged by the metrics too
+on_host head curl -sN -H "Authorization: Bearer $KEY" -d '{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}' \
+    http://127.0.0.1:8000/v1/chat/completions >/dev/null 2>&1 &
+curlp=$!
+sleep 0.5
+t0=$(date +%s)
+out=$(top_head WEDGE_SECONDS=2 status 2>&1); rc=$?
+t1=$(date +%s)
+kill_in_ns head curl; wait $curlp 2>/dev/null
+check "wedged: requests running, no tokens, said" contains "$out" "ENGINE WEDGED: 1 request(s) running and no token generated for 2 s"
+check "wedged: status waits at most WEDGE_SECONDS for a token" [ $((t1 - t0)) -le 5 ]
+json=$(top_head WEDGE_SECONDS=1 status --json 2>&1)
+check "wedged: the metrics in JSON" jq_is "$json" '.api.metrics.generation_tokens_total >= 0' true
 start_ranks || not_ok "ranks restart"
 
 # --- sshd killed mid-session: reported, then reconnected -------------------------
