@@ -140,7 +140,13 @@ double api_now(void)
 static int on_sse_event(void *ctx, const char *data, size_t len)
 {
     struct api_call *call = ctx;
-    return completion_event(&call->c, data, len, api_now()) < 0 ? -1 : 0;
+    if (completion_event(&call->c, data, len, api_now()) < 0)
+        return -1;
+    if (call->stop_after > 0 && call->c.nchunks >= call->stop_after) {
+        call->stopped = true; /* enough: the transfer is cut on purpose */
+        return 1;
+    }
+    return 0;
 }
 
 static size_t on_stream_body(char *p, size_t sz, size_t n, void *ud)
@@ -171,6 +177,8 @@ static void http_error(struct api_call *call)
 static void finish_call(struct api_call *call, CURLcode res)
 {
     curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &call->http_code);
+    if (call->stopped)
+        return;
     if (call->http_code == 200 && call->stream) {
         if (!call->c.error[0] || res == CURLE_OK)
             sse_finish(&call->sse);
@@ -205,6 +213,7 @@ int api_run(const char *base, const char *key, struct api_call *calls, int n,
         call->easy = h;
         call->http_code = 0;
         call->error[0] = '\0';
+        call->stopped = false;
         completion_init(&call->c, api_now());
         sse_init(&call->sse, on_sse_event, call, 64u << 20);
         buf_reset(&call->raw);
@@ -215,6 +224,9 @@ int api_run(const char *base, const char *key, struct api_call *calls, int n,
         struct buf url = BUF_INIT;
         buf_printf(&url, "%s%s", base, call->path);
         call->hdr = curl_slist_append(NULL, "Content-Type: application/json");
+        /* no "Expect: 100-continue" round trip before a large body: it would
+         * count against TTFT */
+        call->hdr = curl_slist_append(call->hdr, "Expect:");
         if (auth.len)
             call->hdr = curl_slist_append(call->hdr, buf_str(&auth));
         curl_easy_setopt(h, CURLOPT_URL, buf_str(&url));

@@ -42,6 +42,7 @@ struct api_call {
     char *body;       /* JSON, owned by the caller */
     bool stream;
     int timeout_ms;
+    int stop_after; /* > 0: close the stream after this many chunks (not an error) */
     /* out */
     long http_code;     /* 0 when no answer */
     struct completion c; /* what came back, with chunk times */
@@ -51,6 +52,7 @@ struct api_call {
     struct curl_slist *hdr;
     struct sse_parser sse;
     struct buf raw;
+    bool stopped;
 };
 
 /* Runs calls[0..n) concurrently against base with the key. Stops early when

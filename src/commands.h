@@ -13,5 +13,6 @@ int cmd_stop(const struct config *c, int argc, char **argv);
 int cmd_restart(const struct config *c, int argc, char **argv);
 int cmd_logs(const struct config *c, int argc, char **argv);
 int cmd_smoke(const struct config *c, int argc, char **argv);
+int cmd_bench(const struct config *c, int argc, char **argv);
 
 #endif

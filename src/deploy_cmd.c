@@ -7,10 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "apikey.h"
 #include "cluster.h"
-#include "smoke.h"
 #include "commands.h"
 #include "launch.h"
 #include "ranks.h"
@@ -239,52 +236,4 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         node_stream_close(&cl.nodes[i].node, st[i]);
     cluster_close(&cl);
     return rc;
-}
-
-/* ---- smoke ---- */
-
-static const char SMOKE_USAGE[] =
-    "usage: dsv41-top smoke [URL] [--timeout SEC]\n"
-    "  Text (17 * 23), a tool call (get_weather for Warsaw) and vision (a red/blue\n"
-    "  PNG) against the API (default: API_URL or http://127.0.0.1:PORT), no output\n"
-    "  caps. PASS/FAIL per check with the evidence; exit 0 only when all pass.\n";
-
-int cmd_smoke(const struct config *c, int argc, char **argv)
-{
-    int timeout_s = 600;
-    const char *url = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
-            timeout_s = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return usage(stdout, SMOKE_USAGE, 0);
-        else if (argv[i][0] != '-' && !url)
-            url = argv[i];
-        else
-            return usage(stderr, SMOKE_USAGE, 2);
-    }
-    if (timeout_s <= 0)
-        return usage(stderr, SMOKE_USAGE, 2);
-    struct buf base = BUF_INIT, key = BUF_INIT, why = BUF_INIT;
-    if (url) {
-        size_t l = strlen(url);
-        while (l && url[l - 1] == '/')
-            l--;
-        buf_append(&base, url, l);
-        /* "http://host:8000/v1" as the script era wrote it */
-        if (base.len >= 3 && strcmp(base.data + base.len - 3, "/v1") == 0)
-            base.data[base.len -= 3] = '\0';
-    } else {
-        api_base_url(c, &base);
-    }
-    if (api_load_key(c, &key, &why) < 0)
-        fprintf(stderr, "warning: %s; trying without a key\n", buf_str(&why));
-    printf("smoke: %s\n", buf_str(&base));
-    struct smoke_result res[SMOKE_CHECKS];
-    int passed = smoke_run(buf_str(&base), buf_str(&key), timeout_s * 1000, stdout, res);
-    printf("%d passed, %d failed\n", passed, SMOKE_CHECKS - passed);
-    apikey_scrub(&key);
-    buf_free(&base);
-    buf_free(&why);
-    return passed == SMOKE_CHECKS ? 0 : 1;
 }

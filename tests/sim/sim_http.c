@@ -324,9 +324,11 @@ static void prompt_text(cJSON *req, bool chat, struct buf *out)
     cJSON *p = cJSON_GetObjectItemCaseSensitive(req, "prompt");
     if (cJSON_IsString(p))
         buf_puts(out, p->valuestring);
-    else if (cJSON_IsArray(p)) /* token ids: four bytes a token keeps the count */
-        for (int i = 0; i < cJSON_GetArraySize(p); i++)
+    else if (cJSON_IsArray(p)) { /* token ids: four bytes a token keeps the count */
+        cJSON *id;
+        cJSON_ArrayForEach(id, p)
             buf_puts(out, "tok ");
+    }
 }
 
 static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool chat)

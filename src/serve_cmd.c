@@ -1,0 +1,165 @@
+/* `dsv41-top smoke | bench`: the serving checks, as commands. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "apikey.h"
+#include "bench.h"
+#include "commands.h"
+#include "smoke.h"
+
+static int usage(FILE *f, const char *text, int rc)
+{
+    fputs(text, f);
+    return rc;
+}
+
+/* The API base from a URL argument ("http://head:8000/v1" as the script era
+ * wrote it is accepted) or the configuration, and the key. */
+static void target(const struct config *c, const char *url, struct buf *base, struct buf *key)
+{
+    if (url) {
+        size_t l = strlen(url);
+        while (l && url[l - 1] == '/')
+            l--;
+        buf_append(base, url, l);
+        if (base->len >= 3 && strcmp(base->data + base->len - 3, "/v1") == 0)
+            base->data[base->len -= 3] = '\0';
+    } else {
+        api_base_url(c, base);
+    }
+    struct buf why = BUF_INIT;
+    if (api_load_key(c, key, &why) < 0)
+        fprintf(stderr, "warning: %s; trying without a key\n", buf_str(&why));
+    buf_free(&why);
+}
+
+static const char SMOKE_USAGE[] =
+    "usage: dsv41-top smoke [URL] [--timeout SEC]\n"
+    "  Text (17 * 23), a tool call (get_weather for Warsaw) and vision (a red/blue\n"
+    "  PNG) against the API (default: API_URL or http://127.0.0.1:PORT), no output\n"
+    "  caps. PASS/FAIL per check with the evidence; exit 0 only when all pass.\n";
+
+int cmd_smoke(const struct config *c, int argc, char **argv)
+{
+    int timeout_s = 600;
+    const char *url = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+            timeout_s = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage(stdout, SMOKE_USAGE, 0);
+        else if (argv[i][0] != '-' && !url)
+            url = argv[i];
+        else
+            return usage(stderr, SMOKE_USAGE, 2);
+    }
+    if (timeout_s <= 0)
+        return usage(stderr, SMOKE_USAGE, 2);
+    struct buf base = BUF_INIT, key = BUF_INIT;
+    target(c, url, &base, &key);
+    printf("smoke: %s\n", buf_str(&base));
+    struct smoke_result res[SMOKE_CHECKS];
+    int passed = smoke_run(buf_str(&base), buf_str(&key), timeout_s * 1000, stdout, res);
+    printf("%d passed, %d failed\n", passed, SMOKE_CHECKS - passed);
+    apikey_scrub(&key);
+    buf_free(&base);
+    return passed == SMOKE_CHECKS ? 0 : 1;
+}
+
+static const char BENCH_USAGE[] =
+    "usage: dsv41-top bench [URL] [--out FILE] [--label L] [--prefill N...] [--conc C...]\n"
+    "                       [--kinds prose code] [--ctx N...] [--reps R] [--dec-reps R]\n"
+    "                       [--greedy] [--timeout SEC]\n"
+    "  Prefill tok/s on fresh random token ids (default 8192 32768, 3 reps), decode\n"
+    "  per stream and aggregate at each concurrency (default 1 2) for prose and code,\n"
+    "  long-context runs (--ctx, none by default); no output caps; waits for an idle\n"
+    "  server before each step and saves the JSON after each step. Prints TTFT, TPOT\n"
+    "  and ITL percentiles and the reference figures of the measured deployment.\n";
+
+/* Numbers after a flag, until the next flag. */
+static int numbers(int argc, char **argv, int *i, int *out, int max)
+{
+    int n = 0;
+    while (*i + 1 < argc && argv[*i + 1][0] != '-' && n < max) {
+        char *end;
+        long v = strtol(argv[++*i], &end, 10);
+        if (*end || v <= 0)
+            return -1;
+        out[n++] = (int)v;
+    }
+    return n ? n : -1;
+}
+
+int cmd_bench(const struct config *c, int argc, char **argv)
+{
+    struct bench_opts o;
+    memset(&o, 0, sizeof o);
+    o.prefill[0] = 8192;
+    o.prefill[1] = 32768;
+    o.nprefill = 2;
+    o.conc[0] = 1;
+    o.conc[1] = 2;
+    o.nconc = 2;
+    o.kinds[0] = "prose";
+    o.kinds[1] = "code";
+    o.nkinds = 2;
+    o.reps = 3;
+    o.dec_reps = 1;
+    o.timeout_s = 3600;
+    const char *url = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int n = 0;
+        if (strcmp(a, "--out") == 0 && i + 1 < argc) {
+            o.out = argv[++i];
+        } else if (strcmp(a, "--label") == 0 && i + 1 < argc) {
+            o.label = argv[++i];
+        } else if (strcmp(a, "--prefill") == 0) {
+            n = o.nprefill = numbers(argc, argv, &i, o.prefill, BENCH_MAX_LIST);
+        } else if (strcmp(a, "--conc") == 0) {
+            n = o.nconc = numbers(argc, argv, &i, o.conc, BENCH_MAX_LIST);
+        } else if (strcmp(a, "--ctx") == 0) {
+            n = o.nctx = numbers(argc, argv, &i, o.ctx, BENCH_MAX_LIST);
+        } else if (strcmp(a, "--no-prefill") == 0) {
+            o.nprefill = 0;
+        } else if (strcmp(a, "--no-decode") == 0) {
+            o.nconc = 0;
+        } else if (strcmp(a, "--reps") == 0 || strcmp(a, "--dec-reps") == 0 ||
+                   strcmp(a, "--timeout") == 0) {
+            int v[1];
+            n = numbers(argc, argv, &i, v, 1);
+            if (n > 0)
+                *(a[2] == 'r' ? &o.reps : a[2] == 'd' ? &o.dec_reps : &o.timeout_s) = v[0];
+        } else if (strcmp(a, "--kinds") == 0) {
+            o.nkinds = 0;
+            while (i + 1 < argc && argv[i + 1][0] != '-' && o.nkinds < 2) {
+                const char *k = argv[++i];
+                if (strcmp(k, "prose") && strcmp(k, "code"))
+                    return usage(stderr, "--kinds takes prose and/or code\n", 2);
+                o.kinds[o.nkinds++] = k;
+            }
+            n = o.nkinds ? 1 : -1;
+        } else if (strcmp(a, "--greedy") == 0) {
+            o.greedy = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            return usage(stdout, BENCH_USAGE, 0);
+        } else if (a[0] != '-' && !url) {
+            url = a;
+        } else {
+            return usage(stderr, BENCH_USAGE, 2);
+        }
+        if (n < 0)
+            return usage(stderr, BENCH_USAGE, 2);
+    }
+    struct buf base = BUF_INIT, key = BUF_INIT;
+    target(c, url, &base, &key);
+    o.base = buf_str(&base);
+    o.key = buf_str(&key);
+    printf("bench: %s%s%s\n", o.base, o.label ? ", label " : "", o.label ? o.label : "");
+    int rc = bench_run(&o);
+    apikey_scrub(&key);
+    buf_free(&base);
+    return rc;
+}
