@@ -142,7 +142,9 @@ static int on_sse_event(void *ctx, const char *data, size_t len)
     struct api_call *call = ctx;
     if (completion_event(&call->c, data, len, api_now()) < 0)
         return -1;
-    if (call->stop_after > 0 && call->c.nchunks >= call->stop_after) {
+    if ((call->stop_after > 0 && call->c.nchunks >= call->stop_after) ||
+        (call->stop_after_s > 0 && call->c.nchunks &&
+         call->c.t_last - call->c.t_first >= call->stop_after_s)) {
         call->stopped = true; /* enough: the transfer is cut on purpose */
         return 1;
     }

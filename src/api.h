@@ -43,6 +43,7 @@ struct api_call {
     bool stream;
     int timeout_ms;
     int stop_after; /* > 0: close the stream after this many chunks (not an error) */
+    double stop_after_s; /* > 0: close it this long after the first chunk (not an error) */
     /* out */
     long http_code;     /* 0 when no answer */
     struct completion c; /* what came back, with chunk times */

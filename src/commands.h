@@ -14,5 +14,6 @@ int cmd_restart(const struct config *c, int argc, char **argv);
 int cmd_logs(const struct config *c, int argc, char **argv);
 int cmd_smoke(const struct config *c, int argc, char **argv);
 int cmd_bench(const struct config *c, int argc, char **argv);
+int cmd_gates(const struct config *c, int argc, char **argv);
 
 #endif

@@ -2,10 +2,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "apikey.h"
 #include "bench.h"
+#include "gates.h"
 #include "commands.h"
 #include "smoke.h"
 
@@ -162,4 +164,51 @@ int cmd_bench(const struct config *c, int argc, char **argv)
     apikey_scrub(&key);
     buf_free(&base);
     return rc;
+}
+
+static const char GATES_USAGE[] =
+    "usage: dsv41-top gates [URL] [--ctx N] [--out FILE] [--timeout SEC]\n"
+    "  The six acceptance gates: load, chat, reasoning, tools (a call and the\n"
+    "  answer that uses its result), context (a code planted in N tokens of filler,\n"
+    "  default 175000), speed (>= 15 tok/s in the first 30 s after the first token).\n"
+    "  Evidence JSON (default gates-DATE.json); exit 0 only when all six pass.\n";
+
+int cmd_gates(const struct config *c, int argc, char **argv)
+{
+    struct gates_opts o = {0};
+    o.ctx_tokens = 175000;
+    o.timeout_s = 1800;
+    o.speed_window_s = 30;
+    o.speed_min_tps = 15;
+    const char *url = NULL;
+    char deflt[64];
+    time_t now = time(NULL);
+    strftime(deflt, sizeof deflt, "gates-%Y%m%d-%H%M%S.json", localtime(&now));
+    o.out = deflt;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--ctx") == 0 && i + 1 < argc)
+            o.ctx_tokens = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+            o.out = argv[++i];
+        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+            o.timeout_s = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return usage(stdout, GATES_USAGE, 0);
+        else if (argv[i][0] != '-' && !url)
+            url = argv[i];
+        else
+            return usage(stderr, GATES_USAGE, 2);
+    }
+    if (o.ctx_tokens < 100 || o.timeout_s <= 0)
+        return usage(stderr, GATES_USAGE, 2);
+    struct buf base = BUF_INIT, key = BUF_INIT;
+    target(c, url, &base, &key);
+    o.base = buf_str(&base);
+    o.key = buf_str(&key);
+    printf("gates: %s, evidence in %s\n", o.base, o.out);
+    int passed = gates_run(&o, stdout);
+    printf("%d passed, %d failed\n", passed, 6 - passed);
+    apikey_scrub(&key);
+    buf_free(&base);
+    return passed == 6 ? 0 : 1;
 }

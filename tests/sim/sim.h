@@ -18,6 +18,7 @@ struct sim_opts {
     long max_model_len;
     int max_num_seqs;
     const char *api_key; /* from VLLM_API_KEY or --api-key */
+    bool force_usage;    /* --enable-force-include-usage: usage on every chunk */
     /* simulator knobs, from the environment so launch's argv stays vLLM's */
     int boot_ms;         /* DSV41_SIM_BOOT_MS: spread over the startup lines */
     double prefill_tps;  /* DSV41_SIM_PREFILL_TPS */

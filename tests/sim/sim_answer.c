@@ -167,6 +167,16 @@ int sim_answer_build(cJSON *req, bool chat, long limit, struct sim_answer *a)
             add(a, ITEM_TOOL_ARGS, arg, strlen(arg));
             a->finish = "tool_calls";
         }
+    } else if (strstr(t, "The secret code is ")) {
+        /* the long-context gate: find the planted code */
+        const char *p = strstr(t, "The secret code is ") + 19;
+        size_t n = 0;
+        while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '-') && n < 40)
+            n++;
+        char ans[96];
+        snprintf(ans, sizeof ans, "The secret code is %.*s.", (int)n, p);
+        add_words(a, ITEM_REASONING, "Searching the document.");
+        add_words(a, ITEM_CONTENT, ans);
     } else if (strstr(t, "17 * 23") || strstr(t, "17*23")) {
         if (chat)
             add_words(a, ITEM_REASONING, "17 * 20 = 340 and 17 * 3 = 51, so 340 + 51 = 391.");

@@ -113,6 +113,8 @@ int sim_parse_args(int argc, char **argv, struct sim_opts *o)
                 return bad("argument --%s: ignored explicit argument '%s'", name, eq + 1);
             if (strcmp(name, "headless") == 0)
                 o->headless = true;
+            if (strcmp(name, "enable-force-include-usage") == 0)
+                o->force_usage = true;
             continue;
         }
         if (eq)

@@ -256,6 +256,8 @@ static void next_event(struct stream *s)
             buf_puts(&s->pending, "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"tru\n\n");
         cJSON *o = chunk(s);
         choice(o, s, &s->ans.items[i], NULL, false);
+        if (g_opts->force_usage) /* vLLM then puts cumulative usage on every chunk */
+            add_usage(o, s, i + 1);
         emit(s, o);
         token_served(s);
     } else if (i == s->ntok) {
@@ -263,7 +265,7 @@ static void next_event(struct stream *s)
         static const struct sim_item empty = {ITEM_CONTENT, ""};
         choice(o, s, s->chat ? NULL : &empty, s->finish, false);
         emit(s, o);
-    } else if (i == s->ntok + 1 && s->usage) {
+    } else if (i == s->ntok + 1 && (s->usage || g_opts->force_usage)) {
         cJSON *o = chunk(s);
         cJSON_AddArrayToObject(o, "choices");
         add_usage(o, s, s->ntok);

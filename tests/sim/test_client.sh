@@ -51,9 +51,36 @@ check "smoke, wrong key: exit 1" [ $rc -eq 1 ]
 check "smoke, wrong key: 401 named" contains "$out" "FAIL text      HTTP 401: Unauthorized"
 check "smoke: the key is never printed" eval '! printf "%s" "$out" | grep -q "$KEY"'
 
+# gates and bench on a good server (rank 0 as launch starts it: usage on every chunk)
+stop_sim
+env VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_DECODE_TPS=200 DSV41_SIM_PREFILL_TPS=200000 \
+    "$SIM" /model --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port "$PORT" \
+    --enable-force-include-usage > "$T/sim.log" 2>&1 &
+SIMPID=$!; PIDS+=($SIMPID)
+for _ in $(seq 100); do curl -sf -o /dev/null "$URL/health" && break; sleep 0.05; done
+out=$(cd "$T" && "$TOP" gates "$URL" --ctx 5000 2>&1); rc=$?
+check "gates: all six pass" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "6 passed, 0 failed"'
+ev=$(ls "$T"/gates-*.json 2>/dev/null | head -1)
+check "gates: evidence file by default" [ -n "$ev" ]
+check "gates: evidence per gate" eval '[ "$(jq -r "[.gates[].name] | join(\",\")" "$ev")" = "load,chat,reasoning,tools,context,speed" ]'
+check "gates: the planted code found" eval '[ "$(jq -r ".gates[4].evidence.content" "$ev" | grep -c ZEBRA)" = 1 ]'
+check "gates: context prompt tokens counted" eval '[ "$(jq ".gates[4].evidence.prompt_tokens >= 3000" "$ev")" = true ]'
+check "gates: the tool result used" contains "$out" "-> 'The weather in Warsaw: Sunny, 21 degrees"
+out=$("$TOP" bench "$URL" --prefill 2048 --reps 2 --conc 1 2 --out "$T/bench.json" --label ci 2>&1); rc=$?
+check "bench: runs" [ $rc -eq 0 ]
+check "bench: the script era's JSON shape" eval '[ "$(jq -r "[.label, (.prefill|keys[0]), (.decode|length), (.decode[0]|has(\"per_stream_median\"))] | @csv" "$T/bench.json")" = "\"ci\",\"2048\",4,true" ]'
+check "bench: percentiles printed" contains "$out" "TPOT"
+check "bench: the reference beside" contains "$out" "prefill 8k 2,050 tok/s"
+check "bench: decode near the configured 200 tok/s" eval '[ "$(jq "[.decode[].per_stream_median] | map(. > 190 and . < 210) | all" "$T/bench.json")" = true ]'
+
 start_sim DSV41_SIM_FAULT=http500
 out=$("$TOP" smoke "$URL" 2>&1); rc=$?
 check "500: FAIL with the server's message" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "FAIL text      HTTP 500: simulated engine failure"'
+out=$(cd "$T" && "$TOP" gates "$URL" --ctx 1000 --out "$T/g500.json" 2>&1); rc=$?
+check "500: gates fail, load still passes" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "PASS load" && printf "%s" "$out" | grep -q "FAIL chat      HTTP 500"'
+check "500: the evidence kept on disk" eval '[ "$(jq ".gates | length" "$T/g500.json")" = 6 ]'
+out=$("$TOP" bench "$URL" --prefill 512 --reps 1 --conc 1 --kinds code --out "$T/b500.json" 2>&1); rc=$?
+check "500: bench fails, says so, keeps its file" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "FAILED: HTTP 500" && jq -e .prefill "$T/b500.json" >/dev/null'
 
 start_sim DSV41_SIM_FAULT=cut:3
 out=$("$TOP" smoke "$URL" 2>&1); rc=$?
