@@ -98,6 +98,10 @@ deps:
 	sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing
+	@# npm for the SDK check: the command, not the package (a NodeSource nodejs brings
+	@# its own npm and conflicts with Debian's)
+	@command -v npm >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
 
 # Unit tests (cmocka) under the current SAN setting.
 unit: $(UNIT_BIN)
@@ -107,6 +111,7 @@ unit: $(UNIT_BIN)
 sim-test: all
 	tests/sim/test_sim.sh
 	tests/sim/test_client.sh
+	tests/node/run.sh
 
 # Integration: real sshd in a network namespace, real podman containers; the
 # tests run twice, the second time with the TSan build of the program.
