@@ -84,6 +84,10 @@ $(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
 
+$(BUILD)/tests/bench-client: tests/bench/bench_client.c $(BUILD)/libdsv41.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+
 $(BUILD)/tests/bench-status: tests/bench/bench_status.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
@@ -134,7 +138,7 @@ test: deps
 	$(MAKE) fuzz-smoke
 	$(MAKE) it
 
-bench: all $(BUILD)/tests/bench-status
+bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client
 	tests/bench/run.sh
 
 soak: all

@@ -10,6 +10,49 @@ if [ "$(id -u)" != 0 ]; then echo "bench needs root (test hosts)" >&2; exit 1; f
 trap '"$root/tests/it/hosts.sh" down >/dev/null 2>&1' EXIT INT TERM
 "$root/tests/it/hosts.sh" up >/dev/null
 BENCH=$root/build/tests/bench-status
+CLIENT=$root/build/tests/bench-client
+
+echo "== API client: SSE parsing on one core (64 MiB of vLLM-shaped chunks)"
+out=$("$CLIENT" sse 64)
+fr=$(printf '%s\n' "$out" | awk '/sse_framing/ {print $2}')
+full=$(printf '%s\n' "$out" | awk '/sse_and_chunks/ {print $2}')
+printf '%-44s %10s MB/s\n' "SSE framing alone" "$fr"
+printf '%-44s %10s MB/s   goal >= 100: %s\n' "SSE framing + every chunk's JSON assembled" "$full" \
+    "$(awk -v v="$full" 'BEGIN {print (v >= 100) ? "met" : "NOT met"}')"
+
+echo "== API client: measured rates against the simulator's configured ones"
+SIMPORT=$((30000 + RANDOM % 20000))
+PRE=20000 DEC=50
+VLLM_API_KEY=benchkey DSV41_SIM_BOOT_MS=50 DSV41_SIM_PREFILL_TPS=$PRE DSV41_SIM_DECODE_TPS=$DEC \
+    DSV41_SIM_OUTPUT_TOKENS=100 "$root/build/dsv41-sim" /model --served-model-name deepseek-v4.1-flash \
+    --host 127.0.0.1 --port $SIMPORT >/tmp/dsv41-bench-sim.log 2>&1 &
+simpid=$!
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$SIMPORT/health" && break; sleep 0.05; done
+bjson=$(mktemp /tmp/dsv41-bench-XXXXXX.json)
+DSV41_API_KEY=benchkey "$root/build/dsv41-top" bench "http://127.0.0.1:$SIMPORT" --prefill 8192 \
+    --reps 3 --conc 1 2 4 --kinds code --out "$bjson" >/dev/null 2>&1
+pm=$(jq '.prefill["8192"].median' "$bjson")
+printf '%-44s %10.1f tok/s, configured %d: ratio %s\n' "prefill 8192 tokens" "$pm" $PRE \
+    "$(awk -v m="$pm" -v c=$PRE 'BEGIN {r=m/c; printf "%.4f %s", r, (r > 0.99 && r < 1.01) ? "(goal within 1%: met)" : "(goal within 1%: NOT met)"}')"
+for C in 1 2 4; do
+    dm=$(jq ".decode[] | select(.C == $C) | .per_stream_median" "$bjson")
+    printf '%-44s %10.2f tok/s, configured %d: ratio %s\n' "decode per stream, C=$C" "$dm" $DEC \
+        "$(awk -v m="$dm" -v c=$DEC 'BEGIN {r=m/c; printf "%.4f %s", r, (r > 0.99 && r < 1.01) ? "(goal within 1%: met)" : "(goal within 1%: NOT met)"}')"
+done
+rm -f "$bjson"
+
+echo "== API client: TTFT against curl's time_starttransfer on the same request (20 each)"
+body='{"model":"m","stream":true,"messages":[{"role":"user","content":"What is 17 * 23?"}]}'
+cms=$(for _ in $(seq 20); do
+    curl -sN -o /dev/null -w '%{time_starttransfer}\n' -H 'Authorization: Bearer benchkey' \
+        -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:$SIMPORT/v1/chat/completions"
+done | sort -n | awk '{a[NR]=$1} END {printf "%.3f", a[int(NR/2)+1] * 1000}')
+oms=$("$CLIENT" ttft "http://127.0.0.1:$SIMPORT" benchkey 20 | awk '{print $2}')
+kill $simpid 2>/dev/null; wait $simpid 2>/dev/null
+printf '%-44s %10s ms\n' "curl time_starttransfer (median)" "$cms"
+printf '%-44s %10s ms   overhead %s ms, goal <= 1 ms: %s\n' "dsv41-top client TTFT (median)" "$oms" \
+    "$(awk -v a="$oms" -v b="$cms" 'BEGIN {printf "%.3f", a - b}')" \
+    "$(awk -v a="$oms" -v b="$cms" 'BEGIN {print (a - b <= 1.0) ? "met" : "NOT met"}')"
 N=${BENCH_N:-20}
 SAMPLE_S=${BENCH_SAMPLE_S:-30}
 
