@@ -319,11 +319,47 @@ static int step_ctx(const struct bench_opts *o, cJSON *root)
     return bad;
 }
 
-static void print_reference(void)
+/* This run's figures beside the measured deployment's (REFERENCE.md §1). */
+static void print_reference(cJSON *root)
 {
-    printf("\nreference (2 x Spark, historical image, full checkpoint):\n"
-           "  prefill 8k 2,050 tok/s, 32k 2,061 tok/s; code decode 1 stream ~39-41 tok/s,\n"
-           "  2 streams 60 tok/s aggregate; prose decode ~29 tok/s; KV pool 2,023,717 tokens\n");
+    printf("\n%-34s %12s %16s\n", "measure", "this run", "2 x Spark ref.");
+    static const struct {
+        const char *label, *ref;
+        int prefill, conc;
+        const char *kind, *field;
+    } rows[] = {
+        {"prefill 8k (tok/s)", "2,050", 8192, 0, NULL, NULL},
+        {"prefill 32k (tok/s)", "2,061", 32768, 0, NULL, NULL},
+        {"code decode, 1 stream (tok/s)", "~39-41", 0, 1, "code", "per_stream_median"},
+        {"code decode, 2 streams (aggregate)", "60", 0, 2, "code", "aggregate"},
+        {"prose decode, 1 stream (tok/s)", "~29", 0, 1, "prose", "per_stream_median"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        double v = -1;
+        if (rows[i].prefill) {
+            char k[16];
+            snprintf(k, sizeof k, "%d", rows[i].prefill);
+            cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "prefill"), k),
+                                           "median");
+            if (cJSON_IsNumber(m))
+                v = m->valuedouble;
+        } else {
+            cJSON *e;
+            cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "decode"))
+            {
+                cJSON *f = cJSON_GetObjectItem(e, rows[i].field);
+                if (cJSON_GetNumberValue(cJSON_GetObjectItem(e, "C")) == rows[i].conc &&
+                    strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(e, "kind")), rows[i].kind) == 0 &&
+                    cJSON_IsNumber(f))
+                    v = f->valuedouble;
+            }
+        }
+        if (v >= 0)
+            printf("%-34s %12.1f %16s\n", rows[i].label, v, rows[i].ref);
+        else
+            printf("%-34s %12s %16s\n", rows[i].label, "n/a", rows[i].ref);
+    }
+    printf("(reference: historical image 5668e35e, full checkpoint; KV pool 2,023,717 tokens)\n");
 }
 
 static void print_latency(struct lat *l)
@@ -361,7 +397,7 @@ int bench_run(const struct bench_opts *o)
     bad += step_decode(o, root, lat);
     bad += step_ctx(o, root);
     print_latency(lat);
-    print_reference();
+    print_reference(root);
     if (o->out)
         printf("results: %s\n", o->out);
     free(lat);
