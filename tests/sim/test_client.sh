@@ -71,6 +71,10 @@ check "bench: runs" [ $rc -eq 0 ]
 check "bench: the script era's JSON shape" eval '[ "$(jq -r "[.label, (.prefill|keys[0]), (.decode|length), (.decode[0]|has(\"per_stream_median\"))] | @csv" "$T/bench.json")" = "\"ci\",\"2048\",4,true" ]'
 check "bench: percentiles printed" contains "$out" "TPOT"
 check "bench: the reference beside" contains "$out" "code decode, 2 streams (aggregate)"
+m=$(curl -s "$URL/metrics")
+check "metrics: spec-decode counters moved with the tokens" eval 'printf "%s\n" "$m" | awk "/^vllm:spec_decode_num_accepted_tokens_total/ {ok = \$2 > 0} END {exit !ok}"'
+check "metrics: prefix cache queried" eval 'printf "%s\n" "$m" | awk "/^vllm:prefix_cache_queries_total/ {ok = \$2 > 0} END {exit !ok}"'
+check "metrics: TTFT histogram counted" eval 'printf "%s\n" "$m" | awk "/^vllm:time_to_first_token_seconds_count/ {ok = \$2 > 0} END {exit !ok}"'
 check "bench: decode near the configured 200 tok/s" eval '[ "$(jq "[.decode[].per_stream_median] | map(. > 190 and . < 210) | all" "$T/bench.json")" = true ]'
 
 start_sim DSV41_SIM_FAULT=http500
