@@ -1,0 +1,340 @@
+#include "guard.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void guard_log(struct guard *g, const char *fmt, ...)
+{
+    char line[512];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    size_t n = strftime(line, sizeof line, "%Y-%m-%d %H:%M:%S ", &tm);
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+    va_end(ap);
+    if (w < 0)
+        return;
+    n += (size_t)w < sizeof line - n - 1 ? (size_t)w : sizeof line - n - 2;
+    line[n++] = '\n';
+    if (g->log_fd >= 0 && write(g->log_fd, line, n) < 0) {
+        /* nowhere else to say it */
+    }
+    snprintf(g->lastevent, sizeof g->lastevent, "%.*s", (int)(n - 1), line);
+    g->events++;
+}
+
+long guard_parse_available(const char *t, size_t len)
+{
+    static const char key[] = "MemAvailable:";
+    for (size_t i = 0; i + sizeof key - 1 < len; i++) {
+        if ((i == 0 || t[i - 1] == '\n') && memcmp(t + i, key, sizeof key - 1) == 0) {
+            size_t p = i + sizeof key - 1;
+            while (p < len && t[p] == ' ')
+                p++;
+            long v = 0;
+            bool any = false;
+            while (p < len && t[p] >= '0' && t[p] <= '9' && v < 1L << 50) {
+                v = v * 10 + (t[p++] - '0');
+                any = true;
+            }
+            return any ? v : -1;
+        }
+    }
+    return -1;
+}
+
+static int open_in(const char *dir, const char *name, int flags, mode_t mode)
+{
+    char path[768];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return open(path, flags | O_CLOEXEC, mode);
+}
+
+int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t errsz)
+{
+    memset(g, 0, sizeof *g);
+    g->o = *o;
+    g->meminfo_fd = g->log_fd = g->hb_fd = g->lock_fd = -1;
+    for (int i = 0; i < GUARD_MAX_RANKS; i++)
+        g->pidfds[i] = -1;
+    g->armed = true;
+    g->last_avail_kib = -1;
+    mkdir(o->state_dir, 0700);
+    g->lock_fd = open_in(o->state_dir, "guard.lock", O_RDWR | O_CREAT, 0600);
+    if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        snprintf(err, errsz, "%s/guard.lock: %s", o->state_dir,
+                 e == EWOULDBLOCK ? "another guard is running on this node" : strerror(e));
+        guard_close(g);
+        errno = e;
+        return -1;
+    }
+    /* the lock file names its holder, for `guard --stop` */
+    char pid[24];
+    int pl = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(g->lock_fd, 0) < 0 || pwrite(g->lock_fd, pid, (size_t)pl, 0) != pl) {
+        /* the lock still holds; --stop will not find the PID */
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/meminfo", o->proc_root);
+    g->meminfo_fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (g->meminfo_fd < 0) {
+        snprintf(err, errsz, "cannot open %s: %s", path, strerror(errno));
+        guard_close(g);
+        return -1;
+    }
+    g->log_fd = open_in(o->state_dir, "memguard.log", O_WRONLY | O_CREAT | O_APPEND, 0600);
+    g->hb_fd = open_in(o->state_dir, "guard.heartbeat", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (g->log_fd < 0 || g->hb_fd < 0) {
+        snprintf(err, errsz, "cannot write in %s: %s", o->state_dir, strerror(errno));
+        guard_close(g);
+        return -1;
+    }
+    /* its own memory must not be what runs out, and it must be the last to go */
+    if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+        guard_log(g, "warning: mlockall: %s (the guard's pages may be swapped)", strerror(errno));
+    int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (adj < 0 || write(adj, "-900", 4) != 4)
+        guard_log(g, "warning: cannot lower oom_score_adj: %s", strerror(errno));
+    if (adj >= 0)
+        close(adj);
+    guard_log(g, "guard started (pid %ld): floor %ld MiB, trace below %ld MiB", (long)getpid(),
+              o->floor_kib / 1024, o->trace_kib / 1024);
+    return 0;
+}
+
+void guard_set_pids(struct guard *g, const pid_t *pids, int n)
+{
+    bool same = n == g->npids;
+    for (int i = 0; same && i < n; i++)
+        same = pids[i] == g->pids[i];
+    if (same)
+        return;
+    for (int i = 0; i < g->npids; i++)
+        if (g->pidfds[i] >= 0)
+            close(g->pidfds[i]);
+    g->npids = 0;
+    char list[160] = "";
+    size_t ll = 0;
+    for (int i = 0; i < n && i < GUARD_MAX_RANKS; i++) {
+        /* a pidfd names this process, not whoever reuses the number later */
+        int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+        g->pids[g->npids] = pids[i];
+        g->pidfds[g->npids++] = fd;
+        int w = snprintf(list + ll, sizeof list - ll, "%s%ld%s", ll ? " " : "", (long)pids[i],
+                         fd < 0 ? "(gone)" : "");
+        if (w > 0 && (size_t)w < sizeof list - ll)
+            ll += (size_t)w;
+    }
+    guard_log(g, "ranks resolved: %s", n ? list : "none running");
+}
+
+int guard_resolve(struct guard *g)
+{
+    if (!g->o.runtime[0])
+        return g->npids;
+    char cmd[512];
+    int l = snprintf(cmd, sizeof cmd, "'%s' container inspect -f '{{.State.Running}} {{.State.Pid}}'",
+                     g->o.runtime);
+    for (int i = 0; i < g->o.nranks && l > 0 && (size_t)l < sizeof cmd; i++)
+        l += snprintf(cmd + l, sizeof cmd - (size_t)l, " dsv41-r%d", i);
+    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return g->npids;
+    pid_t pids[GUARD_MAX_RANKS];
+    int n = 0;
+    char line[128];
+    while (fgets(line, sizeof line, p) && n < GUARD_MAX_RANKS) {
+        long pid;
+        if (strncmp(line, "true ", 5) == 0 && (pid = atol(line + 5)) > 0)
+            pids[n++] = (pid_t)pid;
+    }
+    pclose(p);
+    guard_set_pids(g, pids, n);
+    return n;
+}
+
+static void heartbeat(struct guard *g, long avail)
+{
+    char hb[160];
+    int n = snprintf(hb, sizeof hb, "%ld %ld %ld %ld %s\n", (long)time(NULL), (long)getpid(),
+                     avail, g->o.floor_kib, g->armed ? "armed" : "fired");
+    if (n > 0 && pwrite(g->hb_fd, hb, (size_t)n, 0) == n && ftruncate(g->hb_fd, n) == 0) {
+        /* a reader sees one whole line */
+    }
+}
+
+/* The biggest processes by RSS, for the log: what is eating the memory. */
+static void trace_top(struct guard *g, long avail)
+{
+    DIR *d = opendir(g->o.proc_root);
+    struct {
+        long pid, rss;
+        char comm[32];
+    } top[5] = {{0, 0, ""}};
+    struct dirent *e;
+    long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+    while (d && (e = readdir(d))) {
+        long pid = atol(e->d_name);
+        if (pid <= 0)
+            continue;
+        char path[600], buf[256];
+        snprintf(path, sizeof path, "%s/%ld/statm", g->o.proc_root, pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (r <= 0)
+            continue;
+        buf[r] = '\0';
+        long size, rss;
+        if (sscanf(buf, "%ld %ld", &size, &rss) != 2)
+            continue;
+        rss *= page_kib;
+        int slot = -1;
+        for (int i = 0; i < 5; i++)
+            if (rss > top[i].rss && (slot < 0 || top[i].rss < top[slot].rss))
+                slot = i;
+        if (slot < 0)
+            continue;
+        top[slot].pid = pid;
+        top[slot].rss = rss;
+        snprintf(path, sizeof path, "%s/%ld/comm", g->o.proc_root, pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        r = fd >= 0 ? read(fd, top[slot].comm, sizeof top[slot].comm - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        top[slot].comm[r > 0 ? r : 0] = '\0';
+        char *nl = strchr(top[slot].comm, '\n');
+        if (nl)
+            *nl = '\0';
+    }
+    if (d)
+        closedir(d);
+    char list[400] = "";
+    size_t ll = 0;
+    for (int i = 0; i < 5; i++) {
+        int best = -1;
+        for (int k = 0; k < 5; k++)
+            if (top[k].rss > 0 && (best < 0 || top[k].rss > top[best].rss))
+                best = k;
+        if (best < 0)
+            break;
+        int w = snprintf(list + ll, sizeof list - ll, "%s%s(%ld) %ld MiB", ll ? ", " : "",
+                         top[best].comm, top[best].pid, top[best].rss / 1024);
+        if (w > 0 && (size_t)w < sizeof list - ll)
+            ll += (size_t)w;
+        top[best].rss = 0;
+    }
+    guard_log(g, "trace: MemAvailable %ld MiB; biggest: %s", avail / 1024, list);
+}
+
+/* The kill path: no allocation, no fork. */
+static void fire(struct guard *g, long avail)
+{
+    double t0 = mono_s();
+    int killed = 0;
+    for (int i = 0; i < g->npids; i++)
+        if (g->pidfds[i] >= 0 && syscall(SYS_pidfd_send_signal, g->pidfds[i], SIGKILL, NULL, 0) == 0)
+            killed++;
+    double dt = mono_s() - t0;
+    g->kills += (unsigned long)killed;
+    g->armed = false;
+    guard_log(g, "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in %.3f ms",
+              avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3);
+    /* then the runtime removes what is left: forks, but the ranks are dead */
+    if (g->o.runtime[0] && g->o.nranks > 0) {
+        char cmd[512];
+        int l = snprintf(cmd, sizeof cmd, "'%s' kill", g->o.runtime);
+        for (int i = 0; i < g->o.nranks && l > 0 && (size_t)l < sizeof cmd; i++)
+            l += snprintf(cmd + l, sizeof cmd - (size_t)l, " dsv41-r%d", i);
+        strncat(cmd, " >/dev/null 2>&1", sizeof cmd - strlen(cmd) - 1);
+        int rc = system(cmd);
+        guard_log(g, "runtime kill of the ranks: exit %d", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+    }
+}
+
+int guard_tick(struct guard *g, double now)
+{
+    char buf[8192];
+    ssize_t n = pread(g->meminfo_fd, buf, sizeof buf, 0);
+    long avail = n > 0 ? guard_parse_available(buf, (size_t)n) : -1;
+    if (avail < 0) {
+        if (g->last_avail_kib != -2)
+            guard_log(g, "cannot read MemAvailable from %s/meminfo", g->o.proc_root);
+        g->last_avail_kib = -2;
+        return 1000;
+    }
+    if (avail < g->o.floor_kib && g->armed)
+        fire(g, avail);
+    else if (!g->armed && avail >= g->o.floor_kib + g->o.rearm_kib) {
+        g->armed = true;
+        guard_log(g, "re-armed: MemAvailable %ld MiB", avail / 1024);
+    }
+    if (avail < g->o.trace_kib && now - g->last_trace_s >= 10) {
+        g->last_trace_s = now;
+        trace_top(g, avail);
+    }
+    g->last_avail_kib = avail;
+    g->last_sample_s = now;
+    heartbeat(g, avail);
+    long headroom = avail - g->o.floor_kib;
+    long ms = headroom <= 0 ? 100 : (long)((double)headroom * 1000.0 / (double)FILL_KIB_PER_S);
+    return ms < 100 ? 100 : ms > 1000 ? 1000 : (int)ms;
+}
+
+void guard_run(struct guard *g, volatile int *stop)
+{
+    while (!*stop) {
+        double now = mono_s();
+        if (g->o.runtime[0] && now - g->last_resolve_s >= g->o.resolve_s) {
+            g->last_resolve_s = now;
+            guard_resolve(g);
+        }
+        int ms = guard_tick(g, now);
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !*stop)
+            ;
+    }
+    guard_log(g, "guard stopped");
+}
+
+void guard_close(struct guard *g)
+{
+    for (int i = 0; i < g->npids; i++)
+        if (g->pidfds[i] >= 0)
+            close(g->pidfds[i]);
+    g->npids = 0;
+    int *fds[] = {&g->meminfo_fd, &g->log_fd, &g->hb_fd, &g->lock_fd};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+}

@@ -1,0 +1,61 @@
+/* guard: the memory guard. A GB10 node shares one memory pool between CPU
+ * and GPU and wedges when MemAvailable reaches zero, so below the floor the
+ * guard SIGKILLs its node's ranks through pidfds opened when they were
+ * resolved, then asks the runtime to clean up. It reads /proc/meminfo from a
+ * descriptor kept open, samples adaptively (earlyoom: sleep = headroom /
+ * fill rate, 100-1000 ms), holds its memory (mlockall) and neither
+ * allocates nor forks between reading the crossing and the kills. Below a
+ * trace threshold it logs the biggest processes every 10 s. Only libc: the
+ * same code runs in dsv41-top and in the static dsv41-guard pushed to
+ * workers. */
+#ifndef DSV41_GUARD_H
+#define DSV41_GUARD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define GUARD_MAX_RANKS 8
+
+struct guard_opts {
+    char proc_root[256];
+    char state_dir[512];
+    char runtime[32]; /* "" : resolve no PIDs through a runtime (tests) */
+    int nranks;       /* containers dsv41-r0 .. dsv41-r<nranks-1> */
+    long floor_kib;
+    long trace_kib;
+    long rearm_kib;   /* fired again only after MemAvailable rose this far above the floor */
+    int resolve_s;    /* how often rank PIDs are resolved again */
+};
+
+struct guard {
+    struct guard_opts o;
+    int meminfo_fd, log_fd, hb_fd, lock_fd;
+    pid_t pids[GUARD_MAX_RANKS];
+    int pidfds[GUARD_MAX_RANKS];
+    int npids;
+    bool armed;
+    long last_avail_kib;
+    double last_sample_s, last_trace_s, last_resolve_s;
+    unsigned long kills, events;
+    char lastevent[160];
+};
+
+/* Opens everything the loop needs and takes the node's guard lock; -1 with a
+ * message (another guard holds the lock: errno EWOULDBLOCK). */
+int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t errsz);
+/* The ranks to protect the node from (PIDs from the runtime); opens pidfds. */
+void guard_set_pids(struct guard *g, const pid_t *pids, int n);
+/* Resolves the ranks' PIDs through the runtime CLI (forks: not on the kill
+ * path). Returns the number found. */
+int guard_resolve(struct guard *g);
+/* One sample at time now: kills below the floor. Returns ms until the next. */
+int guard_tick(struct guard *g, double now_s);
+/* Loops until *stop; resolves PIDs every resolve_s. */
+void guard_run(struct guard *g, volatile int *stop);
+void guard_close(struct guard *g);
+/* Parses MemAvailable (kB) from meminfo text without allocating; -1 if absent. */
+long guard_parse_available(const char *text, size_t len);
+/* A line in STATE_DIR/memguard.log. */
+void guard_log(struct guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
