@@ -37,7 +37,8 @@ TEST_LIBS   = $(shell pkg-config --libs $(TEST_PKGS))
 SIM_CFLAGS  = $(shell pkg-config --cflags $(SIM_PKGS))
 SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 
-ENGINE_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
+ENGINE_SRC := $(filter-out src/main.c src/guardd.c,$(wildcard src/*.c))
+GUARD_SRC  := src/guardd.c src/guardctl.c src/guard.c
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/main.o
 SIM_SRC    := $(wildcard tests/sim/*.c)
@@ -48,7 +49,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test unit sim-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/tests/it-session
+all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/tests/it-session
 ifeq ($(SAN),)
 all: dsv41-top tests/sim/dsv41-sim
 dsv41-top: $(BUILD)/dsv41-top
@@ -63,6 +64,12 @@ $(BUILD)/libdsv41.a: $(ENGINE_OBJ)
 
 $(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libdsv41.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The guard alone, static: launch pushes it to workers that have nothing of ours.
+# (Sanitizer builds link it dynamically: the sanitizers do not link statically.)
+$(BUILD)/dsv41-guard: $(GUARD_SRC) src/guard.h src/guardctl.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(if $(SAN),,-static) -o $@ $(GUARD_SRC) $(LDFLAGS)
 
 $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -147,9 +154,10 @@ soak: all
 demo: deps all
 	tests/demo.sh
 
-install: $(BUILD)/dsv41-top
+install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dsv41-top/themes
 	install -m 0755 $(BUILD)/dsv41-top $(DESTDIR)$(PREFIX)/bin/dsv41-top
+	install -m 0755 $(BUILD)/dsv41-guard $(DESTDIR)$(PREFIX)/bin/dsv41-guard
 	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 $$t \
 	  $(DESTDIR)$(PREFIX)/share/dsv41-top/themes/; done; true
 

@@ -1,0 +1,175 @@
+#include "guardctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int g_stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static long lock_pid(const char *state_dir)
+{
+    char path[600], buf[32] = "";
+    snprintf(path, sizeof path, "%s/guard.lock", state_dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n > 0 ? atol(buf) : -1;
+}
+
+int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz)
+{
+    char path[600], buf[200] = "";
+    snprintf(path, sizeof path, "%s/guard.heartbeat", state_dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    long ts, pid, avail, fl;
+    char state[16];
+    if (n <= 0 || sscanf(buf, "%ld %ld %ld %ld %15s", &ts, &pid, &avail, &fl, state) != 5) {
+        snprintf(desc, sz, "no guard heartbeat in %s", state_dir);
+        return 0;
+    }
+    long age = (long)time(NULL) - ts;
+    bool running = kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    snprintf(desc, sz, "guard pid %ld %s, heartbeat %lds ago, MemAvailable %ld MiB, floor %ld MiB%s",
+             pid, state, age, avail / 1024, fl / 1024, running ? "" : " (process gone)");
+    return age <= max_age_s && running;
+}
+
+static int run(const struct guard_opts *o, bool daemon)
+{
+    struct guard g;
+    char err[512];
+    if (daemon) {
+        /* detach first so the lock belongs to the process that stays */
+        pid_t p = fork();
+        if (p < 0) {
+            fprintf(stderr, "guard: cannot fork: %s\n", strerror(errno));
+            return 1;
+        }
+        if (p > 0) {
+            /* wait for the child's first heartbeat, so the caller knows it is up */
+            char desc[256];
+            for (int i = 0; i < 50; i++) {
+                usleep(100000);
+                if (guardctl_heartbeat(o->state_dir, 5, desc, sizeof desc) &&
+                    lock_pid(o->state_dir) != (long)getpid()) {
+                    printf("%s\n", desc);
+                    return 0;
+                }
+                int st;
+                if (waitpid(p, &st, WNOHANG) == p)
+                    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+            }
+            fprintf(stderr, "guard: the daemon did not report within 5 s (see %s/memguard.log)\n",
+                    o->state_dir);
+            return 1;
+        }
+        setsid();
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+        }
+        signal(SIGHUP, SIG_IGN);
+    }
+    if (guard_open(&g, o, err, sizeof err) < 0) {
+        fprintf(stderr, "guard: %s\n", err);
+        return 1;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (daemon && dup2(g.log_fd, 2) < 0) {
+        /* stderr stays /dev/null's absence: the log has everything */
+    }
+    guard_run(&g, &g_stop);
+    guard_close(&g);
+    return 0;
+}
+
+static int stop(const struct guard_opts *o)
+{
+    long pid = lock_pid(o->state_dir);
+    char desc[256];
+    if (pid <= 0 || !guardctl_heartbeat(o->state_dir, 1 << 30, desc, sizeof desc) ||
+        kill((pid_t)pid, SIGTERM) < 0) {
+        printf("no guard running (%s)\n", o->state_dir);
+        return 0; /* stop is idempotent */
+    }
+    for (int i = 0; i < 50; i++) {
+        usleep(100000);
+        if (kill((pid_t)pid, 0) < 0) {
+            printf("guard %ld stopped\n", pid);
+            return 0;
+        }
+    }
+    fprintf(stderr, "guard %ld did not stop within 5 s\n", pid);
+    return 1;
+}
+
+int guardctl(const struct guard_opts *o, enum guardctl_action a)
+{
+    char desc[256];
+    switch (a) {
+    case GUARD_RUN:
+        return run(o, false);
+    case GUARD_DAEMON:
+        return run(o, true);
+    case GUARD_STOP:
+        return stop(o);
+    case GUARD_STATUS: {
+        int ok = guardctl_heartbeat(o->state_dir, 5, desc, sizeof desc);
+        printf("%s%s\n", ok ? "" : "NOT GUARDED: ", desc);
+        return ok ? 0 : 1;
+    }
+    }
+    return 2;
+}
+
+int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a)
+{
+    *a = GUARD_RUN;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(f, "--daemon") == 0)
+            *a = GUARD_DAEMON;
+        else if (strcmp(f, "--stop") == 0)
+            *a = GUARD_STOP;
+        else if (strcmp(f, "--status") == 0)
+            *a = GUARD_STATUS;
+        else if (v && strcmp(f, "--floor") == 0 && atof(v) > 0 && ++i)
+            o->floor_kib = (long)(atof(v) * 1048576);
+        else if (v && strcmp(f, "--trace") == 0 && atof(v) > 0 && ++i)
+            o->trace_kib = (long)(atof(v) * 1048576);
+        else if (v && strcmp(f, "--state-dir") == 0 && ++i)
+            snprintf(o->state_dir, sizeof o->state_dir, "%s", v);
+        else if (v && strcmp(f, "--proc-root") == 0 && ++i)
+            snprintf(o->proc_root, sizeof o->proc_root, "%s", v);
+        else if (v && strcmp(f, "--runtime") == 0 && ++i)
+            snprintf(o->runtime, sizeof o->runtime, "%s", v);
+        else if (v && strcmp(f, "--ranks") == 0 && atoi(v) >= 0 && ++i)
+            o->nranks = atoi(v);
+        else
+            return -1;
+    }
+    return 0;
+}

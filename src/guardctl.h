@@ -1,0 +1,21 @@
+/* guardctl: running, daemonising, stopping and asking a guard, shared by
+ * `dsv41-top guard` and the static dsv41-guard binary that launch pushes to
+ * workers (libc only, like guard.c). */
+#ifndef DSV41_GUARDCTL_H
+#define DSV41_GUARDCTL_H
+
+#include <stdbool.h>
+
+#include "guard.h"
+
+enum guardctl_action { GUARD_RUN, GUARD_DAEMON, GUARD_STOP, GUARD_STATUS };
+
+/* Runs the action; the process exit status (status: 0 alive, 1 not). */
+int guardctl(const struct guard_opts *o, enum guardctl_action a);
+/* Reads STATE_DIR/guard.heartbeat: 1 fresh (<= max_age_s), 0 stale or
+ * missing; fills a one-line description. */
+int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz);
+/* Parses the static binary's flags into o and an action; -1 on bad usage. */
+int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a);
+
+#endif
