@@ -49,10 +49,13 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test unit sim-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/tests/it-session
+all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/tests/it-session \
+     $(BUILD)/tests/eatmem
 ifeq ($(SAN),)
-all: dsv41-top tests/sim/dsv41-sim
+all: dsv41-top dsv41-guard tests/sim/dsv41-sim
 dsv41-top: $(BUILD)/dsv41-top
+	cp $< $@
+dsv41-guard: $(BUILD)/dsv41-guard
 	cp $< $@
 tests/sim/dsv41-sim: $(BUILD)/dsv41-sim
 	cp $< $@
@@ -90,6 +93,10 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libdsv41.a
 $(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/tests/eatmem: tests/it/eatmem.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
 $(BUILD)/tests/bench-client: tests/bench/bench_client.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
@@ -148,8 +155,9 @@ test: deps
 bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client
 	tests/bench/run.sh
 
+# Long runs: the memory guard 10 minutes above its floor without a kill.
 soak: all
-	@echo "soak: nothing to soak yet (the memory guard and console issues add theirs)"
+	GUARD_SOAK_S=600 DSV41_IT_ONLY=test_guard.sh tests/it/run.sh
 
 demo: deps all
 	tests/demo.sh
@@ -165,4 +173,4 @@ format:
 	clang-format -i src/*.c src/*.h tests/sim/*.c tests/unit/*.c
 
 clean:
-	rm -rf build build-* dsv41-top tests/sim/dsv41-sim
+	rm -rf build build-* dsv41-top dsv41-guard tests/sim/dsv41-sim

@@ -115,3 +115,25 @@ void cluster_close(struct cluster *cl)
     }
     cl->n = 0;
 }
+
+int cluster_state_dir(const struct config *c, struct cluster_node *cn, char *out, size_t sz,
+                      struct buf *err)
+{
+    if (cn->rank == 0 || *config_get(c, "WORKER_STATE_DIR")) {
+        snprintf(out, sz, "%s",
+                 cn->rank == 0 ? config_get(c, "STATE_DIR") : config_get(c, "WORKER_STATE_DIR"));
+        return 0;
+    }
+    for (int i = 0; i < c->count; i++)
+        if (strcmp(c->values[i].key, "STATE_DIR") == 0 &&
+            c->values[i].source != CONFIG_SRC_DEFAULT) {
+            snprintf(out, sz, "%s", c->values[i].value);
+            return 0;
+        }
+    struct ssh_result res;
+    if (node_run(&cn->node, "printf '%s' \"$HOME\"", 30000, &res, err) < 0)
+        return -1;
+    snprintf(out, sz, "%s/.dsv41-two-sparks", buf_str(&res.out));
+    ssh_result_free(&res);
+    return 0;
+}

@@ -33,5 +33,10 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err);
  * when the configuration cannot make a cluster. */
 int cluster_open_for(const char *cmd, const struct config *c, struct cluster *cl);
 void cluster_close(struct cluster *cl);
+/* STATE_DIR on a node: the head's STATE_DIR; a worker's WORKER_STATE_DIR,
+ * else an explicit STATE_DIR, else ~/.dsv41-two-sparks in that worker's own
+ * home (asked over ssh). */
+int cluster_state_dir(const struct config *c, struct cluster_node *cn, char *out, size_t sz,
+                      struct buf *err);
 
 #endif

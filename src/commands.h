@@ -15,5 +15,9 @@ int cmd_logs(const struct config *c, int argc, char **argv);
 int cmd_smoke(const struct config *c, int argc, char **argv);
 int cmd_bench(const struct config *c, int argc, char **argv);
 int cmd_gates(const struct config *c, int argc, char **argv);
+int cmd_guard(const struct config *c, int argc, char **argv);
+
+struct guard_opts;
+void guard_opts_from_config(const struct config *c, struct guard_opts *o);
 
 #endif

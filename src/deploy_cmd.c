@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "guards.h"
 #include "commands.h"
 #include "launch.h"
 #include "ranks.h"
@@ -26,12 +27,14 @@ static const char LAUNCH_USAGE[] =
     "  the workers' ranks, then the head's; waits until the API answers.\n"
     "  --dry-run     print every node's command and environment (key redacted), change nothing\n"
     "  --force       replace a running deployment and containers not started by dsv41-top\n"
+    "  --no-guard    start even where the memory guard cannot (not advised on a GB10)\n"
     "  --timeout SEC how long to wait for the API (READY_TIMEOUT, default 2700)\n";
 
 static int parse_launch(const struct config *c, int argc, char **argv, struct launch_opts *o)
 {
     static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'},
                                          {"force", no_argument, NULL, 'f'},
+                                         {"no-guard", no_argument, NULL, 'G'},
                                          {"timeout", required_argument, NULL, 't'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -39,13 +42,16 @@ static int parse_launch(const struct config *c, int argc, char **argv, struct la
     o->timeout_s = atoi(config_get(c, "READY_TIMEOUT"));
     optind = 1;
     int ch;
-    while ((ch = getopt_long(argc, argv, "nft:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "nfGt:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'n':
             o->dry_run = true;
             break;
         case 'f':
             o->force = true;
+            break;
+        case 'G':
+            o->no_guard = true;
             break;
         case 't':
             o->timeout_s = atoi(optarg);
@@ -78,13 +84,15 @@ static int stop_all(const struct config *c, bool force)
     if (cluster_open_for("stop", c, &cl) < 0)
         return 2;
     int bad = ranks_stop_all(c, &cl, force, stdout);
+    bad += guards_stop(c, &cl, stdout);
     cluster_close(&cl);
     return bad ? 1 : 0;
 }
 
 static const char STOP_USAGE[] = "usage: dsv41-top stop [--force]\n"
-                                 "  Removes the ranks on every node (idempotent). Containers named\n"
-                                 "  dsv41-r* that dsv41-top did not start are left unless --force.\n";
+                                 "  Removes the ranks and stops the memory guards on every node\n"
+                                 "  (idempotent). Containers named dsv41-r* that dsv41-top did not\n"
+                                 "  start are left unless --force.\n";
 
 int cmd_stop(const struct config *c, int argc, char **argv)
 {

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,10 @@ void guard_log(struct guard *g, const char *fmt, ...)
     struct tm tm;
     localtime_r(&now, &tm);
     size_t n = strftime(line, sizeof line, "%Y-%m-%d %H:%M:%S ", &tm);
+    /* the node's name: a shared STATE_DIR holds several nodes' lines */
+    char host[65] = "";
+    gethostname(host, sizeof host - 1);
+    n += (size_t)snprintf(line + n, sizeof line - n, "%.40s ", host[0] ? host : "node");
     va_list ap;
     va_start(ap, fmt);
     int w = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
@@ -67,6 +72,21 @@ long guard_parse_available(const char *t, size_t len)
     return -1;
 }
 
+void guard_file(const char *state_dir, const char *kind, char *out, size_t sz)
+{
+    char host[65] = "";
+    if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+        snprintf(host, sizeof host, "node");
+    snprintf(out, sz, "%s/guard.%s.%s", state_dir, host, kind);
+}
+
+static int open_kind(const char *dir, const char *kind, int flags, mode_t mode)
+{
+    char path[768];
+    guard_file(dir, kind, path, sizeof path);
+    return open(path, flags | O_CLOEXEC, mode);
+}
+
 static int open_in(const char *dir, const char *name, int flags, mode_t mode)
 {
     char path[768];
@@ -84,10 +104,12 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     g->armed = true;
     g->last_avail_kib = -1;
     mkdir(o->state_dir, 0700);
-    g->lock_fd = open_in(o->state_dir, "guard.lock", O_RDWR | O_CREAT, 0600);
+    g->lock_fd = open_kind(o->state_dir, "lock", O_RDWR | O_CREAT, 0600);
     if (g->lock_fd < 0 || flock(g->lock_fd, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
-        snprintf(err, errsz, "%s/guard.lock: %s", o->state_dir,
+        char lp[768];
+        guard_file(o->state_dir, "lock", lp, sizeof lp);
+        snprintf(err, errsz, "%s: %s", lp,
                  e == EWOULDBLOCK ? "another guard is running on this node" : strerror(e));
         guard_close(g);
         errno = e;
@@ -108,7 +130,7 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
         return -1;
     }
     g->log_fd = open_in(o->state_dir, "memguard.log", O_WRONLY | O_CREAT | O_APPEND, 0600);
-    g->hb_fd = open_in(o->state_dir, "guard.heartbeat", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    g->hb_fd = open_kind(o->state_dir, "heartbeat", O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (g->log_fd < 0 || g->hb_fd < 0) {
         snprintf(err, errsz, "cannot write in %s: %s", o->state_dir, strerror(errno));
         guard_close(g);
@@ -309,11 +331,27 @@ int guard_tick(struct guard *g, double now)
     return ms < 100 ? 100 : ms > 1000 ? 1000 : (int)ms;
 }
 
+/* True when a guarded rank has exited (its pidfd turns readable). */
+static bool a_rank_exited(struct guard *g)
+{
+    struct pollfd p[GUARD_MAX_RANKS];
+    int n = 0;
+    for (int i = 0; i < g->npids; i++)
+        if (g->pidfds[i] >= 0)
+            p[n++] = (struct pollfd){g->pidfds[i], POLLIN, 0};
+    return n && poll(p, (nfds_t)n, 0) > 0;
+}
+
 void guard_run(struct guard *g, volatile int *stop)
 {
     while (!*stop) {
         double now = mono_s();
-        if (g->o.runtime[0] && now - g->last_resolve_s >= g->o.resolve_s) {
+        /* the runtime CLI is costly: asked every resolve_s while no rank is
+         * known, when a known one exits (a restart brings a new PID), and
+         * once a minute in case of one started behind our back */
+        double since = now - g->last_resolve_s;
+        bool want = g->npids == 0 ? since >= g->o.resolve_s : (since >= 60 || a_rank_exited(g));
+        if (g->o.runtime[0] && want) {
             g->last_resolve_s = now;
             guard_resolve(g);
         }

@@ -25,6 +25,8 @@ struct guard_opts {
     long trace_kib;
     long rearm_kib;   /* fired again only after MemAvailable rose this far above the floor */
     int resolve_s;    /* how often rank PIDs are resolved again */
+    pid_t pids[GUARD_MAX_RANKS]; /* given PIDs, guarded when no runtime resolves them */
+    int npids;
 };
 
 struct guard {
@@ -55,6 +57,9 @@ void guard_run(struct guard *g, volatile int *stop);
 void guard_close(struct guard *g);
 /* Parses MemAvailable (kB) from meminfo text without allocating; -1 if absent. */
 long guard_parse_available(const char *text, size_t len);
+/* STATE_DIR/guard.<hostname>.<kind>: one lock and heartbeat per node, also
+ * when STATE_DIR is a home directory shared between nodes. */
+void guard_file(const char *state_dir, const char *kind, char *out, size_t sz);
 /* A line in STATE_DIR/memguard.log. */
 void guard_log(struct guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -21,8 +21,8 @@ static void on_term(int sig)
 
 static long lock_pid(const char *state_dir)
 {
-    char path[600], buf[32] = "";
-    snprintf(path, sizeof path, "%s/guard.lock", state_dir);
+    char path[768], buf[32] = "";
+    guard_file(state_dir, "lock", path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -33,8 +33,8 @@ static long lock_pid(const char *state_dir)
 
 int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz)
 {
-    char path[600], buf[200] = "";
-    snprintf(path, sizeof path, "%s/guard.heartbeat", state_dir);
+    char path[768], buf[200] = "";
+    guard_file(state_dir, "heartbeat", path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
     if (fd >= 0)
@@ -93,6 +93,8 @@ static int run(const struct guard_opts *o, bool daemon)
         fprintf(stderr, "guard: %s\n", err);
         return 1;
     }
+    if (o->npids)
+        guard_set_pids(&g, o->pids, o->npids);
     struct sigaction sa = {0};
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
@@ -168,6 +170,8 @@ int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_ac
             snprintf(o->runtime, sizeof o->runtime, "%s", v);
         else if (v && strcmp(f, "--ranks") == 0 && atoi(v) >= 0 && ++i)
             o->nranks = atoi(v);
+        else if (v && strcmp(f, "--pid") == 0 && atol(v) > 0 && o->npids < GUARD_MAX_RANKS && ++i)
+            o->pids[o->npids++] = (pid_t)atol(v);
         else
             return -1;
     }

@@ -13,12 +13,12 @@ int main(int argc, char **argv)
     o.floor_kib = 1L << 20;
     o.trace_kib = 10L << 20;
     o.rearm_kib = 512L << 10;
-    o.resolve_s = 5;
+    o.resolve_s = 2;
     o.nranks = 2;
     enum guardctl_action a;
     if (guardctl_parse(argc, argv, &o, &a) < 0 || !o.state_dir[0]) {
         fprintf(stderr, "usage: dsv41-guard --state-dir DIR [--floor GIB] [--trace GIB] "
-                        "[--runtime docker|podman] [--ranks N] [--proc-root DIR]\n"
+                        "[--runtime docker|podman] [--ranks N] [--pid PID]... [--proc-root DIR]\n"
                         "                   [--daemon | --stop | --status]\n");
         return 2;
     }

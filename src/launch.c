@@ -15,6 +15,7 @@
 #include "apikey.h"
 #include "deploy.h"
 #include "exl3plan.h"
+#include "guards.h"
 #include "phase.h"
 #include "ranks.h"
 #include "runtime.h"
@@ -109,30 +110,6 @@ static void postmortem(const struct config *c, struct lnode *l, struct phase_sta
     }
     strv_free(&lines);
     buf_free(&err);
-}
-
-/* STATE_DIR on a worker: WORKER_STATE_DIR, else an explicit STATE_DIR, else
- * the default directory in that worker's own home. */
-static int resolve_state_dir(const struct config *c, struct lnode *l, struct buf *err)
-{
-    if (l->cn->rank == 0 || *config_get(c, "WORKER_STATE_DIR")) {
-        snprintf(l->state_dir, sizeof l->state_dir, "%s",
-                 l->cn->rank == 0 ? config_get(c, "STATE_DIR")
-                                  : config_get(c, "WORKER_STATE_DIR"));
-        return 0;
-    }
-    for (int i = 0; i < c->count; i++)
-        if (strcmp(c->values[i].key, "STATE_DIR") == 0 &&
-            c->values[i].source != CONFIG_SRC_DEFAULT) {
-            snprintf(l->state_dir, sizeof l->state_dir, "%s", c->values[i].value);
-            return 0;
-        }
-    struct ssh_result res;
-    if (node_run(&l->cn->node, "printf '%s' \"$HOME\"", 30000, &res, err) < 0)
-        return -1;
-    snprintf(l->state_dir, sizeof l->state_dir, "%s/.dsv41-two-sparks", buf_str(&res.out));
-    ssh_result_free(&res);
-    return 0;
 }
 
 static void print_plan(const struct config *c, const struct deploy_plan *p, struct lnode *ln)
@@ -528,7 +505,7 @@ static int prepare(const struct config *c, struct cluster *cl, struct lnode *ln,
             bad++;
         }
         struct buf err = BUF_INIT;
-        if (resolve_state_dir(c, &ln[i], &err) < 0) {
+        if (cluster_state_dir(c, cn, ln[i].state_dir, sizeof ln[i].state_dir, &err) < 0) {
             printf("%s\n", buf_str(&err));
             bad++;
         }
@@ -602,6 +579,15 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     if (!port_free((int)port) || !port_free((int)mport)) {
         printf("head: port %ld is in use by another program: free it, or set %s\n",
                port_free((int)port) ? mport : port, port_free((int)port) ? "MPORT" : "PORT");
+        goto out;
+    }
+    /* the guards come before the ranks, on every node */
+    char dirs[CLUSTER_MAX_NODES][512];
+    for (int i = 0; i < n; i++)
+        snprintf(dirs[i], sizeof dirs[i], "%s", ln[i].state_dir);
+    if (guards_start(c, cl, dirs, stdout) > 0 && !o->no_guard) {
+        printf("refusing to start ranks without a memory guard on every node (a GB10 wedges "
+               "at zero MemAvailable); --no-guard overrides\n");
         goto out;
     }
     double t0 = now_s();

@@ -12,6 +12,7 @@
 struct launch_opts {
     bool dry_run;
     bool force;
+    bool no_guard; /* start the ranks even where no guard could start */
     int timeout_s; /* READY_TIMEOUT unless given */
 };
 

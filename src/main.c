@@ -35,6 +35,7 @@ static const struct cmd_entry COMMANDS[] = {
     {"smoke", "[URL]      text, tool call and vision checks, PASS/FAIL each", cmd_smoke},
     {"bench", "[URL] [--out FILE] ...   prefill and decode speed, saved as JSON", cmd_bench},
     {"gates", "[URL] [--ctx N]   the six acceptance gates, with evidence JSON", cmd_gates},
+    {"guard", "[--daemon|--stop|--status]   this node's memory guard", cmd_guard},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
     {"config", "           every setting, its value and where it came from", cmd_config},
     {"version", "           print the version", cmd_version},
@@ -46,8 +47,8 @@ static void usage(FILE *f)
                "Runs DeepSeek-V4.1-Flash with vLLM across DGX Spark nodes.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].usage);
-    fprintf(f, "\nThe console (no command), download, verify,\n"
-               "copy-to-peer and guard are not built yet.\n"
+    fprintf(f, "\nThe console (no command), download, verify and copy-to-peer\n"
+               "are not built yet.\n"
                "Run 'dsv41-top COMMAND --help' for a command's options.\n");
 }
 

@@ -194,7 +194,11 @@ static void trace_every_10s_and_heartbeat(void **st)
     assert_non_null(strstr(log, "trace: MemAvailable 8192 MiB; biggest:"));
     free(log);
     struct buf hb = BUF_INIT, path = BUF_INIT;
-    buf_printf(&path, "%s/state/guard.heartbeat", dir);
+    char hbp[600];
+    char sd[300];
+    snprintf(sd, sizeof sd, "%s/state", dir);
+    guard_file(sd, "heartbeat", hbp, sizeof hbp);
+    buf_puts(&path, hbp);
     assert_int_equal(buf_read_file(&hb, buf_str(&path), 4096), 0);
     long ts, pid, avail, fl;
     char state[16];

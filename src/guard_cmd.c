@@ -1,0 +1,64 @@
+/* `dsv41-top guard`: the memory guard of this node, from the configuration. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "guardctl.h"
+
+static const char GUARD_USAGE[] =
+    "usage: dsv41-top guard [--floor GIB] [--daemon | --stop | --status]\n"
+    "  The memory guard of this node: below the floor (MEMGUARD_GIB, default 1) of\n"
+    "  MemAvailable it SIGKILLs the dsv41-r* ranks of this node. Runs in the\n"
+    "  foreground, or detached with --daemon; one guard per node (STATE_DIR/guard.lock).\n"
+    "  Log: STATE_DIR/memguard.log. --status exits 1 when no fresh heartbeat.\n";
+
+/* The guard's settings from the configuration (nranks: every rank name). */
+void guard_opts_from_config(const struct config *c, struct guard_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->proc_root, sizeof o->proc_root, "%s", config_get(c, "DSV41_PROC_ROOT"));
+    snprintf(o->state_dir, sizeof o->state_dir, "%s", config_get(c, "STATE_DIR"));
+    snprintf(o->runtime, sizeof o->runtime, "%s", config_get(c, "RUNTIME"));
+    const char *w = config_get(c, "WORKERS");
+    o->nranks = 2;
+    if (w && *w) {
+        o->nranks = 2;
+        for (const char *p = w; *p; p++)
+            o->nranks += *p == ',';
+    }
+    o->floor_kib = (long)(atof(config_get(c, "MEMGUARD_GIB")) * 1048576);
+    o->trace_kib = 10L << 20;
+    o->rearm_kib = 512L << 10;
+    o->resolve_s = 2;
+}
+
+int cmd_guard(const struct config *c, int argc, char **argv)
+{
+    struct guard_opts o;
+    guard_opts_from_config(c, &o);
+    enum guardctl_action a = GUARD_RUN;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--daemon") == 0)
+            a = GUARD_DAEMON;
+        else if (strcmp(argv[i], "--stop") == 0)
+            a = GUARD_STOP;
+        else if (strcmp(argv[i], "--status") == 0)
+            a = GUARD_STATUS;
+        else if (strcmp(argv[i], "--floor") == 0 && i + 1 < argc && atof(argv[i + 1]) > 0)
+            o.floor_kib = (long)(atof(argv[++i]) * 1048576);
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(GUARD_USAGE, stdout);
+            return 0;
+        } else {
+            fputs(GUARD_USAGE, stderr);
+            return 2;
+        }
+    }
+    if (o.floor_kib <= 0) {
+        fprintf(stderr, "dsv41-top guard: MEMGUARD_GIB=%s is not a positive number\n",
+                config_get(c, "MEMGUARD_GIB"));
+        return 2;
+    }
+    return guardctl(&o, a);
+}

@@ -1,0 +1,20 @@
+/* guards: the memory guard on every node of the cluster. launch pushes the
+ * static dsv41-guard (found next to dsv41-top) into each node's
+ * STATE_DIR/bin over sftp and starts it detached, so it outlives the ssh
+ * session and the console; stop stops them. */
+#ifndef DSV41_GUARDS_H
+#define DSV41_GUARDS_H
+
+#include <stdio.h>
+
+#include "cluster.h"
+
+/* Starts (or finds running) a guard on each node; state_dirs[i] is node i's.
+ * Returns the number of nodes left without a guard. */
+int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out);
+/* Stops the guards (idempotent); returns the number of failures. */
+int guards_stop(const struct config *c, struct cluster *cl, FILE *out);
+/* A line per node: the guard's heartbeat and its last log line. */
+int guards_status(const struct config *c, struct cluster *cl, FILE *out);
+
+#endif

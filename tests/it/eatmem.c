@@ -1,0 +1,46 @@
+/* Takes real memory for the guard tests: MiB allocated and touched in 64 MiB
+ * steps, held for SECONDS, then released. Refuses to go below a MemAvailable
+ * of MIN_MIB (the machine must stay safe). usage: eatmem MIB SECONDS MIN_MIB */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static long avail_mib(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %ld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib / 1024;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4)
+        return 2;
+    long mib = atol(argv[1]), secs = atol(argv[2]), min = atol(argv[3]);
+    char *blocks[4096];
+    int n = 0;
+    for (long done = 0; done < mib && n < 4096; done += 64) {
+        if (avail_mib() - 64 < min) {
+            fprintf(stderr, "eatmem: stopping at %ld MiB: MemAvailable would go below %ld MiB\n",
+                    done, min);
+            break;
+        }
+        blocks[n] = malloc(64u << 20);
+        if (!blocks[n])
+            break;
+        memset(blocks[n++], 1, 64u << 20);
+    }
+    printf("eatmem: holding %d MiB, MemAvailable %ld MiB\n", n * 64, avail_mib());
+    fflush(stdout);
+    sleep((unsigned)secs);
+    for (int i = 0; i < n; i++)
+        free(blocks[i]);
+    return 0;
+}

@@ -1,0 +1,93 @@
+#!/bin/bash
+# The memory guard with real memory pressure: launch starts a guard on every
+# node; a real process takes memory past a floor set just below the current
+# MemAvailable; the ranks die, another container and an unrelated process
+# live, the logs say what happened - also with the worker's sshd gone. The
+# machine stays safe: nothing pushes MemAvailable below 4 GiB.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_hosts
+EAT=$IT_ROOT/build/tests/eatmem
+M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
+mkdir -p "$M/exl3/plan"
+touch "$M/config.json" "$M/model.safetensors.index.json" \
+    "$M/model-00005-of-00006.safetensors" "$M/model-00006-of-00006.safetensors"
+echo '{"qdir":"qn:q31:q31s"}' > "$M/exl3/plan/J268-ho-v31-K5n.json"
+for h in $HOSTS; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
+top_head stop >/dev/null 2>&1
+WLOG=$IT_DIR/worker/state/memguard.log
+HLOG=$IT_DIR/head/state/memguard.log
+avail_mib() { awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo; }
+running() { [ "$(on_host "$1" podman inspect -f '{{.State.Running}}' "$2" 2>/dev/null)" = true ]; }
+wait_resolved() { # log
+    for _ in $(seq 50); do grep -q "ranks resolved: [0-9]" "$1" 2>/dev/null && return 0; sleep 0.2; done
+    return 1
+}
+
+a=$(avail_mib)
+if [ "$a" -lt 9000 ]; then
+    not_ok "the machine has ${a} MiB available; the pressure test needs 9 GiB to stay safe"
+    summary; exit 1
+fi
+# the floor 2 GiB below what is available now; eatmem takes 3 GiB
+floor_gib=$(awk -v a="$a" 'BEGIN {printf "%.2f", (a - 2048) / 1024}')
+rm -f "$WLOG" "$HLOG"
+out=$(top_head MEMGUARD_GIB="$floor_gib" EXTRA_ENV=DSV41_SIM_BOOT_MS=500 launch 2>&1); rc=$?
+check "launch starts a guard on every node" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "head: memory guard up" && printf "%s" "$out" | grep -q "worker: memory guard up"'
+check "the worker's guard resolves its rank" wait_resolved "$WLOG"
+check "the head's guard resolves its rank" wait_resolved "$HLOG"
+out=$(top_head guard --status 2>&1)
+check "guard --status: armed, fresh heartbeat" contains "$out" "armed, heartbeat"
+
+# things the guard must not touch: another container and a plain process
+on_host worker podman run -d --name other-app --network host "$SIM_IMAGE" /model --port 9007 >/dev/null
+on_host worker sleep 600 &
+sleeper=$!
+sleep 0.5
+
+# the head's ssh session to the worker cut: the worker's guard does not need it
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+gpid=$(head -1 "$IT_DIR/worker/state/guard.spark-worker.lock")
+check "the worker's guard outlives its ssh session" kill -0 "$gpid"
+
+t0=$(date +%s%N)
+on_host worker "$EAT" 3072 4 4096 > "$IT_DIR/eat.log" 2>&1 &
+eater=$!
+dead=no
+for _ in $(seq 100); do
+    if ! running worker dsv41-r1 && ! running head dsv41-r0; then dead=yes; break; fi
+    sleep 0.1
+done
+t1=$(date +%s%N)
+wait $eater
+check "below the floor both ranks die" [ $dead = yes ]
+echo "    (ranks dead $(( (t1 - t0) / 1000000 )) ms after the allocation started)"
+check "another container lives" running worker other-app
+check "an unrelated process lives" kill -0 $sleeper
+check "the allocating process itself was not the guard's" contains "$(cat "$IT_DIR/eat.log")" "eatmem: holding"
+check "the worker's log says it fired" contains "$(cat "$WLOG")" "FIRED: MemAvailable"
+check "the log names the floor" eval 'grep -qE "< floor [0-9]+ MiB: SIGKILL to [0-9] of [0-9] rank" "$WLOG"'
+check "the head's guard fired too (one machine's memory)" contains "$(cat "$HLOG")" "FIRED"
+check "the runtime cleaned up after the kill" contains "$(cat "$WLOG")" "runtime kill of the ranks"
+rearmed() { for _ in $(seq 30); do grep -q "re-armed" "$WLOG" && return 0; sleep 0.2; done; return 1; }
+check "the guard re-arms when memory is back" rearmed
+"$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+kill $sleeper 2>/dev/null; kill_in_ns worker sleep
+on_host worker podman rm -f -t 0 other-app >/dev/null 2>&1
+
+# no kill above the floor: a soak with memory coming and going
+soak=${GUARD_SOAK_S:-60}
+top_head stop >/dev/null 2>&1
+out=$(top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=300 launch 2>&1)
+check "soak: a fresh guard with the default floor" contains "$out" "worker: memory guard up: guard pid"
+before=$(grep -c FIRED "$WLOG")
+end=$(( $(date +%s) + soak ))
+while [ "$(date +%s)" -lt "$end" ]; do on_host worker "$EAT" 1024 1 8192 >/dev/null 2>&1; done
+check "soak ${soak}s above the floor: no kill" eval '[ -s "$WLOG" ] && [ "$(grep -c FIRED "$WLOG")" = "$before" ]'
+check "soak: the ranks still run" eval 'running worker dsv41-r1 && running head dsv41-r0'
+
+out=$(top_head stop 2>&1)
+check "stop stops the guards" eval 'printf "%s" "$out" | grep -q "worker: guard [0-9]* stopped" && printf "%s" "$out" | grep -q "head: guard [0-9]* stopped"'
+out=$(top_head guard --status 2>&1); rc=$?
+check "after stop: not guarded" [ $rc -eq 1 ]
+summary
