@@ -94,6 +94,10 @@ $(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
 
+$(BUILD)/tests/bench-guard: tests/bench/bench_guard.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
 $(BUILD)/tests/eatmem: tests/it/eatmem.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
@@ -152,7 +156,7 @@ test: deps
 	$(MAKE) fuzz-smoke
 	$(MAKE) it
 
-bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client
+bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/tests/bench-guard
 	tests/bench/run.sh
 
 # Long runs: the memory guard 10 minutes above its floor without a kill.

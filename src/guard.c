@@ -326,9 +326,11 @@ int guard_tick(struct guard *g, double now)
     g->last_avail_kib = avail;
     g->last_sample_s = now;
     heartbeat(g, avail);
+    /* earlyoom's rule, with lmkd's fast polling near the floor: 1 s with
+     * 6 GiB to spare, 10 ms at the edge (a pread of meminfo costs ~20 us) */
     long headroom = avail - g->o.floor_kib;
-    long ms = headroom <= 0 ? 100 : (long)((double)headroom * 1000.0 / (double)FILL_KIB_PER_S);
-    return ms < 100 ? 100 : ms > 1000 ? 1000 : (int)ms;
+    long ms = headroom <= 0 ? 10 : (long)((double)headroom * 1000.0 / (double)FILL_KIB_PER_S);
+    return ms < 10 ? 10 : ms > 1000 ? 1000 : (int)ms;
 }
 
 /* True when a guarded rank has exited (its pidfd turns readable). */

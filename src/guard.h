@@ -3,7 +3,7 @@
  * guard SIGKILLs its node's ranks through pidfds opened when they were
  * resolved, then asks the runtime to clean up. It reads /proc/meminfo from a
  * descriptor kept open, samples adaptively (earlyoom: sleep = headroom /
- * fill rate, 100-1000 ms), holds its memory (mlockall) and neither
+ * fill rate, 10-1000 ms), holds its memory (mlockall) and neither
  * allocates nor forks between reading the crossing and the kills. Below a
  * trace threshold it logs the biggest processes every 10 s. Only libc: the
  * same code runs in dsv41-top and in the static dsv41-guard pushed to
