@@ -4,14 +4,17 @@
 #include <string.h>
 
 #include "commands.h"
+#include "cluster.h"
 #include "guardctl.h"
+#include "guards.h"
 
 static const char GUARD_USAGE[] =
-    "usage: dsv41-top guard [--floor GIB] [--daemon | --stop | --status]\n"
+    "usage: dsv41-top guard [--floor GIB] [--daemon | --stop | --status [--all]]\n"
     "  The memory guard of this node: below the floor (MEMGUARD_GIB, default 1) of\n"
     "  MemAvailable it SIGKILLs the dsv41-r* ranks of this node. Runs in the\n"
     "  foreground, or detached with --daemon; one guard per node (STATE_DIR/guard.lock).\n"
-    "  Log: STATE_DIR/memguard.log. --status exits 1 when no fresh heartbeat.\n";
+    "  Log: STATE_DIR/memguard.log. --status exits 1 when no fresh heartbeat;\n"
+    "  --status --all asks every node's guard over ssh.\n";
 
 /* The guard's settings from the configuration (nranks: every rank name). */
 void guard_opts_from_config(const struct config *c, struct guard_opts *o)
@@ -38,8 +41,11 @@ int cmd_guard(const struct config *c, int argc, char **argv)
     struct guard_opts o;
     guard_opts_from_config(c, &o);
     enum guardctl_action a = GUARD_RUN;
+    bool all = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--daemon") == 0)
+        if (strcmp(argv[i], "--all") == 0)
+            all = true;
+        else if (strcmp(argv[i], "--daemon") == 0)
             a = GUARD_DAEMON;
         else if (strcmp(argv[i], "--stop") == 0)
             a = GUARD_STOP;
@@ -58,6 +64,18 @@ int cmd_guard(const struct config *c, int argc, char **argv)
     if (o.floor_kib <= 0) {
         fprintf(stderr, "dsv41-top guard: MEMGUARD_GIB=%s is not a positive number\n",
                 config_get(c, "MEMGUARD_GIB"));
+        return 2;
+    }
+    if (all && a == GUARD_STATUS) {
+        struct cluster cl;
+        if (cluster_open_for("guard", c, &cl) < 0)
+            return 2;
+        int bad = guards_status(c, &cl, stdout);
+        cluster_close(&cl);
+        return bad ? 1 : 0;
+    }
+    if (all) {
+        fputs(GUARD_USAGE, stderr);
         return 2;
     }
     return guardctl(&o, a);

@@ -329,6 +329,32 @@ static void close_logs(struct lnode *ln, int n)
     }
 }
 
+/* A guard that fired during this launch is the likely cause: say so. */
+static void say_guard_fired(struct lnode *ln, int n, double t0)
+{
+    char since[32];
+    time_t start = time(NULL) - (time_t)(now_s() - t0) - 1;
+    struct tm tm;
+    localtime_r(&start, &tm);
+    strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
+    for (int i = 0; i < n; i++) {
+        struct buf cmd = BUF_INIT, err = BUF_INIT;
+        buf_puts(&cmd, "grep FIRED ");
+        buf_shell_quote(&cmd, ln[i].state_dir);
+        buf_puts(&cmd, "/memguard.log 2>/dev/null | tail -n 1");
+        struct ssh_result res;
+        if (node_run(&ln[i].cn->node, buf_str(&cmd), 30000, &res, &err) == 0) {
+            char line[300];
+            probe_copy_field(line, sizeof line, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
+            if (line[0] && strncmp(line, since, strlen(since)) >= 0)
+                printf("the memory guard fired on %s: %s\n", ln[i].cn->name, line);
+            ssh_result_free(&res);
+        }
+        buf_free(&cmd);
+        buf_free(&err);
+    }
+}
+
 /* Watches the ranks until the API answers with the key. */
 static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeout_s, double t0)
 {
@@ -436,6 +462,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         printf("\n");
     } else {
         printf("launch failed: %s\n", failure ? failure : "unknown");
+        say_guard_fired(ln, n, t0);
         for (int i = 0; i < n; i++)
             print_tail(c, &ln[i]);
         printf("stopping the other ranks (they would wait in NCCL for the dead one)\n");

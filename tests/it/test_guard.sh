@@ -38,6 +38,8 @@ check "the worker's guard resolves its rank" wait_resolved "$WLOG"
 check "the head's guard resolves its rank" wait_resolved "$HLOG"
 out=$(top_head guard --status 2>&1)
 check "guard --status: armed, fresh heartbeat" contains "$out" "armed, heartbeat"
+out=$(top_head guard --status --all 2>&1); rc=$?
+check "guard --status --all: every node's guard" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "^worker: guard pid [0-9]* armed"'
 
 # things the guard must not touch: another container and a plain process
 on_host worker podman run -d --name other-app --network host "$SIM_IMAGE" /model --port 9007 >/dev/null
@@ -85,6 +87,20 @@ end=$(( $(date +%s) + soak ))
 while [ "$(date +%s)" -lt "$end" ]; do on_host worker "$EAT" 1024 1 8192 >/dev/null 2>&1; done
 check "soak ${soak}s above the floor: no kill" eval '[ -s "$WLOG" ] && [ "$(grep -c FIRED "$WLOG")" = "$before" ]'
 check "soak: the ranks still run" eval 'running worker dsv41-r1 && running head dsv41-r0'
+
+# a guard that fires while launch waits: launch says so
+top_head stop >/dev/null 2>&1
+a=$(avail_mib)
+floor_gib=$(awk -v a="$a" 'BEGIN {printf "%.2f", (a - 2048) / 1024}')
+top_head MEMGUARD_GIB="$floor_gib" EXTRA_ENV=DSV41_SIM_BOOT_MS=6000 launch > "$IT_DIR/launch-fired.log" 2>&1 &
+lp=$!
+sleep 3
+on_host worker "$EAT" 3072 3 4096 >/dev/null 2>&1
+wait $lp; rc=$?
+out=$(cat "$IT_DIR/launch-fired.log")
+check "guard fires during launch: launch fails" [ $rc -eq 1 ]
+check "guard fires during launch: says the guard fired" contains "$out" "the memory guard fired on"
+check "guard fires during launch: the other ranks stopped" contains "$out" "stopping the other ranks"
 
 out=$(top_head stop 2>&1)
 check "stop stops the guards" eval 'printf "%s" "$out" | grep -q "worker: guard [0-9]* stopped" && printf "%s" "$out" | grep -q "head: guard [0-9]* stopped"'
