@@ -277,9 +277,13 @@ static void trace_top(struct guard *g, long avail)
     guard_log(g, "trace: MemAvailable %ld MiB; biggest: %s", avail / 1024, list);
 }
 
-/* The kill path: no allocation, no fork. */
+/* The kill path: no allocation, no fork - unless no rank is known yet (a
+ * rank that started a moment ago): then asking the runtime first is the
+ * only way to do any good. */
 static void fire(struct guard *g, long avail)
 {
+    if (g->npids == 0 && g->o.runtime[0])
+        guard_resolve(g);
     double t0 = mono_s();
     int killed = 0;
     for (int i = 0; i < g->npids; i++)
@@ -344,10 +348,14 @@ static bool a_rank_exited(struct guard *g)
     return n && poll(p, (nfds_t)n, 0) > 0;
 }
 
-void guard_run(struct guard *g, volatile int *stop)
+void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now)
 {
     while (!*stop) {
         double now = mono_s();
+        if (resolve_now && *resolve_now) {
+            *resolve_now = 0;
+            g->last_resolve_s = 0; /* launch just started the ranks */
+        }
         /* the runtime CLI is costly: asked every resolve_s while no rank is
          * known, when a known one exits (a restart brings a new PID), and
          * once a minute in case of one started behind our back */

@@ -52,8 +52,9 @@ void guard_set_pids(struct guard *g, const pid_t *pids, int n);
 int guard_resolve(struct guard *g);
 /* One sample at time now: kills below the floor. Returns ms until the next. */
 int guard_tick(struct guard *g, double now_s);
-/* Loops until *stop; resolves PIDs every resolve_s. */
-void guard_run(struct guard *g, volatile int *stop);
+/* Loops until *stop; resolves PIDs when none is known (every resolve_s), when
+ * a rank exits, once a minute, and at once when *resolve_now is set. */
+void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now);
 void guard_close(struct guard *g);
 /* Parses MemAvailable (kB) from meminfo text without allocating; -1 if absent. */
 long guard_parse_available(const char *text, size_t len);

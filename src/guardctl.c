@@ -11,12 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile int g_stop;
+static volatile int g_stop, g_resolve;
 
 static void on_term(int sig)
 {
     (void)sig;
     g_stop = 1;
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    g_resolve = 1;
 }
 
 static long lock_pid(const char *state_dir)
@@ -99,10 +105,12 @@ static int run(const struct guard_opts *o, bool daemon)
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
     if (daemon && dup2(g.log_fd, 2) < 0) {
         /* stderr stays /dev/null's absence: the log has everything */
     }
-    guard_run(&g, &g_stop);
+    guard_run(&g, &g_stop, &g_resolve);
     guard_close(&g);
     return 0;
 }
@@ -137,6 +145,16 @@ int guardctl(const struct guard_opts *o, enum guardctl_action a)
         return run(o, true);
     case GUARD_STOP:
         return stop(o);
+    case GUARD_RESOLVE: {
+        long pid = lock_pid(o->state_dir);
+        if (pid <= 0 || !guardctl_heartbeat(o->state_dir, 1 << 30, desc, sizeof desc) ||
+            kill((pid_t)pid, SIGUSR1) < 0) {
+            printf("no guard running (%s)\n", o->state_dir);
+            return 1;
+        }
+        printf("guard %ld asked to look for the ranks\n", pid);
+        return 0;
+    }
     case GUARD_STATUS: {
         int ok = guardctl_heartbeat(o->state_dir, 5, desc, sizeof desc);
         printf("%s%s\n", ok ? "" : "NOT GUARDED: ", desc);
@@ -158,6 +176,8 @@ int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_ac
             *a = GUARD_STOP;
         else if (strcmp(f, "--status") == 0)
             *a = GUARD_STATUS;
+        else if (strcmp(f, "--resolve") == 0)
+            *a = GUARD_RESOLVE;
         else if (v && strcmp(f, "--floor") == 0 && atof(v) > 0 && ++i)
             o->floor_kib = (long)(atof(v) * 1048576);
         else if (v && strcmp(f, "--trace") == 0 && atof(v) > 0 && ++i)

@@ -8,7 +8,7 @@
 
 #include "guard.h"
 
-enum guardctl_action { GUARD_RUN, GUARD_DAEMON, GUARD_STOP, GUARD_STATUS };
+enum guardctl_action { GUARD_RUN, GUARD_DAEMON, GUARD_STOP, GUARD_STATUS, GUARD_RESOLVE };
 
 /* Runs the action; the process exit status (status: 0 alive, 1 not). */
 int guardctl(const struct guard_opts *o, enum guardctl_action a);

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     if (guardctl_parse(argc, argv, &o, &a) < 0 || !o.state_dir[0]) {
         fprintf(stderr, "usage: dsv41-guard --state-dir DIR [--floor GIB] [--trace GIB] "
                         "[--runtime docker|podman] [--ranks N] [--pid PID]... [--proc-root DIR]\n"
-                        "                   [--daemon | --stop | --status]\n");
+                        "                   [--daemon | --stop | --status | --resolve]\n");
         return 2;
     }
     return guardctl(&o, a);

@@ -12,6 +12,8 @@
 /* Starts (or finds running) a guard on each node; state_dirs[i] is node i's.
  * Returns the number of nodes left without a guard. */
 int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out);
+/* Tells every guard that the ranks just started (they look at once). */
+void guards_resolve(const struct config *c, struct cluster *cl, FILE *out);
 /* Stops the guards (idempotent); returns the number of failures. */
 int guards_stop(const struct config *c, struct cluster *cl, FILE *out);
 /* A line per node: the guard's heartbeat and its last log line. */

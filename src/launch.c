@@ -643,6 +643,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
         }
         printf("started dsv41-r%d on %s\n", i, ln[i].cn->name);
     }
+    guards_resolve(c, cl, stdout); /* the guards protect the new ranks from now */
     fflush(stdout);
     rc = wait_ready(c, ln, n, o->timeout_s, t0);
 out:
