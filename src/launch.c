@@ -40,6 +40,8 @@ struct lnode {
     char tail[TAIL_LINES][256];
     int ntail;
     enum phase shown;
+    struct strv transitions; /* phase changes not printed yet, each with its time */
+    double t0;
 };
 
 static volatile sig_atomic_t g_interrupted;
@@ -62,6 +64,12 @@ static void on_log_line(void *ctx, const char *line, size_t len)
     struct lnode *l = ctx;
     pthread_mutex_lock(&l->mu);
     phase_feed(&l->ph, line, len);
+    /* every phase is shown, also two that arrive between two looks */
+    if (l->ph.phase != l->shown) {
+        l->shown = l->ph.phase;
+        strv_addf(&l->transitions, "[%7.1fs] r%d %-7s %-22s %.90s", now_s() - l->t0, l->cn->rank,
+                  l->cn->name, phase_name(l->ph.phase), l->ph.detail);
+    }
     probe_copy_field(l->tail[l->ntail % TAIL_LINES], sizeof l->tail[0], line, len);
     l->ntail++;
     pthread_mutex_unlock(&l->mu);
@@ -365,6 +373,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     for (int i = 0; i < n; i++) {
         struct buf cmd = BUF_INIT;
         char name[32];
+        ln[i].t0 = t0;
         snprintf(name, sizeof name, "dsv41-r%d", ln[i].cn->rank);
         runtime_cmd_logs(&cmd, rt, name, true, -1);
         ln[i].logs = node_stream_open(&ln[i].cn->node, buf_str(&cmd), on_log_line, NULL, &ln[i]);
@@ -379,12 +388,10 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         char fatal_msg[512] = "";
         for (int i = 0; i < n; i++) {
             pthread_mutex_lock(&ln[i].mu);
-            if (ln[i].ph.phase != ln[i].shown) {
-                ln[i].shown = ln[i].ph.phase;
-                printf("[%7.1fs] r%d %-7s %-22s %.90s\n", t - t0, ln[i].cn->rank, ln[i].cn->name,
-                       phase_name(ln[i].ph.phase), ln[i].ph.detail);
-                fflush(stdout);
-            }
+            for (int k = 0; k < ln[i].transitions.n; k++)
+                printf("%s\n", ln[i].transitions.v[k]);
+            fflush(stdout);
+            strv_free(&ln[i].transitions);
             if (ln[i].ph.failed && !fatal_msg[0])
                 snprintf(fatal_msg, sizeof fatal_msg, "r%d on %s logged a fatal line during %s: %s",
                          ln[i].cn->rank, ln[i].cn->name, phase_name(ln[i].ph.phase),
@@ -670,8 +677,10 @@ int launch_run(const struct config *c, const struct launch_opts *o)
             phase_init(&ln[i].ph);
         }
         rc = launch_cluster(c, o, &cl, ln, r);
-        for (int i = 0; i < CLUSTER_MAX_NODES; i++)
+        for (int i = 0; i < CLUSTER_MAX_NODES; i++) {
+            strv_free(&ln[i].transitions);
             pthread_mutex_destroy(&ln[i].mu);
+        }
     }
     free(ln);
     free(r);
