@@ -92,12 +92,19 @@ check "soak: the ranks still run" eval 'running worker dsv41-r1 && running head 
 top_head stop >/dev/null 2>&1
 a=$(avail_mib)
 floor_gib=$(awk -v a="$a" 'BEGIN {printf "%.2f", (a - 2048) / 1024}')
-top_head MEMGUARD_GIB="$floor_gib" EXTRA_ENV=DSV41_SIM_BOOT_MS=6000 launch > "$IT_DIR/launch-fired.log" 2>&1 &
+top_head MEMGUARD_GIB="$floor_gib" EXTRA_ENV=DSV41_SIM_BOOT_MS=10000 launch > "$IT_DIR/launch-fired.log" 2>&1 &
 lp=$!
-sleep 3
+# memory is taken once both ranks run and their guards know them
+for _ in $(seq 100); do grep -q "^started dsv41-r0 on head" "$IT_DIR/launch-fired.log" && break; sleep 0.1; done
+for _ in $(seq 50); do
+    [ "$(grep -c "ranks resolved: [0-9]" "$WLOG")" -ge 1 ] && [ "$(grep -c "ranks resolved: [0-9]" "$HLOG")" -ge 1 ] && break
+    sleep 0.1
+done
+sleep 0.5
 on_host worker "$EAT" 3072 3 4096 >/dev/null 2>&1
 wait $lp; rc=$?
 out=$(cat "$IT_DIR/launch-fired.log")
+echo "    (launch exit $rc; $(grep -c FIRED "$WLOG") firing(s) in the worker's log)"
 check "guard fires during launch: launch fails" [ $rc -eq 1 ]
 check "guard fires during launch: says the guard fired" contains "$out" "the memory guard fired on"
 check "guard fires during launch: the other ranks stopped" contains "$out" "stopping the other ranks"

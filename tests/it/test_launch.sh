@@ -91,7 +91,8 @@ check "restart: stops, then launches" eval '[ $rc -eq 0 ] && printf "%s" "$out" 
 top_head stop >/dev/null 2>&1
 top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=6000 launch --timeout 3 >"$IT_DIR/slow.log" 2>&1 &
 lp=$!
-sleep 2
+for _ in $(seq 100); do grep -q "^started dsv41-r0 on head" "$IT_DIR/slow.log" && break; sleep 0.1; done
+sleep 0.5
 out=$(top_head status 2>&1)
 check "status while booting: the phase of a rank" contains "$out" "phase: "
 wait $lp; rc=$?
