@@ -26,8 +26,8 @@ static char *excerpt(const char *s, size_t max)
     if (!out)
         return NULL;
     probe_copy_field(out, max + 1, s, n);
-    if (n > max)
-        strcat(out, "...");
+    if (n > max) /* room for it: out holds max + 8 */
+        snprintf(out + strlen(out), 8, "...");
     return out;
 }
 

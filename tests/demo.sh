@@ -26,10 +26,7 @@ on_host worker podman run -d --name dsv41-r1 --network host -e DSV41_SIM_BOOT_MS
 on_host head podman run -d --name dsv41-r0 --network host --env-file "$IT_DIR/head/rank0.env" -e DSV41_SIM_BOOT_MS=2000 "$SIM_IMAGE" $A --node-rank 0 --port 8000 >/dev/null
 for _ in $(seq 100); do on_host head curl -sf -o /dev/null http://127.0.0.1:8000/health && break; sleep 0.1; done
 # a checkpoint skeleton (empty files with the real names) so doctor has a model to find
-M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
-mkdir -p "$M/exl3/plan"
-touch "$M/config.json" "$M/model.safetensors.index.json" "$M/model-00005-of-00006.safetensors" \
-    "$M/model-00006-of-00006.safetensors" "$M/exl3/plan/J268-ho-v31-K5n.json"
+model_skeleton
 echo; echo "\$ dsv41-top status"; top_head IMG="$SIM_IMAGE" status
 echo; echo "\$ dsv41-top doctor"; top_head IMG="$SIM_IMAGE" doctor
 if [ -t 0 ]; then

@@ -99,11 +99,7 @@ goal=$(awk -v p="$pct" 'BEGIN {print (p <= 1.0) ? "met" : "NOT met"}')
 printf '%-44s %10s   (%s samples)  goal <= 1%%: %s\n' "head CPU, % of one core" "$pct" "$samples" "$goal"
 
 echo "== launch: ready noticed after the API first answers, and launch overhead (10 launches)"
-M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
-mkdir -p "$M/exl3/plan" "$IT_DIR/worker/state"
-touch "$M/config.json" "$M/model.safetensors.index.json" \
-    "$M/model-00005-of-00006.safetensors" "$M/model-00006-of-00006.safetensors"
-echo '{"qdir":"qn:q31:q31s"}' > "$M/exl3/plan/J268-ho-v31-K5n.json"
+model_skeleton
 on_host head podman rm -f -a -t 0 >/dev/null 2>&1
 on_host worker podman rm -f -a -t 0 >/dev/null 2>&1
 delays=()

@@ -52,6 +52,17 @@ top_head() {
     on_host head env $(head_env) TSAN_OPTIONS="${TSAN_OPTIONS:-}" "${envs[@]}" "$BIN" "$@"
 }
 
+# A checkpoint skeleton with the real file names (empty shards, a small plan)
+# in MODEL_DIR as head_env's HOME gives it; the hosts share the filesystem.
+MODEL_SKELETON=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
+model_skeleton() {
+    local m=$MODEL_SKELETON
+    mkdir -p "$m/exl3/plan" "$IT_DIR/worker/state"
+    touch "$m/config.json" "$m/model.safetensors.index.json" \
+        "$m/model-00005-of-00006.safetensors" "$m/model-00006-of-00006.safetensors"
+    echo '{"qdir":"qn:q31:q31s"}' > "$m/exl3/plan/J268-ho-v31-K5n.json"
+}
+
 # Every test file starts with this: without the hosts, a check that expects a
 # failure would pass for the wrong reason.
 require_hosts() {

@@ -8,11 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_hosts
 EAT=$IT_ROOT/build/tests/eatmem
-M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
-mkdir -p "$M/exl3/plan"
-touch "$M/config.json" "$M/model.safetensors.index.json" \
-    "$M/model-00005-of-00006.safetensors" "$M/model-00006-of-00006.safetensors"
-echo '{"qdir":"qn:q31:q31s"}' > "$M/exl3/plan/J268-ho-v31-K5n.json"
+model_skeleton
 for h in $HOSTS; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
 top_head stop >/dev/null 2>&1
 WLOG=$IT_DIR/worker/state/memguard.log

@@ -5,14 +5,11 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_hosts
 
-M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
+M=$MODEL_SKELETON
 PLAN=J268-ho-v31-K5n.json
 reset_model() {
     rm -rf "$M"
-    mkdir -p "$M/exl3/plan" "$IT_DIR/worker/state"
-    touch "$M/config.json" "$M/model.safetensors.index.json" \
-        "$M/model-00005-of-00006.safetensors" "$M/model-00006-of-00006.safetensors"
-    echo '{"qdir":"qn:q31:q31s","layers":40}' > "$M/exl3/plan/$PLAN"
+    model_skeleton
 }
 clean_ranks() {
     on_host head podman rm -f -a -t 0 >/dev/null 2>&1

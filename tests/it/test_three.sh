@@ -4,11 +4,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_hosts
 
-M=$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark
-mkdir -p "$M/exl3/plan"
-touch "$M/config.json" "$M/model.safetensors.index.json" \
-    "$M/model-00005-of-00006.safetensors" "$M/model-00006-of-00006.safetensors"
-echo '{"qdir":"qn:q31:q31s"}' > "$M/exl3/plan/J268-ho-v31-K5n.json"
+model_skeleton
 for h in $HOSTS; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
 T="WORKERS=worker,worker2 EXTRA_ENV=DSV41_SIM_BOOT_MS=1500"
 
