@@ -117,7 +117,7 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     }
     /* the lock file names its holder, for `guard --stop` */
     char pid[24];
-    int pl = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    int pl = snprintf(pid, sizeof pid, "%ld%s\n", (long)getpid(), o->embedded ? " console" : "");
     if (ftruncate(g->lock_fd, 0) < 0 || pwrite(g->lock_fd, pid, (size_t)pl, 0) != pl) {
         /* the lock still holds; --stop will not find the PID */
     }
@@ -137,7 +137,7 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
         return -1;
     }
     /* its own memory must not be what runs out, and it must be the last to go */
-    if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+    if (mlockall(o->embedded ? MCL_CURRENT : MCL_CURRENT | MCL_FUTURE) < 0)
         guard_log(g, "warning: mlockall: %s (the guard's pages may be swapped)", strerror(errno));
     int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (adj < 0 || write(adj, "-900", 4) != 4)
@@ -350,10 +350,10 @@ static bool a_rank_exited(struct guard *g)
 
 void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now)
 {
-    while (!*stop) {
+    /* atomics: set from signal handlers and, in the console, other threads */
+    while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
         double now = mono_s();
-        if (resolve_now && *resolve_now) {
-            *resolve_now = 0;
+        if (resolve_now && __atomic_exchange_n(resolve_now, 0, __ATOMIC_ACQ_REL)) {
             g->last_resolve_s = 0; /* launch just started the ranks */
         }
         /* the runtime CLI is costly: asked every resolve_s while no rank is
@@ -367,7 +367,7 @@ void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now)
         }
         int ms = guard_tick(g, now);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !*stop)
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !__atomic_load_n(stop, __ATOMIC_ACQUIRE))
             ;
     }
     guard_log(g, "guard stopped");

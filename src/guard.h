@@ -27,6 +27,10 @@ struct guard_opts {
     int resolve_s;    /* how often rank PIDs are resolved again */
     pid_t pids[GUARD_MAX_RANKS]; /* given PIDs, guarded when no runtime resolves them */
     int npids;
+    /* a thread of the console, not a process of its own: the lock says so
+     * (`guard --stop` then asks it to hand over with SIGUSR2 instead of
+     * SIGTERMing the console) and only current pages are locked */
+    bool embedded;
 };
 
 struct guard {

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,7 +27,8 @@ static void on_usr1(int sig)
     g_resolve = 1;
 }
 
-static long lock_pid(const char *state_dir)
+/* The lock holder's PID; *console set when it is a console's thread. */
+static long lock_holder(const char *state_dir, bool *console)
 {
     char path[768], buf[32] = "";
     guard_file(state_dir, "lock", path, sizeof path);
@@ -34,7 +37,27 @@ static long lock_pid(const char *state_dir)
         return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
+    if (console)
+        *console = n > 0 && strstr(buf, "console");
     return n > 0 ? atol(buf) : -1;
+}
+
+static long lock_pid(const char *state_dir)
+{
+    return lock_holder(state_dir, NULL);
+}
+
+/* True once nobody holds the lock. */
+static bool lock_free(const char *state_dir)
+{
+    char path[768];
+    guard_file(state_dir, "lock", path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    bool free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    close(fd); /* releases it again */
+    return free_now;
 }
 
 int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz)
@@ -117,17 +140,20 @@ static int run(const struct guard_opts *o, bool daemon)
 
 static int stop(const struct guard_opts *o)
 {
-    long pid = lock_pid(o->state_dir);
+    bool console = false;
+    long pid = lock_holder(o->state_dir, &console);
     char desc[256];
+    /* a console's guard thread lets go of the lock (SIGUSR2); the console
+     * itself keeps running */
     if (pid <= 0 || !guardctl_heartbeat(o->state_dir, 1 << 30, desc, sizeof desc) ||
-        kill((pid_t)pid, SIGTERM) < 0) {
+        kill((pid_t)pid, console ? SIGUSR2 : SIGTERM) < 0) {
         printf("no guard running (%s)\n", o->state_dir);
         return 0; /* stop is idempotent */
     }
     for (int i = 0; i < 50; i++) {
         usleep(100000);
-        if (kill((pid_t)pid, 0) < 0) {
-            printf("guard %ld stopped\n", pid);
+        if (console ? lock_free(o->state_dir) : kill((pid_t)pid, 0) < 0) {
+            printf("guard %ld %s\n", pid, console ? "(the console's) let go" : "stopped");
             return 0;
         }
     }

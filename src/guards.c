@@ -49,19 +49,14 @@ static int run_guard(struct cluster_node *cn, const char *state_dir, const char 
     return rc;
 }
 
-int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out)
+/* Installs and starts the guard on one node; 0 when it runs (or already did). */
+static int start_one(const struct config *c, struct cluster_node *cn, int nranks,
+                     const char *state_dir, const struct buf *bin, FILE *out)
 {
-    struct buf bin = BUF_INIT, why = BUF_INIT;
-    if (local_guard_binary(&bin, &why) < 0) {
-        fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
-        buf_free(&why);
-        return cl->n;
-    }
     int bad = 0;
-    for (int i = 0; i < cl->n; i++) {
-        struct cluster_node *cn = &cl->nodes[i];
+    {
         struct buf dir = BUF_INIT, path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, args = BUF_INIT;
-        buf_printf(&dir, "%s/bin", state_dirs[i]);
+        buf_printf(&dir, "%s/bin", state_dir);
         buf_printf(&path, "%s/%s", buf_str(&dir), GUARD_BIN);
         struct buf mk = BUF_INIT;
         buf_puts(&mk, "umask 077; mkdir -p ");
@@ -75,9 +70,9 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
          * cannot be written, but it can be replaced */
         struct buf old = BUF_INIT, tmp = BUF_INIT, mv = BUF_INIT;
         if (ok)
-            run_guard(cn, state_dirs[i], "--stop", &old, &err);
+            run_guard(cn, state_dir, "--stop", &old, &err);
         buf_printf(&tmp, "%s.new", buf_str(&path));
-        ok = ok && node_put(&cn->node, buf_str(&tmp), bin.data, bin.len, 0700, &err) == 0;
+        ok = ok && node_put(&cn->node, buf_str(&tmp), bin->data, bin->len, 0700, &err) == 0;
         buf_puts(&mv, "mv -f ");
         buf_shell_quote(&mv, buf_str(&tmp));
         buf_puts(&mv, " ");
@@ -94,10 +89,10 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
         buf_free(&tmp);
         buf_free(&mv);
         buf_printf(&args, "--runtime %s --ranks %d --floor %s --proc-root ",
-                   config_get(c, "RUNTIME"), cl->n, config_get(c, "MEMGUARD_GIB"));
+                   config_get(c, "RUNTIME"), nranks, config_get(c, "MEMGUARD_GIB"));
         buf_shell_quote(&args, cn->node.proc_root);
         buf_puts(&args, " --daemon");
-        int rc = ok ? run_guard(cn, state_dirs[i], buf_str(&args), &said, &err) : -1;
+        int rc = ok ? run_guard(cn, state_dir, buf_str(&args), &said, &err) : -1;
         if (rc == 0) {
             fprintf(out, "%s: memory guard up: %s\n", cn->name, buf_str(&said));
         } else if (ok && strstr(buf_str(&said), "another guard is running")) {
@@ -114,6 +109,34 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
         buf_free(&said);
         buf_free(&args);
     }
+    return bad;
+}
+
+int guards_start_node(const struct config *c, struct cluster *cl, int i, const char *state_dir,
+                      FILE *out)
+{
+    struct buf bin = BUF_INIT, why = BUF_INIT;
+    int bad = 1;
+    if (local_guard_binary(&bin, &why) < 0)
+        fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
+    else
+        bad = start_one(c, &cl->nodes[i], cl->n, state_dir, &bin, out);
+    buf_free(&bin);
+    buf_free(&why);
+    return bad;
+}
+
+int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out)
+{
+    struct buf bin = BUF_INIT, why = BUF_INIT;
+    if (local_guard_binary(&bin, &why) < 0) {
+        fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
+        buf_free(&why);
+        return cl->n;
+    }
+    int bad = 0;
+    for (int i = 0; i < cl->n; i++)
+        bad += start_one(c, &cl->nodes[i], cl->n, state_dirs[i], &bin, out);
     buf_free(&bin);
     buf_free(&why);
     return bad;

@@ -12,6 +12,10 @@
 /* Starts (or finds running) a guard on each node; state_dirs[i] is node i's.
  * Returns the number of nodes left without a guard. */
 int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out);
+/* The same for node i alone (the console hands its own guard over to a
+ * daemon when it quits while ranks run). */
+int guards_start_node(const struct config *c, struct cluster *cl, int i, const char *state_dir,
+                      FILE *out);
 /* Tells every guard that the ranks just started (they look at once). */
 void guards_resolve(const struct config *c, struct cluster *cl, FILE *out);
 /* Stops the guards (idempotent); returns the number of failures. */

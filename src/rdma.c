@@ -77,6 +77,19 @@ static struct pval counter_octets(const char *val, size_t vl)
     return v;
 }
 
+static bool is_error_counter(const char *attr, size_t al)
+{
+    static const char *const names[] = {RDMA_ERROR_COUNTERS};
+    const char *slash = memchr(attr, '/', al);
+    if (!slash)
+        return false;
+    size_t nl = al - (size_t)(slash + 1 - attr);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == nl && memcmp(slash + 1, names[i], nl) == 0)
+            return true;
+    return false;
+}
+
 static int sysfs_line(const char *line, size_t len, void *vctx)
 {
     struct sysfs_ctx *ctx = vctx;
@@ -136,6 +149,12 @@ static int sysfs_line(const char *line, size_t len, void *vctx)
         p->xmit_bytes = counter_octets(val, vl);
     } else if (IS("counters/port_rcv_data")) {
         p->rcv_bytes = counter_octets(val, vl);
+    } else if ((HAS("counters/") || HAS("hw_counters/")) && is_error_counter(attr, al)) {
+        struct pval v = counter_octets(val, vl);
+        if (v.ok) {
+            p->errors.v = (p->errors.ok ? p->errors.v : 0) + v.v / 4;
+            p->errors.ok = true;
+        }
     } else if (HAS("gids/") && parse_int(attr + 5, al - 5, &idx)) {
         struct rdma_gid *g = gid_get(p, idx);
         if (g)
@@ -400,8 +419,20 @@ static void emit_gid(struct buf *out, const char *root, const char *rel, const c
 
 static void emit_port(struct buf *out, const char *root, const char *rel, const char *port)
 {
-    static const char *files[] = {"state", "phys_state", "link_layer", "rate",
-                                  "counters/port_xmit_data", "counters/port_rcv_data"};
+    static const char *files[] = {"state",
+                                  "phys_state",
+                                  "link_layer",
+                                  "rate",
+                                  "counters/port_xmit_data",
+                                  "counters/port_rcv_data",
+                                  "counters/symbol_error",
+                                  "counters/port_rcv_errors",
+                                  "counters/port_xmit_discards",
+                                  "counters/link_downed",
+                                  "counters/link_error_recovery",
+                                  "counters/local_link_integrity_errors",
+                                  "counters/excessive_buffer_overrun_errors",
+                                  "counters/port_rcv_remote_physical_errors"};
     struct buf r = BUF_INIT;
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         buf_reset(&r);
@@ -460,6 +491,7 @@ int rdma_remote_script(struct buf *out, const char *sys_root)
         "/class/infiniband 2>/dev/null; then "
         "grep -H . */ports/*/state */ports/*/phys_state */ports/*/link_layer */ports/*/rate "
         "*/ports/*/counters/port_xmit_data */ports/*/counters/port_rcv_data "
+        "*/ports/*/counters/*err* */ports/*/counters/link_* */ports/*/counters/port_xmit_discards "
         "*/ports/*/hw_counters/* */ports/*/gid_attrs/types/* */ports/*/gid_attrs/ndevs/* "
         "2>/dev/null; "
         "grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' */ports/*/gids/* 2>/dev/null; "

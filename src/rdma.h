@@ -33,9 +33,18 @@ struct rdma_port {
     int prefix;
     int gid_index; /* RoCE v2 IPv4 GID; -1 when none */
     struct pval xmit_bytes, rcv_bytes;
+    struct pval errors; /* the sum of the error counters (RDMA_ERROR_COUNTERS) */
     int ngids;
     struct rdma_gid gids[RDMA_MAX_GIDS];
 };
+
+/* Counters that only rise when something is wrong with the link or the
+ * transport: under counters/ (IB PMA) and hw_counters/ (mlx5 RoCE). */
+#define RDMA_ERROR_COUNTERS                                                                        \
+    "symbol_error", "port_rcv_errors", "port_xmit_discards", "link_downed",                      \
+        "link_error_recovery", "local_link_integrity_errors", "excessive_buffer_overrun_errors", \
+        "port_rcv_remote_physical_errors", "out_of_sequence", "packet_seq_err",                  \
+        "local_ack_timeout_err", "rnr_nak_retry_err", "implied_nak_seq_err"
 
 struct rdma_ifaddr {
     char ifname[32];

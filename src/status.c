@@ -109,12 +109,12 @@ static bool scrape(const char *base, struct metrics *m)
 /* One scrape; while requests run, more until the generation counter moves
  * or WEDGE_SECONDS pass with none: then the engine is wedged (a dead peer
  * rank leaves rank 0 answering /health with no tokens). */
-static void scrape_metrics(const struct config *c, struct status_report *r)
+static void scrape_metrics(const struct config *c, struct status_report *r, bool once)
 {
     struct buf base = BUF_INIT;
     api_base_url(c, &base);
     r->metrics_ok = scrape(buf_str(&base), &r->metrics);
-    double w = atof(config_get(c, "WEDGE_SECONDS"));
+    double w = once ? 0 : atof(config_get(c, "WEDGE_SECONDS"));
     if (r->metrics_ok && r->metrics.running.ok && r->metrics.running.v > 0 && w > 0) {
         double t0 = api_now(), t;
         struct metrics now;
@@ -141,6 +141,12 @@ static void scrape_metrics(const struct config *c, struct status_report *r)
 
 void status_collect(const struct config *c, struct cluster *cl, struct status_report *r)
 {
+    status_collect_opt(c, cl, r, 0);
+}
+
+void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
+                        unsigned flags)
+{
     memset(r, 0, sizeof *r);
     long t = 5;
     struct buf e = BUF_INIT;
@@ -162,12 +168,12 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
     }
     api_check_health(c, 3000, &r->api);
     if (r->api.health_code == 200)
-        scrape_metrics(c, r);
+        scrape_metrics(c, r, flags & STATUS_ONE_SCRAPE);
     for (int i = 0; i < cl->n; i++)
         if (started[i])
             pthread_join(th[i], NULL);
     /* while booting, each rank's phase from its log's tail */
-    for (int i = 0; i < r->n && r->api.models_code != 200; i++) {
+    for (int i = 0; i < r->n && r->api.models_code != 200 && !(flags & STATUS_NO_TAIL); i++) {
         const struct snapshot *s = &r->nodes[i].snap;
         for (int k = 0; k < s->ncont; k++) {
             char want[16];

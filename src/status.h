@@ -36,6 +36,13 @@ struct status_report {
 
 /* Snapshots of all nodes (in parallel) and the API. */
 void status_collect(const struct config *c, struct cluster *cl, struct status_report *r);
+/* For a caller that watches continuously (the console): it follows the
+ * ranks' logs itself (no log tail for the phase) and takes rates and the
+ * wedge from successive calls (one metrics scrape, never a wait). */
+#define STATUS_NO_TAIL 1u
+#define STATUS_ONE_SCRAPE 2u
+void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
+                        unsigned flags);
 void status_print_text(FILE *f, const struct status_report *r);
 cJSON *status_to_json(const struct status_report *r);
 

@@ -1,0 +1,261 @@
+#include "guardview.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "commands.h"
+#include "guard.h"
+#include "guardctl.h"
+#include "guards.h"
+#include "job.h"
+
+/* How often the guards are read, and how long the console waits after
+ * letting go of the lock before it takes it again (a daemon is coming). */
+#define POLL_S 2.0
+#define RETAKE_S 30.0
+
+struct guardview {
+    const struct config *c;
+    struct cluster *cl;
+    struct state *s;
+    int local;                      /* index of the local node; -1 none */
+    char dirs[CLUSTER_MAX_NODES][512]; /* "" until known */
+    enum guard_view last[CLUSTER_MAX_NODES];
+    double next_poll, released_at;
+    /* the console's own guard */
+    struct guard g;
+    pthread_t th;
+    bool running;
+    volatile int stop, resolve_now;
+    volatile int release; /* set by SIGUSR2 */
+};
+
+static void *guard_thread(void *arg)
+{
+    struct guardview *gv = arg;
+    guard_run(&gv->g, &gv->stop, &gv->resolve_now);
+    return NULL;
+}
+
+/* Takes the node's guard lock and guards from a thread, unless a daemon
+ * holds it. */
+static void take(struct guardview *gv)
+{
+    if (gv->running || gv->local < 0 || !gv->dirs[gv->local][0])
+        return;
+    struct guard_opts o;
+    guard_opts_from_config(gv->c, &o);
+    snprintf(o.state_dir, sizeof o.state_dir, "%s", gv->dirs[gv->local]);
+    o.embedded = true;
+    o.resolve_s = 10; /* launch nudges it (SIGUSR1) when ranks start */
+    char err[512];
+    if (guard_open(&gv->g, &o, err, sizeof err) < 0) {
+        if (errno != EWOULDBLOCK)
+            state_say(gv->s, "%s: cannot run the memory guard: %s", gv->cl->nodes[gv->local].name,
+                      err);
+        return;
+    }
+    __atomic_store_n(&gv->stop, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&gv->resolve_now, 1, __ATOMIC_RELEASE);
+    if (pthread_create(&gv->th, NULL, guard_thread, gv) != 0) {
+        guard_close(&gv->g);
+        return;
+    }
+    gv->running = true;
+    state_say(gv->s, "%s: the console guards this node's memory (floor %s GiB)",
+              gv->cl->nodes[gv->local].name, config_get(gv->c, "MEMGUARD_GIB"));
+}
+
+static void let_go(struct guardview *gv)
+{
+    if (!gv->running)
+        return;
+    __atomic_store_n(&gv->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(gv->th, NULL);
+    guard_close(&gv->g);
+    gv->running = false;
+}
+
+struct guardview *guardview_start(const struct config *c, struct cluster *cl, struct state *s)
+{
+    struct guardview *gv = calloc(1, sizeof *gv);
+    if (!gv)
+        return NULL;
+    gv->c = c;
+    gv->cl = cl;
+    gv->s = s;
+    gv->local = -1;
+    for (int i = 0; i < cl->n; i++)
+        if (cl->nodes[i].node.local && gv->local < 0)
+            gv->local = i;
+    if (gv->local >= 0) {
+        struct buf err = BUF_INIT;
+        cluster_state_dir(c, &cl->nodes[gv->local], gv->dirs[gv->local], sizeof gv->dirs[0], &err);
+        buf_free(&err);
+        take(gv);
+    }
+    return gv;
+}
+
+enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, char *event,
+                                size_t eventsz)
+{
+    long now, ts, pid, avail, fl;
+    char st[16] = "", alive[8] = "";
+    event[0] = '\0';
+    const char *l2 = strchr(text, '\n');
+    const char *l3 = l2 ? strchr(l2 + 1, '\n') : NULL;
+    if (l3) {
+        size_t n = strcspn(l3 + 1, "\n");
+        char raw[400];
+        snprintf(raw, sizeof raw, "%.*s", (int)(n < sizeof raw - 1 ? n : sizeof raw - 1), l3 + 1);
+        logbuf_clean(event, eventsz, raw, strlen(raw));
+    }
+    int k = sscanf(text, "%ld %ld %ld %ld %ld %15s", &now, &ts, &pid, &avail, &fl, st);
+    if (k >= 1 && k < 6) {
+        snprintf(desc, descsz, "no guard heartbeat");
+        return GUARD_VIEW_NONE;
+    }
+    if (k != 6 || !l2) {
+        snprintf(desc, descsz, "unreadable guard heartbeat");
+        return GUARD_VIEW_UNKNOWN;
+    }
+    sscanf(l2 + 1, "%7s", alive);
+    long age = now - ts;
+    snprintf(desc, descsz, "pid %ld %s, %lds ago, avail %ld MiB, floor %ld MiB%s", pid, st, age,
+             avail / 1024, fl / 1024, strcmp(alive, "alive") ? " (process gone)" : "");
+    if (strcmp(alive, "alive") != 0 || age > GUARDVIEW_STALE_S)
+        return GUARD_VIEW_STALE;
+    return strcmp(st, "fired") == 0 ? GUARD_VIEW_FIRED : GUARD_VIEW_OK;
+}
+
+/* The same three lines for any node, printed by the node's shell. */
+static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, size_t esz)
+{
+    struct buf cmd = BUF_INIT, err = BUF_INIT;
+    buf_puts(&cmd, "cd ");
+    buf_shell_quote(&cmd, gv->dirs[i]);
+    buf_puts(&cmd, " 2>/dev/null || exit 0; h=$(cat guard.$(uname -n).heartbeat 2>/dev/null); "
+                   "echo \"$(date +%s) $h\"; set -- $h; "
+                   "if [ -n \"$2\" ] && kill -0 \"$2\" 2>/dev/null; then echo alive; "
+                   "else echo dead; fi; tail -n 1 memguard.log 2>/dev/null");
+    struct ssh_result res;
+    int rc = node_run(&gv->cl->nodes[i].node, buf_str(&cmd), 15000, &res, &err);
+    enum guard_view v = GUARD_VIEW_UNKNOWN;
+    if (rc == 0) {
+        v = guardview_parse(buf_str(&res.out), desc, dsz, ev, esz);
+        ssh_result_free(&res);
+    } else {
+        snprintf(desc, dsz, "cannot ask: %.150s", buf_str(&err));
+        ev[0] = '\0';
+    }
+    buf_free(&cmd);
+    buf_free(&err);
+    return (int)v;
+}
+
+static bool ranks_run_on(struct state *s, int i)
+{
+    const struct snapshot *sn = &s->nodes[i].snap;
+    for (int k = 0; k < sn->ncont; k++)
+        if (sn->cont[k].running)
+            return true;
+    return false;
+}
+
+static void on_fired(struct guardview *gv, int i, const char *event)
+{
+    struct state *s = gv->s;
+    bool others = false;
+    state_lock(s);
+    for (int k = 0; k < s->nnodes; k++)
+        others |= k != i && ranks_run_on(s, k);
+    state_unlock(s);
+    state_say(s, "MEMORY GUARD FIRED on %s: %s", gv->cl->nodes[i].name, event);
+    if (others && !job_running(s, "stop")) {
+        state_say(s, "stopping the ranks on the other nodes: they would hang in NCCL");
+        char *argv[] = {"stop", NULL};
+        job_start(s, "stop", argv);
+    }
+}
+
+void guardview_poll(struct guardview *gv)
+{
+    if (!gv)
+        return;
+    double now = api_now();
+    if (__atomic_exchange_n(&gv->release, 0, __ATOMIC_ACQ_REL)) {
+        let_go(gv);
+        gv->released_at = now;
+        state_say(gv->s, "the console's memory guard let go of the lock (a guard daemon takes over)");
+    }
+    if (now < gv->next_poll)
+        return;
+    gv->next_poll = now + POLL_S;
+    if (!gv->running && gv->local >= 0 && (gv->released_at == 0 || now - gv->released_at > RETAKE_S))
+        take(gv);
+    for (int i = 0; i < gv->cl->n; i++) {
+        struct cluster_node *cn = &gv->cl->nodes[i];
+        if (!cn->configured)
+            continue;
+        if (!gv->dirs[i][0]) {
+            struct buf err = BUF_INIT;
+            if (cluster_state_dir(gv->c, cn, gv->dirs[i], sizeof gv->dirs[i], &err) < 0)
+                gv->dirs[i][0] = '\0';
+            buf_free(&err);
+            if (!gv->dirs[i][0])
+                continue;
+        }
+        char desc[200], ev[200];
+        enum guard_view v = (enum guard_view)ask(gv, i, desc, sizeof desc, ev, sizeof ev);
+        struct state *s = gv->s;
+        state_lock(s);
+        struct state_node *sn = &s->nodes[i];
+        sn->guard = v;
+        sn->guard_here = i == gv->local && gv->running;
+        snprintf(sn->guard_desc, sizeof sn->guard_desc, "%s%s",
+                 sn->guard_here ? "in the console: " : "", desc);
+        snprintf(sn->guard_event, sizeof sn->guard_event, "%s", ev);
+        state_unlock(s);
+        if (v == GUARD_VIEW_FIRED && gv->last[i] != GUARD_VIEW_FIRED && gv->last[i] != 0)
+            on_fired(gv, i, ev);
+        if ((v == GUARD_VIEW_STALE || v == GUARD_VIEW_NONE) && gv->last[i] == GUARD_VIEW_OK)
+            state_say(s, "ALARM: %s: memory guard %s", cn->name, desc);
+        gv->last[i] = v;
+    }
+}
+
+void guardview_release(struct guardview *gv)
+{
+    if (gv) {
+        __atomic_store_n(&gv->release, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&gv->stop, 1, __ATOMIC_RELEASE); /* ends at once; poll joins it */
+    }
+}
+
+void guardview_resolve(struct guardview *gv)
+{
+    if (gv)
+        __atomic_store_n(&gv->resolve_now, 1, __ATOMIC_RELEASE);
+}
+
+void guardview_stop(struct guardview *gv)
+{
+    if (!gv)
+        return;
+    state_lock(gv->s);
+    bool handover = gv->running && gv->local >= 0 && ranks_run_on(gv->s, gv->local);
+    state_unlock(gv->s);
+    let_go(gv);
+    if (handover) {
+        fprintf(stderr, "%s: ranks are running: handing the memory guard over to a daemon\n",
+                gv->cl->nodes[gv->local].name);
+        guards_start_node(gv->c, gv->cl, gv->local, gv->dirs[gv->local], stderr);
+    }
+    free(gv);
+}

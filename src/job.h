@@ -1,0 +1,27 @@
+/* job: the console's long actions (launch, stop, smoke, bench, gates, ...).
+ * A job runs the same subcommand a script would (`dsv41-top smoke`) as a
+ * child process, on a thread that feeds every line it prints into the job's
+ * output in state and keeps the last one as its progress. A child rather
+ * than a thread because the commands print as they go, install signal
+ * handlers and may block on the network for minutes: a job can be
+ * cancelled (SIGTERM to its process group), and nothing it does can hang
+ * or crash the screen. The result is the exit status, with the output kept. */
+#ifndef DSV41_JOB_H
+#define DSV41_JOB_H
+
+#include "state.h"
+
+/* Global options every child gets before its command (--config FILE,
+ * --set K=V ...), as the console was started with. Not copied: must live. */
+void job_set_base_args(char **args, int n);
+/* Starts `dsv41-top <argv...>` as job `name`; its id, or 0 when it could not
+ * start (said on the status line). */
+unsigned job_start(struct state *s, const char *name, char *const argv[]);
+/* True when a job of that name is running. */
+bool job_running(struct state *s, const char *name);
+/* Asks a running job to stop (SIGTERM, then SIGKILL after 5 s). */
+int job_cancel(struct state *s, unsigned id);
+/* Cancels every running job and waits for their threads (at exit). */
+void job_shutdown(struct state *s);
+
+#endif

@@ -1,0 +1,312 @@
+#include "monitor.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "guardview.h"
+#include "phase.h"
+#include "runtime.h"
+
+/* Lines of a rank's log fetched when the console attaches to it. */
+#define ATTACH_TAIL 500
+
+struct log_follow {
+    struct monitor *m;
+    int idx; /* in state->ranks */
+    struct node_stream *st;
+    struct node *node;
+    char started[64];
+    struct phase_state phase; /* under the state lock */
+};
+
+struct monitor {
+    const struct config *c;
+    struct cluster *cl;
+    struct state *s;
+    int interval_ms;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop, poke;
+    struct status_report *r;
+    struct log_follow logs[CLUSTER_MAX_NODES];
+    struct guardview *gv;
+    /* server rates and the wedge, from successive scrapes */
+    bool have_prev;
+    struct metrics prev;
+    double prev_t, gen_moved_t;
+    /* RDMA counters of the previous sample */
+    struct pval prev_rx[CLUSTER_MAX_NODES][RDMA_MAX_PORTS], prev_tx[CLUSTER_MAX_NODES][RDMA_MAX_PORTS];
+    double prev_err[CLUSTER_MAX_NODES][RDMA_MAX_PORTS];
+    double prev_port_t[CLUSTER_MAX_NODES];
+};
+
+struct pval monitor_rate(struct pval prev, struct pval cur, double dt)
+{
+    struct pval r = {false, 0};
+    if (prev.ok && cur.ok && dt > 0 && cur.v >= prev.v) {
+        r.ok = true;
+        r.v = (cur.v - prev.v) / dt;
+    }
+    return r;
+}
+
+static void on_log_line(void *ctx, const char *line, size_t len)
+{
+    struct log_follow *f = ctx;
+    struct state *s = f->m->s;
+    state_lock(s);
+    logbuf_push(&s->ranks[f->idx].log, line, len);
+    phase_feed(&f->phase, line, len);
+    snprintf(s->nodes[f->idx].phase, sizeof s->nodes[f->idx].phase, "%s%s",
+             phase_name(f->phase.phase), f->phase.failed ? ", fatal line logged" : "");
+    state_unlock(s);
+    state_changed(s);
+}
+
+static void on_log_event(void *ctx, bool up)
+{
+    (void)ctx;
+    (void)up; /* a broken session re-attaches on the next sample */
+}
+
+/* Follows rank idx's container when it runs and is not followed yet (or
+ * restarted: another StartedAt); detaches when it is gone. */
+static void follow_rank(struct monitor *m, int idx, const struct probe_container *ct)
+{
+    struct log_follow *f = &m->logs[idx];
+    struct state *s = m->s;
+    bool want = ct && ct->running;
+    if (f->st && (!want || strcmp(f->started, ct->started) != 0)) {
+        node_stream_close(f->node, f->st);
+        f->st = NULL;
+        state_lock(s);
+        s->ranks[idx].attached = false;
+        state_unlock(s);
+    }
+    if (!want || f->st)
+        return;
+    struct buf cmd = BUF_INIT;
+    runtime_cmd_logs(&cmd, config_get(m->c, "RUNTIME"), ct->name, true, ATTACH_TAIL);
+    buf_puts(&cmd, " 2>&1");
+    char mark[160];
+    int n = snprintf(mark, sizeof mark, "---- %s started %s: following its log ----", ct->name,
+                     ct->started);
+    state_lock(s);
+    logbuf_push(&s->ranks[idx].log, mark, (size_t)n);
+    phase_init(&f->phase);
+    s->ranks[idx].attached = true;
+    snprintf(s->ranks[idx].started, sizeof s->ranks[idx].started, "%s", ct->started);
+    state_unlock(s);
+    snprintf(f->started, sizeof f->started, "%s", ct->started);
+    f->st = node_stream_open(f->node, buf_str(&cmd), on_log_line, on_log_event, f);
+    buf_free(&cmd);
+    if (!f->st)
+        state_say(s, "%s: cannot follow the log of %s", m->cl->nodes[idx].name, ct->name);
+    state_changed(s);
+}
+
+static const struct probe_container *rank_container(const struct snapshot *sn, int rank)
+{
+    char want[16];
+    snprintf(want, sizeof want, "dsv41-r%d", rank);
+    for (int k = 0; k < sn->ncont; k++)
+        if (strcmp(sn->cont[k].name, want) == 0)
+            return &sn->cont[k];
+    return NULL;
+}
+
+static void apply_ports(struct monitor *m, int i, struct state_node *sn, double now)
+{
+    const struct snapshot *snap = &sn->snap;
+    double dt = now - m->prev_port_t[i];
+    for (int p = 0; p < snap->nports && p < RDMA_MAX_PORTS; p++) {
+        struct state_port *sp = &sn->ports[p];
+        sp->rx_bps = monitor_rate(m->prev_rx[i][p], snap->ports[p].rcv_bytes, dt);
+        sp->tx_bps = monitor_rate(m->prev_tx[i][p], snap->ports[p].xmit_bytes, dt);
+        double e = snap->ports[p].errors.ok ? snap->ports[p].errors.v : -1;
+        if (m->prev_port_t[i] > 0 && e > m->prev_err[i][p] && m->prev_err[i][p] >= 0)
+            sp->errors_rose = time(NULL);
+        sp->errors = e;
+        m->prev_err[i][p] = e;
+        m->prev_rx[i][p] = snap->ports[p].rcv_bytes;
+        m->prev_tx[i][p] = snap->ports[p].xmit_bytes;
+    }
+    m->prev_port_t[i] = now;
+}
+
+static void apply_server(struct monitor *m, struct state_server *sv, double now)
+{
+    const struct status_report *r = m->r;
+    sv->have = true;
+    sv->api = r->api;
+    sv->metrics_ok = r->metrics_ok;
+    sv->m = r->metrics;
+    sv->wedged[0] = '\0';
+    if (!r->metrics_ok) {
+        m->have_prev = false;
+        sv->rates_ok = false;
+    } else {
+        if (m->have_prev) {
+            metrics_rates(&m->prev, &r->metrics, now - m->prev_t, &sv->rates);
+            sv->rates_ok = true;
+        }
+        bool moved = !m->have_prev || !r->metrics.generation_tokens.ok ||
+                     !m->prev.generation_tokens.ok ||
+                     r->metrics.generation_tokens.v != m->prev.generation_tokens.v;
+        bool busy = r->metrics.running.ok && r->metrics.running.v > 0;
+        if (moved || !busy)
+            m->gen_moved_t = now;
+        double w = atof(config_get(m->c, "WEDGE_SECONDS"));
+        if (busy && w > 0 && now - m->gen_moved_t >= w)
+            snprintf(sv->wedged, sizeof sv->wedged,
+                     "%.0f request(s) running and no token generated for %.0f s",
+                     r->metrics.running.v, now - m->gen_moved_t);
+        m->prev = r->metrics;
+        m->prev_t = now;
+        m->have_prev = true;
+    }
+    if (!sv->wedged[0] && r->wedged[0])
+        snprintf(sv->wedged, sizeof sv->wedged, "%s", r->wedged);
+    sv->nproblems = r->nproblems < 8 ? r->nproblems : 8;
+    sv->nwarnings = r->nwarnings < 8 ? r->nwarnings : 8;
+    memcpy(sv->problems, r->problems, sizeof sv->problems);
+    memcpy(sv->warnings, r->warnings, sizeof sv->warnings);
+}
+
+static void sample(struct monitor *m)
+{
+    struct status_report *r = m->r;
+    status_collect_opt(m->c, m->cl, r, STATUS_NO_TAIL | STATUS_ONE_SCRAPE);
+    double now = api_now();
+    struct state *s = m->s;
+    state_lock(s);
+    for (int i = 0; i < r->n && i < s->nnodes; i++) {
+        struct state_node *sn = &s->nodes[i];
+        if (!m->cl->nodes[i].configured)
+            continue;
+        sn->snap = r->nodes[i].snap;
+        sn->have = true;
+        sn->down_since = r->nodes[i].down_since;
+        sn->sampled_at = now;
+        const struct probe_mem *mem = &sn->snap.mem;
+        state_hist_push(sn->hist_avail_gib, &sn->nhist_avail,
+                        sn->snap.reachable && mem->available_kib.ok
+                            ? (float)(mem->available_kib.v / 1048576.0)
+                            : NAN);
+        state_hist_push(sn->hist_gpu_util, &sn->nhist_gpu,
+                        sn->snap.reachable && sn->snap.ngpu > 0 && sn->snap.gpu[0].util_pct.ok
+                            ? (float)sn->snap.gpu[0].util_pct.v
+                            : NAN);
+        apply_ports(m, i, sn, now);
+    }
+    apply_server(m, &s->server, now);
+    state_unlock(s);
+    for (int i = 0; i < r->n && i < s->nnodes; i++)
+        if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && r->nodes[i].snap.runtime_ok)
+            follow_rank(m, i, rank_container(&r->nodes[i].snap, m->cl->nodes[i].rank));
+    guardview_poll(m->gv);
+    state_changed(s);
+}
+
+static void *monitor_thread(void *arg)
+{
+    struct monitor *m = arg;
+    pthread_mutex_lock(&m->mu);
+    while (!m->stop) {
+        pthread_mutex_unlock(&m->mu);
+        sample(m);
+        pthread_mutex_lock(&m->mu);
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_sec += m->interval_ms / 1000;
+        dl.tv_nsec += (long)(m->interval_ms % 1000) * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        while (!m->stop && !m->poke)
+            if (pthread_cond_timedwait(&m->cv, &m->mu, &dl) != 0)
+                break;
+        m->poke = false;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return NULL;
+}
+
+struct monitor *monitor_start(const struct config *c, struct cluster *cl, struct state *s,
+                              int interval_ms)
+{
+    struct monitor *m = calloc(1, sizeof *m);
+    if (!m || !(m->r = calloc(1, sizeof *m->r))) {
+        free(m);
+        return NULL;
+    }
+    m->c = c;
+    m->cl = cl;
+    m->s = s;
+    m->interval_ms = interval_ms > 100 ? interval_ms : 100;
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->cv, NULL);
+    state_lock(s);
+    s->nnodes = cl->n;
+    s->nranks = cl->n;
+    for (int i = 0; i < cl->n; i++) {
+        snprintf(s->nodes[i].name, sizeof s->nodes[i].name, "%s", cl->nodes[i].name);
+        s->nodes[i].configured = cl->nodes[i].configured;
+        s->ranks[i].rank = cl->nodes[i].rank;
+        snprintf(s->ranks[i].node, sizeof s->ranks[i].node, "%s", cl->nodes[i].name);
+        m->logs[i] = (struct log_follow){.m = m, .idx = i, .node = &cl->nodes[i].node};
+        phase_init(&m->logs[i].phase);
+        for (int p = 0; p < RDMA_MAX_PORTS; p++)
+            m->prev_err[i][p] = -1;
+    }
+    state_unlock(s);
+    m->gv = guardview_start(c, cl, s);
+    if (pthread_create(&m->th, NULL, monitor_thread, m) != 0) {
+        guardview_stop(m->gv);
+        free(m->r);
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void monitor_poke(struct monitor *m)
+{
+    pthread_mutex_lock(&m->mu);
+    m->poke = true;
+    pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+}
+
+void monitor_guard_release(struct monitor *m)
+{
+    guardview_release(m->gv);
+}
+
+void monitor_guard_resolve(struct monitor *m)
+{
+    guardview_resolve(m->gv);
+}
+
+void monitor_stop(struct monitor *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->stop = true;
+    pthread_cond_signal(&m->cv);
+    pthread_mutex_unlock(&m->mu);
+    pthread_join(m->th, NULL);
+    for (int i = 0; i < m->cl->n; i++)
+        if (m->logs[i].st)
+            node_stream_close(m->logs[i].node, m->logs[i].st);
+    guardview_stop(m->gv);
+    pthread_mutex_destroy(&m->mu);
+    pthread_cond_destroy(&m->cv);
+    free(m->r);
+    free(m);
+}

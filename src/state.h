@@ -1,0 +1,118 @@
+/* state: the shared model the console draws. Collectors (monitor, jobs, log
+ * streams) write into it under one mutex and call state_changed(), which
+ * bumps the version and writes a byte to the wake pipe; the UI thread polls
+ * that pipe and redraws from the state while holding the mutex. Nothing in
+ * here draws or knows about curses. */
+#ifndef DSV41_STATE_H
+#define DSV41_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "cluster.h"
+#include "logbuf.h"
+#include "metrics.h"
+#include "status.h"
+
+#define STATE_HIST 240     /* samples of history per node */
+#define STATE_JOBS 12      /* jobs kept, newest first */
+#define STATE_LOG_LINES 20000
+#define STATE_LOG_BYTES (6u << 20)
+
+enum guard_view { GUARD_VIEW_UNKNOWN, GUARD_VIEW_OK, GUARD_VIEW_FIRED, GUARD_VIEW_STALE,
+                  GUARD_VIEW_NONE };
+
+struct state_port {
+    struct pval rx_bps, tx_bps; /* from the counters between two samples */
+    double errors;              /* sum of the error counters; -1 n/a */
+    time_t errors_rose;         /* last time they went up; 0 never */
+};
+
+struct state_node {
+    char name[32];
+    bool configured;
+    bool have;          /* at least one snapshot */
+    struct snapshot snap;
+    time_t down_since;
+    double sampled_at;  /* monotonic seconds */
+    float hist_avail_gib[STATE_HIST], hist_gpu_util[STATE_HIST];
+    unsigned nhist_avail, nhist_gpu; /* samples ever pushed; rings hold the last STATE_HIST */
+    struct state_port ports[RDMA_MAX_PORTS];
+    enum guard_view guard;
+    bool guard_here;    /* the console's own thread guards this node */
+    char guard_desc[240];
+    char guard_event[200];
+    char phase[48];     /* the rank's startup phase, from its log */
+};
+
+struct state_rank {
+    int rank;
+    char node[32];
+    struct logbuf log;
+    bool attached;
+    char started[64];   /* StartedAt of the container the stream follows */
+};
+
+enum job_status { JOB_RUNNING, JOB_OK, JOB_FAILED, JOB_CANCELLED };
+
+struct state_job {
+    unsigned id;
+    char name[24];
+    enum job_status status;
+    int exit_code;
+    pid_t pid;
+    time_t started, ended;
+    char last[240];     /* the newest line it printed: its progress */
+    struct logbuf out;
+};
+
+struct state_server {
+    bool have;
+    struct api_health api;
+    bool metrics_ok;
+    struct metrics m;
+    bool rates_ok;
+    struct metrics_rates rates;
+    char wedged[320];
+    char phase[48];
+    int nproblems, nwarnings;
+    char problems[8][320], warnings[8][320];
+};
+
+struct state {
+    pthread_mutex_t mu;
+    uint64_t version;
+    int wake[2]; /* [0] polled by the UI */
+    int wake_pending;
+    int nnodes;
+    struct state_node nodes[CLUSTER_MAX_NODES];
+    int nranks;
+    struct state_rank ranks[CLUSTER_MAX_NODES];
+    struct state_server server;
+    struct state_job jobs[STATE_JOBS]; /* jobs[0] newest */
+    int njobs;
+    unsigned next_job_id;
+    struct logbuf messages;
+    char status_line[256];
+    time_t status_at;
+};
+
+int state_init(struct state *s);
+void state_free(struct state *s);
+void state_lock(struct state *s);
+void state_unlock(struct state *s);
+/* After a change (with the lock held or not): bump the version, wake the UI. */
+void state_changed(struct state *s);
+/* Reads and discards the wake bytes (UI thread). */
+void state_drain_wake(struct state *s);
+/* A message for the status line and the message log (takes the lock). */
+void state_say(struct state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A node's history value i samples back (0 = newest); NAN when none. */
+float state_hist(const float *ring, unsigned nhist, unsigned back);
+void state_hist_push(float *ring, unsigned *nhist, float v);
+struct state_rank *state_rank_find(struct state *s, int rank);
+
+#endif
