@@ -31,7 +31,7 @@ override LDFLAGS += -fsanitize=$(SAN)
 endif
 
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS    = $(shell pkg-config --libs $(PKGS))
+PKG_LIBS    = $(shell pkg-config --libs $(PKGS)) -lm
 TEST_CFLAGS = $(shell pkg-config --cflags $(TEST_PKGS))
 TEST_LIBS   = $(shell pkg-config --libs $(TEST_PKGS))
 SIM_CFLAGS  = $(shell pkg-config --cflags $(SIM_PKGS))
@@ -41,6 +41,8 @@ ENGINE_SRC := $(filter-out src/main.c src/guardd.c,$(wildcard src/*.c))
 GUARD_SRC  := src/guardd.c src/guardctl.c src/guard.c
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/main.o
+TUI_SRC    := $(wildcard tui/*.c)
+TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
 SIM_SRC    := $(wildcard tests/sim/*.c)
 SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
@@ -65,7 +67,11 @@ $(BUILD)/libdsv41.a: $(ENGINE_OBJ)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libdsv41.a
+$(BUILD)/libtui.a: $(TUI_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libtui.a $(BUILD)/libdsv41.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The guard alone, static: launch pushes it to workers that have nothing of ours.
@@ -76,7 +82,12 @@ $(BUILD)/dsv41-guard: $(GUARD_SRC) src/guard.h src/guardctl.h
 
 $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itui -MMD -MP -c -o $@ $<
+
+# The console: the only code that includes curses.
+$(BUILD)/tui/%.o: tui/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itui -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/sim/%.o: tests/sim/%.c
 	@mkdir -p $(@D)
@@ -85,9 +96,10 @@ $(BUILD)/tests/sim/%.o: tests/sim/%.c
 $(BUILD)/dsv41-sim: $(SIM_OBJ) $(BUILD)/src/buf.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(SIM_LIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libdsv41.a
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libtui.a $(BUILD)/libdsv41.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) -Isrc -MMD -MP -o $@ $< $(BUILD)/libdsv41.a \
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) -Isrc -Itui -MMD -MP -o $@ $< $(BUILD)/libtui.a \
+	  $(BUILD)/libdsv41.a \
 	  $(LDFLAGS) $(PKG_LIBS) $(TEST_LIBS)
 
 $(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
@@ -174,7 +186,7 @@ install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard
 	  $(DESTDIR)$(PREFIX)/share/dsv41-top/themes/; done; true
 
 format:
-	clang-format -i src/*.c src/*.h tests/sim/*.c tests/unit/*.c
+	clang-format -i src/*.c src/*.h tui/*.c tui/*.h tests/sim/*.c tests/unit/*.c
 
 clean:
 	rm -rf build build-* dsv41-top dsv41-guard tests/sim/dsv41-sim

@@ -1,4 +1,5 @@
 /* main: argv -> a table of subcommands. No logic of its own. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "commands.h"
 #include "config.h"
 #include "ssh.h"
+#include "tui.h"
 
 #define DSV41_VERSION "0.1.0"
 
@@ -25,6 +27,15 @@ static int cmd_version(const struct config *c, int argc, char **argv)
     return 0;
 }
 
+static int cmd_keys(const struct config *c, int argc, char **argv)
+{
+    (void)c;
+    (void)argc;
+    (void)argv;
+    keys_markdown(stdout);
+    return 0;
+}
+
 static const struct cmd_entry COMMANDS[] = {
     {"launch", "[--dry-run] [--force]   start the deployment and wait until it answers",
      cmd_launch},
@@ -38,17 +49,18 @@ static const struct cmd_entry COMMANDS[] = {
     {"guard", "[--daemon|--stop|--status]   this node's memory guard", cmd_guard},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
     {"config", "           every setting, its value and where it came from", cmd_config},
+    {"keys", "           the console's keys, as a Markdown table", cmd_keys},
     {"version", "           print the version", cmd_version},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: dsv41-top [--config FILE] [--set KEY=VALUE]... COMMAND [ARGS]\n\n"
-               "Runs DeepSeek-V4.1-Flash with vLLM across DGX Spark nodes.\n\ncommands:\n");
+    fprintf(f, "usage: dsv41-top [--config FILE] [--set KEY=VALUE]... [COMMAND [ARGS]]\n\n"
+               "Runs DeepSeek-V4.1-Flash with vLLM across DGX Spark nodes. Without a command\n"
+               "it opens the console (dsv41-top --help-console for its options).\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].usage);
-    fprintf(f, "\nThe console (no command), download, verify and copy-to-peer\n"
-               "are not built yet.\n"
+    fprintf(f, "\ndownload, verify and copy-to-peer are not built yet.\n"
                "Run 'dsv41-top COMMAND --help' for a command's options.\n");
 }
 
@@ -65,6 +77,10 @@ int main(int argc, char **argv)
         } else if ((strcmp(argv[i], "--set") == 0 || strcmp(argv[i], "-s") == 0) &&
                    i + 1 < argc) {
             sets[nsets++] = argv[++i];
+        } else if (strcmp(argv[i], "--help-console") == 0) {
+            free(sets);
+            char *h[] = {"dsv41-top", "--help", NULL};
+            return tui_main(NULL, 2, h, NULL, 0);
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             free(sets);
@@ -73,23 +89,15 @@ int main(int argc, char **argv)
             free(sets);
             return cmd_version(NULL, 0, NULL);
         } else {
-            fprintf(stderr, "dsv41-top: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            free(sets);
-            return 2;
+            break; /* the console's own options */
         }
     }
-    if (i == argc) {
-        fprintf(stderr, "dsv41-top: the console is not built yet; give a command.\n\n");
-        usage(stderr);
-        free(sets);
-        return 2;
-    }
     const struct cmd_entry *cmd = NULL;
-    for (size_t k = 0; k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
+    bool console = i == argc || argv[i][0] == '-';
+    for (size_t k = 0; !console && k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
         if (strcmp(COMMANDS[k].name, argv[i]) == 0)
             cmd = &COMMANDS[k];
-    if (!cmd) {
+    if (!cmd && !console) {
         fprintf(stderr, "dsv41-top: unknown command '%s'\n\n", argv[i]);
         usage(stderr);
         free(sets);
@@ -110,7 +118,9 @@ int main(int argc, char **argv)
         config_free(&cfg);
         return 2;
     }
-    int rc = cmd->fn(&cfg, argc - i, argv + i);
+    /* the console passes the global options on to the jobs it runs */
+    int rc = console ? tui_main(&cfg, argc - i + 1, argv + i - 1, argv + 1, i - 1)
+                     : cmd->fn(&cfg, argc - i, argv + i);
     config_free(&cfg);
     return rc;
 }
