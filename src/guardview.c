@@ -114,7 +114,16 @@ enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, cha
         size_t n = strcspn(l3 + 1, "\n");
         char raw[400];
         snprintf(raw, sizeof raw, "%.*s", (int)(n < sizeof raw - 1 ? n : sizeof raw - 1), l3 + 1);
-        logbuf_clean(event, eventsz, raw, strlen(raw));
+        /* "YYYY-MM-DD HH:MM:SS host text": the time and the text are what matter */
+        char day[16], tod[16], host[64], shorter[400];
+        int off = 0;
+        const char *shown = raw;
+        if (sscanf(raw, "%15s %15s %63s %n", day, tod, host, &off) == 3 && off > 0 &&
+            strlen(day) == 10 && day[4] == '-') {
+            snprintf(shorter, sizeof shorter, "%s %s", tod, raw + off);
+            shown = shorter;
+        }
+        logbuf_clean(event, eventsz, shown, strlen(shown));
     }
     int k = sscanf(text, "%ld %ld %ld %ld %ld %15s", &now, &ts, &pid, &avail, &fl, st);
     if (k >= 1 && k < 6) {
@@ -129,6 +138,11 @@ enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, cha
     long age = now - ts;
     snprintf(desc, descsz, "pid %ld %s, %lds ago, avail %ld MiB, floor %ld MiB%s", pid, st, age,
              avail / 1024, fl / 1024, strcmp(alive, "alive") ? " (process gone)" : "");
+    /* a guard that stopped cleanly (`stop`) is no alarm: there is nothing to guard */
+    if (strcmp(alive, "alive") != 0 && strstr(event, "guard stopped")) {
+        snprintf(desc, descsz, "stopped");
+        return GUARD_VIEW_NONE;
+    }
     if (strcmp(alive, "alive") != 0 || age > GUARDVIEW_STALE_S)
         return GUARD_VIEW_STALE;
     return strcmp(st, "fired") == 0 ? GUARD_VIEW_FIRED : GUARD_VIEW_OK;

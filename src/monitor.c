@@ -10,7 +10,7 @@
 #include "runtime.h"
 
 /* Lines of a rank's log fetched when the console attaches to it. */
-#define ATTACH_TAIL 500
+#define ATTACH_TAIL 2000
 
 struct log_follow {
     struct monitor *m;

@@ -186,21 +186,28 @@ static void setup_terminal(struct ui *u)
                   , NULL);
 }
 
-static void load_theme(struct ui *u, const char *name)
+/* An explicit --theme that cannot be used stops the console with the file
+ * and line; a missing default falls back to the built-in mono theme. */
+static int load_theme(struct ui *u, const char *name, bool explicit)
 {
     u->nthemes = theme_list(u->themes, TUI_MAX_THEMES);
     char err[400];
     if (!u->color) {
         theme_mono(&u->theme);
-        return;
+        return 0;
     }
     if (theme_load(name, &u->theme, err, sizeof err) < 0) {
+        if (explicit) {
+            fprintf(stderr, "dsv41-top: %s\n", err);
+            return -1;
+        }
         state_say(u->s, "%s; using the built-in mono theme", err);
         theme_mono(&u->theme);
     }
     for (int i = 0; i < u->nthemes; i++)
         if (strcmp(u->themes[i], u->theme.name) == 0)
             u->theme_idx = i;
+    return 0;
 }
 
 static void loop(struct ui *u)
@@ -257,7 +264,7 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     u->focus = PANE_LOG0;
     u->lv[0] = u->lv[1] = (struct logview){.follow = true, .hit = -1};
     u->search_dir = -1;
-    const char *theme = "dark";
+    const char *theme = NULL;
     int rc = parse_args(u, argc, argv, &theme);
     if (rc) {
         free(u);
@@ -276,6 +283,13 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     struct cluster *cl = calloc(1, sizeof *cl);
     if (!cl || state_init(&st) < 0 || cluster_open_for("console", c, cl) < 0) {
         free(cl);
+        free(u);
+        return 2;
+    }
+    if (load_theme(u, theme ? theme : "dark", theme != NULL) < 0) {
+        cluster_close(cl);
+        free(cl);
+        state_free(&st);
         free(u);
         return 2;
     }
@@ -299,7 +313,6 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     sigaction(SIGUSR2, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    load_theme(u, theme);
     setup_terminal(u);
     u->mon = monitor_start(c, cl, &st, u->interval_ms);
     g_mon = u->mon;

@@ -55,7 +55,8 @@ static void overview(struct layout *l, struct rect body, const struct layout_opt
     int th = bh >= 50 ? 14 : bh >= 34 ? 11 : 9;
     int shown = o->nnodes < 1 ? 1 : o->nnodes;
     int cap = bh >= 40 ? 8 : 3;
-    int fh = 2 + (shown < cap ? shown : cap);
+    l->fabric_rows = bh >= 30 ? 2 : 1;
+    int fh = 2 + (shown < cap ? shown : cap) * l->fabric_rows;
     bool jobs_beside = w >= 120;
     int jh = jobs_beside ? 0 : (bh >= 34 ? 6 : 4);
     l->pane[PANE_NODES] = R(y, 0, th, w - sw - 1);
@@ -84,6 +85,7 @@ void layout_compute(int w, int h, const struct layout_opts *o, struct layout *l)
         return;
     }
     l->header = R(0, 0, 1, w);
+    l->fabric_rows = 2;
     l->status = R(h - 1, 0, 1, w);
     struct rect body = R(1, 0, h - 2, w);
     if (o->zoom >= 0 && o->zoom < PANE_COUNT) {

@@ -32,6 +32,7 @@ struct layout {
     /* the nodes pane split into columns; nodes beyond ncols are on other pages */
     int ncols;
     struct rect col[LAYOUT_MAX_NODES];
+    int fabric_rows; /* rows per node in the fabric pane (1 compact, 2 full) */
 };
 
 void layout_compute(int w, int h, const struct layout_opts *o, struct layout *out);

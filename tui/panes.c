@@ -163,8 +163,15 @@ static void node_column(struct ui *u, int i, struct rect c)
                 procs += sn->procs[k].used_mib.v;
                 any = true;
             }
-        putf(u, y++, c.x, c.w, norm, "mem %sM procs %d %s", fmt_pval(v1, sizeof v1, g->mem_used_mib, 0),
-             sn->nprocs, any ? (snprintf(v2, sizeof v2, "%.1fG", procs / 1024), v2) : "n/a");
+        if (g->mem_used_mib.ok)
+            snprintf(v1, sizeof v1, "%.1fG", g->mem_used_mib.v / 1024);
+        else
+            snprintf(v1, sizeof v1, "n/a");
+        if (any)
+            snprintf(v2, sizeof v2, "%.1fG", procs / 1024);
+        else
+            snprintf(v2, sizeof v2, "n/a");
+        putf(u, y++, c.x, c.w, norm, "mem %s procs %d %s", v1, sn->nprocs, v2);
     } else {
         putf(u, y++, c.x, c.w, dim, "GPU n/a%s%s", sn->gpu_note[0] ? ": " : "", sn->gpu_note);
         y++;
@@ -261,40 +268,51 @@ void pane_fabric(struct ui *u)
     struct rect r = u->l.pane[PANE_FABRIC];
     struct state *s = u->s;
     title(u, r, PANE_FABRIC, "fabric (RoCE)");
-    int y = r.y + 1, end = r.y + r.h;
+    int y = r.y + 1, end = r.y + r.h, per = u->l.fabric_rows;
     time_t now = time(NULL);
-    for (int i = 0; i < s->nnodes && y < end - (r.h > 3); i++) {
+    for (int i = 0; i < s->nnodes && y + per <= end; i++) {
         const struct state_node *n = &s->nodes[i];
         const struct snapshot *sn = &n->snap;
         int x = putf(u, y, r.x, r.w, draw_attr(u, ROLE_TITLE), "%-8.8s ", n->name);
         if (!n->have || !sn->reachable) {
-            put(u, y++, r.x + x, r.w - x, draw_attr(u, ROLE_DIM), "n/a");
+            put(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_DIM), "n/a");
+            y += per;
             continue;
         }
         int p = fabric_port(sn);
         if (p < 0) {
-            put(u, y++, r.x + x, r.w - x, draw_attr(u, ROLE_BAD),
+            put(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_BAD),
                 sn->fabric.ok ? "no RDMA port" : sn->fabric.why);
+            y += per;
             continue;
         }
         const struct rdma_port *pt = &sn->ports[p];
         const struct state_port *sp = &n->ports[p];
-        char rx[32], tx[32];
+        char rx[32], tx[32], rate[24];
         human_rate(rx, sizeof rx, sp->rx_bps);
         human_rate(tx, sizeof tx, sp->tx_bps);
-        x += putf(u, y, r.x + x, r.w - x,
-                  draw_attr(u, pt->state_num == 4 ? ROLE_NORMAL : ROLE_BAD),
-                  "%s/%d %s %s %s %s/%d gid %d rx %s tx %s ", pt->dev, pt->port,
-                  pt->state_num == 4 ? "ACTIVE" : pt->state, pt->rate, pt->netdev,
-                  pt->ipv4[0] ? pt->ipv4 : "no-IPv4", pt->prefix, pt->gid_index, rx, tx);
+        double gbps;
+        if (sscanf(pt->rate, "%lf Gb", &gbps) == 1) /* "200 Gb/sec (4X HDR)" */
+            snprintf(rate, sizeof rate, "%.0fG", gbps);
+        else
+            snprintf(rate, sizeof rate, "%.20s", pt->rate[0] ? pt->rate : "n/a");
+        int norm = draw_attr(u, pt->state_num == 4 ? ROLE_NORMAL : ROLE_BAD);
+        x += putf(u, y, r.x + x, r.w - x, norm, "%s/%d %s %s %s %s/%d gid %d ", pt->dev, pt->port,
+                  pt->state_num == 4 ? "ACTIVE" : pt->state, rate, per > 1 ? pt->netdev : "",
+                  pt->ipv4[0] ? pt->ipv4 : "no-IPv4", pt->prefix, pt->gid_index);
+        if (per > 1) {
+            y++;
+            x = 9;
+        }
+        x += putf(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_NORMAL), "rx %s tx %s ", rx, tx);
         bool rising = sp->errors_rose && now - sp->errors_rose < 60;
         if (sp->errors < 0)
-            put(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_DIM), "err n/a");
+            x += put(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_DIM), "err n/a");
         else
-            putf(u, y, r.x + x, r.w - x, draw_attr(u, rising ? ROLE_BAD : ROLE_NORMAL), "err %.0f%s",
-                 sp->errors, rising ? " RISING" : "");
+            x += putf(u, y, r.x + x, r.w - x, draw_attr(u, rising ? ROLE_BAD : ROLE_NORMAL),
+                      "err %.0f%s", sp->errors, rising ? " RISING" : "");
         if (sn->nports > 1)
-            putf(u, y, r.x + r.w - 10, 10, draw_attr(u, ROLE_DIM), " +%d ports", sn->nports - 1);
+            putf(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_DIM), "  (+%d ports)", sn->nports - 1);
         y++;
     }
     /* mismatches between nodes, as status found them */

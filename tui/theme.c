@@ -154,7 +154,7 @@ int theme_parse(const char *text, const char *file, struct theme *t, char *err, 
 }
 
 /* The directories searched, in order. */
-static int theme_dirs(char dirs[3][PATH_MAX])
+static int theme_dirs(char dirs[4][PATH_MAX])
 {
     int n = 0;
     const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
@@ -169,8 +169,9 @@ static int theme_dirs(char dirs[3][PATH_MAX])
         char *slash = strrchr(self, '/');
         if (slash)
             *slash = '\0';
-        snprintf(dirs[n++], PATH_MAX, "%.4000s/themes", self);
-        snprintf(dirs[n++], PATH_MAX, "%.4000s/../share/dsv41-top/themes", self);
+        snprintf(dirs[n++], PATH_MAX, "%.4000s/themes", self);          /* ./dsv41-top */
+        snprintf(dirs[n++], PATH_MAX, "%.4000s/../themes", self);       /* build/dsv41-top */
+        snprintf(dirs[n++], PATH_MAX, "%.4000s/../share/dsv41-top/themes", self); /* installed */
     }
     return n;
 }
@@ -179,7 +180,7 @@ int theme_find(const char *name, char *path, size_t sz)
 {
     if (!*name || strchr(name, '/'))
         return -1;
-    char dirs[3][PATH_MAX];
+    char dirs[4][PATH_MAX];
     int n = theme_dirs(dirs);
     for (int i = 0; i < n; i++) {
         snprintf(path, sz, "%.3000s/%.60s.theme", dirs[i], name);
@@ -220,7 +221,7 @@ static int cmp_name(const void *a, const void *b)
 
 int theme_list(char names[][64], int max)
 {
-    char dirs[3][PATH_MAX];
+    char dirs[4][PATH_MAX];
     int nd = theme_dirs(dirs), n = 0;
     for (int i = 0; i < nd; i++) {
         DIR *d = opendir(dirs[i]);

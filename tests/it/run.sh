@@ -8,11 +8,13 @@ if [ "$(id -u)" != 0 ]; then
     echo "integration tests need root (network namespaces, sshd, podman)" >&2
     exit 1
 fi
+root=$(cd "$here/../.." && pwd)
 trap '"$here/hosts.sh" down' EXIT INT TERM
 "$here/hosts.sh" up || { echo "could not build the test hosts" >&2; exit 1; }
 rc=0
-root=$(cd "$here/../.." && pwd)
-for t in "$here"/${DSV41_IT_ONLY:-test_*.sh}; do
+# tests/tui: the console's screens, on the same hosts
+for t in "$here"/${DSV41_IT_ONLY:-test_*.sh} "$root"/tests/tui/${DSV41_IT_ONLY:-test_*.sh}; do
+    [ -e "$t" ] || continue
     echo "== $(basename "$t")"
     bash "$t" || rc=1
     if [ -x "$root/build-thread/dsv41-top" ]; then

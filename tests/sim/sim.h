@@ -33,5 +33,7 @@ int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *p
 /* Rough token count of a text (4 bytes a token, at least 1). */
 long sim_count_tokens(const char *s);
 void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Test chatter after boot (DSV41_SIM_LOG_FILE, DSV41_SIM_LOG_RATE). */
+void sim_chatter_start(volatile int *stop);
 
 #endif

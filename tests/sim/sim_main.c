@@ -263,6 +263,7 @@ int main(int argc, char **argv)
             return 1;
         boot_lines(&o);
         sim_log("headless rank %d ready", o.node_rank);
+        sim_chatter_start(&g_stop);
         char c;
         while (!g_stop) {
             struct pollfd p = {fd, POLLIN, 0};
@@ -276,6 +277,7 @@ int main(int argc, char **argv)
     if (o.nnodes > 1 && rendezvous_master(&o) < 0)
         return 1;
     boot_lines(&o);
+    sim_chatter_start(&g_stop);
     pthread_t th;
     bool watching = npeers > 0 && pthread_create(&th, NULL, watch_peers, NULL) == 0;
     int rc = sim_http_serve(&o, &g_stop, &g_peer_lost);

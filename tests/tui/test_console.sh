@@ -1,0 +1,192 @@
+#!/bin/bash
+# The console on the head test host, driven through tmux: real sshd to the
+# worker, real podman ranks running the simulator. Screens are read with
+# capture-pane; keys are sent with send-keys. Needs hosts.sh up.
+set -u
+. "$(dirname "$0")/../it/lib.sh"
+require_hosts
+
+T=dsv41-console-$$
+W=120 H=40
+INJECT=$MODEL_SKELETON/inject.log
+FAST="EXTRA_ENV=DSV41_SIM_BOOT_MS=1500 DSV41_SIM_LOG_FILE=/model/inject.log"
+SCREEN=""
+model_skeleton
+rm -f "$INJECT"
+on_host head podman rm -f -a -t 0 >/dev/null 2>&1
+on_host worker podman rm -f -a -t 0 >/dev/null 2>&1
+rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state"
+mkdir -p "$IT_DIR/head/state" "$IT_DIR/worker/state"
+
+# the console's command line, as a script tmux can run
+cat > "$IT_DIR/console.sh" <<EOF
+#!/bin/bash
+. "$IT_ROOT/tests/it/lib.sh"
+BIN="$BIN"
+top_head TERM=tmux-256color LANG=C.UTF-8 "$FAST" "\$@"
+echo "console exited rc=\$?"
+sleep 600
+EOF
+chmod +x "$IT_DIR/console.sh"
+
+cleanup() {
+    tmux kill-session -t "$T" 2>/dev/null
+    top_head stop >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+start_console() { # args...
+    tmux kill-session -t "$T" 2>/dev/null
+    tmux new-session -d -s "$T" -x $W -y $H "$IT_DIR/console.sh $*"
+}
+screen() { SCREEN=$(tmux capture-pane -p -t "$T" 2>/dev/null); }
+# Waits until the screen shows text (up to N tenths of a second).
+wait_for() { # text [tenths]
+    local i
+    for i in $(seq "${2:-200}"); do
+        screen
+        case $SCREEN in *"$1"*) return 0 ;; esac
+        sleep 0.1
+    done
+    echo "    screen never showed: $1" >&2
+    printf '%s\n' "$SCREEN" | sed 's/^/    | /' >&2
+    return 1
+}
+key() { tmux send-keys -t "$T" "$@"; }
+row() { printf '%s\n' "$SCREEN" | sed -n "$1p"; }
+
+# --- the panes, before anything runs ---------------------------------------------
+start_console --interval 0.5
+check "starts: the header" wait_for "dsv41-top | 2 nodes"
+check "nodes: both reachable over ssh" wait_for "worker up"
+check "nodes: the head" contains "$SCREEN" "head up"
+check "nodes: memory with a gauge" contains "$SCREEN" "avail "
+check "nodes: GPU from nvidia-smi, memory n/a on a GB10" wait_for "mem n/a"
+check "fabric: the head's port and GID index" wait_for "rocep1s0f0/1 ACTIVE"
+check "fabric: the worker's GID index 5" contains "$SCREEN" "gid 5"
+check "fabric: error counters" contains "$SCREEN" "err "
+check "guard: the console guards the head" wait_for "guard ok"
+check "server: down before launch" contains "$SCREEN" "down:"
+check "status line: the keys" contains "$SCREEN" "s start"
+check "layout: the header on the first row" eval 'row 1 | grep -q "^ dsv41-top"'
+
+# --- help overlay ----------------------------------------------------------------
+key '?'
+check "help: the key table" wait_for "dsv41-top keys (any key closes)"
+check "help: lists stop" contains "$SCREEN" "stop the deployment (asks first)"
+key x
+check "help: closes on a key" eval '! wait_for "any key closes" 5 2>/dev/null'
+
+# --- start -> serving ------------------------------------------------------------
+key s
+check "start: a launch job" wait_for "launch  running"
+check "start: the API comes up" wait_for "API up" 600
+check "server: healthy with the model" wait_for "healthy: "
+check "logs: rank 0's log followed" wait_for "log r0 head"
+check "logs: rank 0 startup lines" wait_for "Application startup"
+check "logs: rank 1 on the worker" contains "$SCREEN" "headless rank 1 ready"
+check "launch job: done" wait_for "launch  done"
+check "guard: both nodes guarded after launch" eval \
+    '[ "$(printf "%s\n" "$SCREEN" | grep -o "guard ok" | wc -l)" -ge 2 ]'
+
+# --- smoke -----------------------------------------------------------------------
+key t
+check "smoke: runs as a job" wait_for "smoke   "
+check "smoke: passes" wait_for "smoke   done" 600
+check "server: the metrics after traffic" wait_for "running 0 waiting 0"
+
+# --- search in the log -----------------------------------------------------------
+key 2
+check "tab 2: the logs fill the screen" wait_for "log r1 worker"
+key /
+key -l "startup"
+key Enter
+check "search: pauses the log at the match" wait_for "PAUSED"
+key f
+check "follow: back to the newest line" eval '! wait_for "PAUSED" 5 2>/dev/null'
+key e
+check "next error: none in a clean log says so" wait_for "no older match"
+key 1
+
+# --- a rank restart re-attaches, hostile log bytes stay inert --------------------
+{
+    seq -f 'flood line %g' 1 10000
+    head -c 1048576 /dev/zero | tr '\0' 'x'; printf '\n'
+    printf 'ESC-CLEAR\033[2J\033[H clear-and-home\n'
+    printf 'TITLE \033]0;evil-title\007 after-title\n'
+    printf 'COLOUR \033[31;1mred\033[0m plain \033[5;10H moved\n'
+    printf 'BADUTF8 \xff\xfe\xc0\xaf end\n'
+    printf 'BIDI \xe2\x80\xaereversed\n'
+    printf 'END-OF-INJECTION\n'
+} > "$INJECT"
+key R
+check "restart: asks first" wait_for "Restart the deployment"
+key y
+check "restart: the log re-attaches to the new rank" wait_for "END-OF-INJECTION" 900
+screen
+check "injection: the header still on row 1" eval 'row 1 | grep -q "^ dsv41-top"'
+check "injection: the status line still on the last row" eval 'row $H | grep -Eq "s start|restart|launch|dsv41"'
+check "injection: no title set by the log" eval '[ "$(tmux display -p -t "$T" "#{pane_title}")" != "evil-title" ]'
+key 2
+check "injection: the flood is in the log" wait_for "flood line 10000" 100
+key /
+key -l "after-title"
+key Enter
+check "injection: the OSC line shows as text" wait_for "TITLE  after-title"
+key /
+key -l "BADUTF8"
+key Enter
+check "injection: invalid UTF-8 as '?'" wait_for "BADUTF8 ???? end"
+check "injection: responsive after 10,000 lines and a 1 MB line" eval 'key 3; wait_for "messages" 20'
+key 1
+
+# --- stop with confirmation --------------------------------------------------------
+key S
+check "stop: asks first" wait_for "remove the ranks on every node? (y/N)"
+key n
+check "stop: 'n' cancels" wait_for "cancelled"
+check "stop: the ranks still run" eval '[ -n "$(on_host head podman ps -q --filter name=dsv41-r0)" ]'
+key S
+wait_for "(y/N)" >/dev/null
+key y
+check "stop: a stop job" wait_for "stop    done" 600
+check "stop: the API goes down" wait_for "API down" 300
+check "stop: the ranks are gone" eval '[ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ]'
+
+# --- resize ----------------------------------------------------------------------
+tmux resize-window -t "$T" -x 70 -y 20
+check "resize: too small says so" wait_for "terminal too small: 70x20"
+tmux resize-window -t "$T" -x 100 -y 30
+check "resize: back to the panes" wait_for "fabric (RoCE)"
+screen
+check "resize: the header on row 1, the status line on row 30" eval \
+    'row 1 | grep -q "^ dsv41-top" && [ -n "$(row 30 | tr -d " ")" ] && [ -z "$(row 31)" ]'
+
+# --- quit ------------------------------------------------------------------------
+key q
+check "quit: the console exits cleanly" wait_for "console exited rc=0"
+check "quit: no console process left" eval '! pgrep -f "dsv41-top --interval" >/dev/null'
+
+# --- read-only, ASCII, no colour --------------------------------------------------
+start_console --readonly --ascii --no-color
+check "readonly: starts" wait_for "read-only"
+key s
+check "readonly: start refused" wait_for "read-only console (--readonly)"
+check "ascii: no braille or block glyphs" eval '! printf "%s" "$SCREEN" | grep -q "[⣿▏░█]"'
+key q
+check "readonly: quits" wait_for "console exited rc=0"
+
+# --- a malformed theme names its file and line ----------------------------------
+mkdir -p "$IT_DIR/home/.config/dsv41-top/themes"
+printf 'normal = default, default\ntitle = purple, default\n' > "$IT_DIR/home/.config/dsv41-top/themes/broken.theme"
+start_console --theme broken
+check "theme: a bad line is named" wait_for "broken.theme:2: 'purple' is not a colour"
+check "theme: the console refuses to start" wait_for "console exited rc=2"
+start_console --theme light
+check "theme: another theme starts" wait_for "dsv41-top | 2 nodes"
+key T
+check "theme: T cycles to the next theme" wait_for "theme mono"
+key q
+wait_for "console exited" >/dev/null
+
+summary
