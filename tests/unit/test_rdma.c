@@ -166,6 +166,24 @@ static void hostile_text(void **st)
     buf_free(&big);
 }
 
+static void error_counters_summed(void **st)
+{
+    (void)st;
+    struct rdma_port p[1];
+    const char *text = "dev/ports/1/state:4: ACTIVE\n"
+                       "dev/ports/1/counters/port_rcv_data:1000\n"
+                       "dev/ports/1/counters/symbol_error:3\n"
+                       "dev/ports/1/counters/link_downed:1\n"
+                       "dev/ports/1/hw_counters/out_of_sequence:5\n"
+                       "dev/ports/1/hw_counters/rx_write_requests:99999\n"; /* not an error */
+    assert_int_equal(rdma_parse_sysfs(text, p, 1), 1);
+    assert_true(p[0].errors.ok);
+    assert_true(p[0].errors.v == 9);
+    assert_true(p[0].rcv_bytes.v == 4000); /* 4-octet units */
+    assert_int_equal(rdma_parse_sysfs("dev/ports/1/state:4: ACTIVE\n", p, 1), 1);
+    assert_false(p[0].errors.ok); /* no counter file: n/a, not 0 */
+}
+
 static void verbs_without_rdma(void **st)
 {
     (void)st;
@@ -186,6 +204,7 @@ int main(void)
         cmocka_unit_test(remote_snippet_matches_local_walk),
         cmocka_unit_test(hostile_text),
         cmocka_unit_test(verbs_without_rdma),
+        cmocka_unit_test(error_counters_summed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
