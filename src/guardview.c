@@ -17,7 +17,7 @@
 /* How often the guards are read, and how long the console waits after
  * letting go of the lock before it takes it again (a daemon is coming). */
 #define POLL_S 2.0
-#define RETAKE_S 30.0
+#define RETAKE_S 10.0
 
 struct guardview {
     const struct config *c;

@@ -153,6 +153,37 @@ check "stop: a stop job" wait_for "stop    done" 600
 check "stop: the API goes down" wait_for "API down" 300
 check "stop: the ranks are gone" eval '[ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ]'
 
+# --- the memory guards -----------------------------------------------------------
+LOCK=$IT_DIR/head/state/guard.spark-head.lock
+check "guard: with no daemon the console holds the head's lock" \
+    eval 'for i in $(seq 150); do grep -q console "$LOCK" && break; sleep 0.1; done; grep -q console "$LOCK"'
+key s
+check "relaunch: the API is up again" wait_for "API up" 600
+check "guard: launch asked the console to let go; a daemon guards the head" \
+    eval 'sleep 1; ! grep -q console "$LOCK" && top_head guard --status >/dev/null'
+check "guard: the console still runs" wait_for "guard ok"
+top_head guard --stop >/dev/null 2>&1
+check "guard: the console guards the head again once the daemon is gone" \
+    eval 'for i in $(seq 150); do grep -q console "$LOCK" && break; sleep 0.1; done; grep -q console "$LOCK"'
+key q
+check "guard: on quit with ranks running, a daemon takes over" \
+    wait_for "handing the memory guard over to a daemon"
+check "guard: the head is guarded after the console exits" eval 'sleep 1; top_head guard --status >/dev/null'
+# a guard that fires on the worker: the console stops the head's rank too
+start_console --interval 0.5
+wait_for "API up" 300 >/dev/null
+G=$IT_DIR/worker/state/bin/dsv41-guard
+on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
+on_host worker "$G" --state-dir "$IT_DIR/worker/state" --runtime podman --ranks 2 --floor 100000 \
+    --proc-root /proc --daemon >/dev/null 2>&1
+check "guard fires: the banner says where" wait_for "MEMORY GUARD FIRED on worker" 300
+key 3
+check "guard fires: the console says it stops the other ranks" wait_for "stopping the ranks on the other nodes" 100
+key 1
+check "guard fires: the head's rank is gone" eval \
+    'for i in $(seq 300); do [ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ] && break; sleep 0.1; done; [ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ]'
+on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
+
 # --- resize ----------------------------------------------------------------------
 tmux resize-window -t "$T" -x 70 -y 20
 check "resize: too small says so" wait_for "terminal too small: 70x20"
