@@ -115,9 +115,13 @@ int benchtab_load(const char *dir, struct benchtab *t)
         snprintf(shown, sizeof shown, "%.30s", names[i] + (strncmp(names[i], "bench-", 6) ? 0 : 6));
         if (col < BENCHTAB_RUNS && buf_read_file(&text, buf_str(&path), 4 << 20) == 0 &&
             benchtab_add(t, col, buf_str(&text), shown) == 0) {
-            /* "label time" */
+            /* "label HH:MM" from bench-YYYYmmdd-HHMMSS.json */
+            int day, hh, mm;
             char both[40];
-            snprintf(both, sizeof both, "%.14s %.13s", t->run[col], shown + (strlen(shown) > 13 ? 0 : 0));
+            if (sscanf(shown, "%8d-%2d%2d", &day, &hh, &mm) == 3 && strcmp(t->run[col], shown))
+                snprintf(both, sizeof both, "%.10s %02d:%02d", t->run[col], hh, mm);
+            else
+                snprintf(both, sizeof both, "%.16s", t->run[col]);
             snprintf(t->run[col], sizeof t->run[col], "%s", both);
             col++;
         }

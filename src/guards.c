@@ -65,12 +65,11 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
         bool ok = node_run(&cn->node, buf_str(&mk), 30000, &res, &err) == 0;
         if (ok)
             ssh_result_free(&res);
-        /* the old guard stops first (its floor may differ); the binary goes
-         * in under another name and is renamed over: a running executable
-         * cannot be written, but it can be replaced */
+        /* the binary goes in under another name and is renamed over (a
+         * running executable cannot be written, but it can be replaced);
+         * then the old guard stops (its floor may differ; a console's guard
+         * lets go), which also works on a first launch with no binary yet */
         struct buf old = BUF_INIT, tmp = BUF_INIT, mv = BUF_INIT;
-        if (ok)
-            run_guard(cn, state_dir, "--stop", &old, &err);
         buf_printf(&tmp, "%s.new", buf_str(&path));
         ok = ok && node_put(&cn->node, buf_str(&tmp), bin->data, bin->len, 0700, &err) == 0;
         buf_puts(&mv, "mv -f ");
@@ -85,6 +84,8 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
         } else {
             ok = false;
         }
+        if (ok)
+            run_guard(cn, state_dir, "--stop", &old, &err);
         buf_free(&old);
         buf_free(&tmp);
         buf_free(&mv);

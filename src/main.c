@@ -66,6 +66,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* progress lines reach a pipe (a console job, `| tee`) as they happen */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     const char *file = getenv("DSV41_CONFIG");
     char **sets = calloc((size_t)argc, sizeof *sets);
     int nsets = 0, i = 1;

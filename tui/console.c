@@ -28,7 +28,8 @@ static const char CONSOLE_USAGE[] =
     "  --no-color       no colour (also when NO_COLOR is set)\n"
     "  --ascii          ASCII only (also when the locale is not UTF-8)\n"
     "  --mouse          click a pane to focus it, wheel to scroll a log\n"
-    "  --readonly       watch only: the keys that change the deployment are off\n";
+    "  --readonly       watch only: the keys that change the deployment are off\n"
+    "  --title TEXT     shown in the header (which cluster this is)\n";
 
 static volatile sig_atomic_t g_quit;
 static struct monitor *g_mon;
@@ -69,6 +70,8 @@ static int parse_args(struct ui *u, int argc, char **argv, const char **theme)
             u->readonly = true;
         else if (strcmp(a, "--mouse") == 0)
             u->mouse = true;
+        else if (strcmp(a, "--title") == 0 && i + 1 < argc)
+            snprintf(u->title, sizeof u->title, "%s", argv[++i]);
         else if (strcmp(a, "--theme") == 0 && i + 1 < argc)
             *theme = argv[++i];
         else if (strcmp(a, "--interval") == 0 && i + 1 < argc && atof(argv[i + 1]) >= 0.2 &&

@@ -77,8 +77,9 @@ void pane_header(struct ui *u)
                       : s->server.api.models_code != 200 ? "API no models"
                                                           : "API up";
     int x = put(u, r.y, 0, r.w, a, " dsv41-top ");
-    x += putf(u, r.y, x, r.w - x, a, "| %d node%s | %s | %s", s->nnodes, s->nnodes == 1 ? "" : "s",
-              api, u->readonly ? "read-only | " : "");
+    x += putf(u, r.y, x, r.w - x, a, "| %d node%s | %s | %s%s%s", s->nnodes,
+              s->nnodes == 1 ? "" : "s", api, u->readonly ? "read-only | " : "", u->title,
+              u->title[0] ? " |" : "");
     put(u, r.y, r.w - 9, 9, a, clock);
 }
 

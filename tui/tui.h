@@ -51,6 +51,7 @@ struct ui {
     void (*on_yes)(struct ui *u);
     bool dirty, quit;
     char state_dir[512];
+    char title[120];
     int w, h;
 };
 
