@@ -14,7 +14,7 @@ SIM_PKGS  := libmicrohttpd libcjson openssl zlib
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
             libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap tmux clang \
-            libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux
+            libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
@@ -171,9 +171,10 @@ test: deps
 bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/tests/bench-guard
 	tests/bench/run.sh
 
-# Long runs: the memory guard 10 minutes above its floor without a kill.
+# Long runs: the memory guard 10 minutes above its floor without a kill; the
+# console 10 minutes under a log flood with RSS <= 64 MB and flat.
 soak: all
-	GUARD_SOAK_S=600 DSV41_IT_ONLY=test_guard.sh tests/it/run.sh
+	GUARD_SOAK_S=600 CONSOLE_SOAK_S=600 DSV41_IT_ONLY='test_guard.sh test_soak.sh' tests/it/run.sh
 
 demo: deps all
 	tests/demo.sh

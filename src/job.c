@@ -81,6 +81,7 @@ static void *job_thread(void *arg)
     struct state_job *sj = find(j->s, j->id);
     char name[24] = "", last[240] = "";
     enum job_status result = JOB_FAILED;
+    j->s->jobs_ended++;
     if (sj) {
         sj->ended = time(NULL);
         sj->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

@@ -9,6 +9,9 @@
 #include "phase.h"
 #include "runtime.h"
 
+/* Samples between two looks at the containers (a look runs the runtime's
+ * CLI on every node). */
+#define FULL_EVERY 5
 /* Lines of a rank's log fetched when the console attaches to it. */
 #define ATTACH_TAIL 2000
 
@@ -30,6 +33,8 @@ struct monitor {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stop, poke;
+    bool full_next; /* under mu */
+    unsigned round, jobs_ended;
     struct status_report *r;
     struct log_follow logs[CLUSTER_MAX_NODES];
     struct guardview *gv;
@@ -183,12 +188,21 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
     memcpy(sv->warnings, r->warnings, sizeof sv->warnings);
 }
 
-static void sample(struct monitor *m)
+static void sample(struct monitor *m, bool full)
 {
     struct status_report *r = m->r;
-    status_collect_opt(m->c, m->cl, r, STATUS_NO_TAIL | STATUS_ONE_SCRAPE);
-    double now = api_now();
     struct state *s = m->s;
+    /* the containers every FULL_EVERY samples, and at once after an action
+     * or when a job ended */
+    state_lock(s);
+    unsigned ended = s->jobs_ended;
+    state_unlock(s);
+    full |= m->round % FULL_EVERY == 0 || ended != m->jobs_ended;
+    m->jobs_ended = ended;
+    m->round++;
+    status_collect_opt(m->c, m->cl, r,
+                       STATUS_NO_TAIL | STATUS_ONE_SCRAPE | (full ? 0 : STATUS_LITE));
+    double now = api_now();
     state_lock(s);
     for (int i = 0; i < r->n && i < s->nnodes; i++) {
         struct state_node *sn = &s->nodes[i];
@@ -223,8 +237,10 @@ static void *monitor_thread(void *arg)
     struct monitor *m = arg;
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
+        bool full = m->full_next;
+        m->full_next = false;
         pthread_mutex_unlock(&m->mu);
-        sample(m);
+        sample(m, full);
         pthread_mutex_lock(&m->mu);
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
@@ -285,6 +301,7 @@ void monitor_poke(struct monitor *m)
 {
     pthread_mutex_lock(&m->mu);
     m->poke = true;
+    m->full_next = true;
     pthread_cond_signal(&m->cv);
     pthread_mutex_unlock(&m->mu);
 }

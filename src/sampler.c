@@ -82,7 +82,7 @@ struct sampler *sampler_start(struct node *n, const char *runtime, int nranks,
         goto fail;
     /* one snapshot per line read; the loop dies with the channel */
     struct buf loop = BUF_INIT;
-    buf_puts(&loop, "while read -r _; do\n");
+    buf_puts(&loop, "while read -r W; do\n");
     buf_puts(&loop, buf_str(&body));
     buf_puts(&loop, "done\n");
     buf_puts(&cmd, "exec sh -c ");
@@ -112,8 +112,14 @@ static int fail_unreachable(struct sampler *s, struct snapshot *out, const char 
 
 int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out)
 {
+    return sampler_request_opt(s, timeout_ms, false, out);
+}
+
+int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct snapshot *out)
+{
     if (s->n->local)
-        return snapshot_collect(s->n, s->runtime, s->nranks, s->ov, timeout_ms, out);
+        return snapshot_collect_opt(s->n, s->runtime, s->nranks, s->ov, timeout_ms, lite, out);
+    const char *trigger = lite ? "lite\n" : "\n";
     struct sshio *io = node_io(s->n);
     long long deadline = ssh_now_ms() + timeout_ms;
     pthread_mutex_lock(&s->mu);
@@ -121,7 +127,7 @@ int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out)
     pthread_mutex_unlock(&s->mu);
     /* The trigger is sent again whenever the stream restarts: a trigger
      * written into a session that then broke is lost with it. */
-    sshio_stream_write(io, s->stream, "\n", 1);
+    sshio_stream_write(io, s->stream, trigger, strlen(trigger));
     bool got = false;
     for (;;) {
         pthread_mutex_lock(&s->mu);
@@ -144,7 +150,7 @@ int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out)
         if (got)
             break;
         if (restarted)
-            sshio_stream_write(io, s->stream, "\n", 1);
+            sshio_stream_write(io, s->stream, trigger, strlen(trigger));
         /* a failed connect marks the node down: say so now */
         if (!node_reachable(s->n, NULL, NULL, 0) && !sshio_connected(io))
             return fail_unreachable(s, out, "unreachable");

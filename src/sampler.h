@@ -18,6 +18,8 @@ struct sampler *sampler_start(struct node *n, const char *runtime, int nranks,
 /* Asks for a new snapshot and waits for it (at most timeout_ms). Returns 0,
  * or -1 with out->reachable false and out->error set. */
 int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out);
+/* lite: without the containers (see snapshot_collect_opt). */
+int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct snapshot *out);
 void sampler_stop(struct sampler *s);
 
 #endif

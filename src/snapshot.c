@@ -40,10 +40,10 @@ int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
     rdma_remote_script(out, sys_root);
     buf_puts(out, "s ipv4; ip -o -4 addr show 2>/dev/null | while read -r _ i _ a _; do "
                   "echo \"$i $a\"; done\n"
-                  "s ct; o=$(");
+                  "if [ \"${W:-full}\" != lite ]; then s ct; o=$(");
     runtime_cmd_inspect(out, "$RT", "NAMES");
     buf_puts(out, " 2>&1); r=$?; printf '%s\\n' \"$o\"\n"
-                  "s ct_rc; echo $r\n"
+                  "s ct_rc; echo $r; fi\n"
                   "s end\n");
     return 0;
 }
@@ -171,6 +171,7 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
     rdma_detect_fabric(s->ports, s->nports, s->addrs, s->naddrs, ov, &s->fabric);
     rc = section(text, marker, "ct_rc");
     char *ct = section(text, marker, "ct");
+    s->ct_sampled = rc && ct;
     if (rc && ct) {
         int code = atoi(rc);
         probe_for_each_line(ct, container_line, s);
@@ -190,10 +191,19 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
 int snapshot_collect(struct node *n, const char *runtime, int nranks,
                      const struct rdma_override *ov, int timeout_ms, struct snapshot *s)
 {
+    return snapshot_collect_opt(n, runtime, nranks, ov, timeout_ms, false, s);
+}
+
+int snapshot_collect_opt(struct node *n, const char *runtime, int nranks,
+                         const struct rdma_override *ov, int timeout_ms, bool lite,
+                         struct snapshot *s)
+{
     char marker[40];
     struct buf script = BUF_INIT, err = BUF_INIT;
     struct ssh_result res;
     memset(s, 0, sizeof *s);
+    if (lite)
+        buf_puts(&script, "W=lite\n");
     if (snapshot_marker(marker, sizeof marker) < 0 ||
         snapshot_script(&script, marker, n->proc_root, n->sys_root, runtime, nranks) < 0) {
         snprintf(s->error, sizeof s->error, "%s: cannot build the sampling script", n->name);

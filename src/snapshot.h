@@ -33,6 +33,7 @@ struct snapshot {
     int naddrs;
     struct rdma_ifaddr addrs[SNAP_MAX_ADDRS];
     struct rdma_fabric fabric;
+    bool ct_sampled; /* the containers were asked (not in a lite sample) */
     bool runtime_ok;
     int ct_missing; /* rank names the runtime does not know */
     char runtime_note[256];
@@ -51,6 +52,11 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
  * the node could not be reached (s->error says why). */
 int snapshot_collect(struct node *n, const char *runtime, int nranks,
                      const struct rdma_override *ov, int timeout_ms, struct snapshot *s);
+/* lite: without the containers (the runtime CLI is the dearest part of a
+ * sample; a watcher asks for them less often). The script reads $W. */
+int snapshot_collect_opt(struct node *n, const char *runtime, int nranks,
+                         const struct rdma_override *ov, int timeout_ms, bool lite,
+                         struct snapshot *s);
 /* A fresh random marker. */
 int snapshot_marker(char *out, size_t outsz);
 

@@ -95,6 +95,7 @@ struct state {
     struct state_job jobs[STATE_JOBS]; /* jobs[0] newest */
     int njobs;
     unsigned next_job_id;
+    unsigned jobs_ended; /* bumped when a job ends: the monitor looks at the containers */
     struct logbuf messages;
     char status_line[256];
     time_t status_at;

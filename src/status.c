@@ -17,6 +17,7 @@ struct collect_job {
     time_t *down_since;
     int timeout_ms;
     int nranks;
+    bool lite;
 };
 
 static void *collect_one(void *arg)
@@ -25,7 +26,7 @@ static void *collect_one(void *arg)
     if (!j->cn->sampler)
         j->cn->sampler = sampler_start(&j->cn->node, j->runtime, j->nranks, &j->cn->ov);
     if (j->cn->sampler) {
-        sampler_request(j->cn->sampler, j->timeout_ms, j->snap);
+        sampler_request_opt(j->cn->sampler, j->timeout_ms, j->lite, j->snap);
     } else {
         memset(j->snap, 0, sizeof *j->snap);
         snprintf(j->snap->error, sizeof j->snap->error, "%s: cannot start sampling",
@@ -144,9 +145,46 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
     status_collect_opt(c, cl, r, 0);
 }
 
+/* What a lite sample does not ask: kept from the report's previous round. */
+struct kept_containers {
+    bool valid, runtime_ok;
+    int ct_missing, ncont;
+    char runtime_note[256];
+    struct probe_container cont[SNAP_MAX_CONTAINERS];
+};
+
+static void keep_containers(const struct snapshot *s, struct kept_containers *k)
+{
+    k->valid = s->ct_sampled;
+    k->runtime_ok = s->runtime_ok;
+    k->ct_missing = s->ct_missing;
+    k->ncont = s->ncont;
+    memcpy(k->runtime_note, s->runtime_note, sizeof k->runtime_note);
+    memcpy(k->cont, s->cont, sizeof k->cont);
+}
+
+static void restore_containers(struct snapshot *s, const struct kept_containers *k)
+{
+    if (s->ct_sampled || !k->valid || !s->reachable)
+        return;
+    s->ct_sampled = true;
+    s->runtime_ok = k->runtime_ok;
+    s->ct_missing = k->ct_missing;
+    s->ncont = k->ncont;
+    memcpy(s->runtime_note, k->runtime_note, sizeof s->runtime_note);
+    memcpy(s->cont, k->cont, sizeof s->cont);
+}
+
 void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
                         unsigned flags)
 {
+    /* a lite round reuses the containers r holds from the round before */
+    struct kept_containers *kept = NULL;
+    if (flags & STATUS_LITE) {
+        kept = calloc(CLUSTER_MAX_NODES, sizeof *kept);
+        for (int i = 0; kept && i < r->n && i < CLUSTER_MAX_NODES; i++)
+            keep_containers(&r->nodes[i].snap, &kept[i]);
+    }
     memset(r, 0, sizeof *r);
     long t = 5;
     struct buf e = BUF_INIT;
@@ -159,7 +197,8 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     for (int i = 0; i < cl->n; i++) {
         r->nodes[i].cn = &cl->nodes[i];
         jobs[i] = (struct collect_job){&cl->nodes[i], config_get(c, "RUNTIME"), &r->nodes[i].snap,
-                                       &r->nodes[i].down_since, (int)t * 1000 + 10000, cl->n};
+                                       &r->nodes[i].down_since, (int)t * 1000 + 10000, cl->n,
+                                       (flags & STATUS_LITE) != 0};
         if (!cl->nodes[i].configured)
             continue;
         started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;
@@ -172,6 +211,9 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     for (int i = 0; i < cl->n; i++)
         if (started[i])
             pthread_join(th[i], NULL);
+    for (int i = 0; kept && i < r->n; i++)
+        restore_containers(&r->nodes[i].snap, &kept[i]);
+    free(kept);
     /* while booting, each rank's phase from its log's tail */
     for (int i = 0; i < r->n && r->api.models_code != 200 && !(flags & STATUS_NO_TAIL); i++) {
         const struct snapshot *s = &r->nodes[i].snap;

@@ -41,6 +41,9 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
  * wedge from successive calls (one metrics scrape, never a wait). */
 #define STATUS_NO_TAIL 1u
 #define STATUS_ONE_SCRAPE 2u
+/* No container state asked: the containers r holds from its previous round
+ * are kept (the runtime CLI is the dearest part of a sample). */
+#define STATUS_LITE 4u
 void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
                         unsigned flags);
 void status_print_text(FILE *f, const struct status_report *r);

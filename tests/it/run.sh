@@ -13,7 +13,8 @@ trap '"$here/hosts.sh" down' EXIT INT TERM
 "$here/hosts.sh" up || { echo "could not build the test hosts" >&2; exit 1; }
 rc=0
 # tests/tui: the console's screens, on the same hosts
-for t in "$here"/${DSV41_IT_ONLY:-test_*.sh} "$root"/tests/tui/${DSV41_IT_ONLY:-test_*.sh}; do
+# DSV41_IT_ONLY: space-separated file patterns (default: every test)
+for t in $(for p in ${DSV41_IT_ONLY:-test_*.sh}; do echo "$here"/$p "$root"/tests/tui/$p; done); do
     [ -e "$t" ] || continue
     echo "== $(basename "$t")"
     bash "$t" || rc=1
