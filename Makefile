@@ -138,8 +138,9 @@ deps:
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
 
 # Unit tests (cmocka) under the current SAN setting.
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) $(BUILD)/dsv41-top
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; DSV41_FIXTURES=tests/fixtures $$t; done
+	tests/tui/keys_doc.sh $(BUILD)/dsv41-top
 
 # The simulator on loopback: argument checks, rendezvous, startup log, API.
 sim-test: all
