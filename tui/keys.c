@@ -344,6 +344,11 @@ static void do_error(struct ui *u)
     find(u, NULL, -1);
 }
 
+static void do_error_newer(struct ui *u)
+{
+    find(u, NULL, +1);
+}
+
 static void do_filter(struct ui *u)
 {
     u->prompt = PROMPT_FILTER;
@@ -390,7 +395,8 @@ static const struct key_entry KEYS[] = {
     {'/', "/", "log: search older lines (Enter; empty clears)", do_search, false},
     {'n', "n", "log: next match (older)", do_next, false},
     {'N', "N", "log: previous match (newer)", do_prev, false},
-    {'e', "e", "log: jump to the previous error line", do_error, false},
+    {'e', "e", "log: jump to the previous (older) error line", do_error, false},
+    {'E', "E", "log: jump to the next (newer) error line", do_error_newer, false},
     {'F', "F", "log: show only lines containing a text (empty: all)", do_filter, false},
     {'w', "w", "log: wrap long lines / cut them", do_wrap, false},
     {KEY_UP, "Up", "log: scroll one line up", do_up, false},

@@ -192,6 +192,18 @@ void pane_jobs(struct ui *u)
     }
     if (!full)
         return;
+    if (n && y + 2 < end) { /* the newest job's last lines */
+        const struct state_job *j = &s->jobs[order[0]];
+        put(u, ++y, r.x, r.w, draw_attr(u, ROLE_TITLE), "output of the newest job");
+        y++;
+        const struct logbuf *o = &j->out;
+        uint64_t from = o->end > o->first + 6 ? o->end - 6 : o->first;
+        for (uint64_t q = from; q < o->end && y < end; q++) {
+            const struct logline *l = logbuf_get(o, q);
+            put(u, y++, r.x + 2, r.w - 2, draw_attr(u, l->error ? ROLE_ERRLINE : ROLE_NORMAL),
+                l->text);
+        }
+    }
     y++;
     y = draw_bench(u, r, y);
     if (y + 1 >= end)

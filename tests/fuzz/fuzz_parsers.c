@@ -10,6 +10,10 @@
 #include "completion.h"
 #include "sse.h"
 #include "metrics.h"
+#include "benchtab.h"
+#include "guardview.h"
+#include "logbuf.h"
+#include "theme.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -27,7 +31,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 8) {
+    switch (data[0] % 12) {
+    case 8: {
+        /* remote log bytes: what comes out must be inert and stable */
+        static char out[8192], again[8192];
+        size_t n = logbuf_clean(out, sizeof out, (const char *)data + 1, size - 1);
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+                abort();
+        if (logbuf_clean(again, sizeof again, out, n) != n || memcmp(out, again, n) != 0)
+            abort();
+        static struct logbuf lb;
+        if (!lb.ring)
+            logbuf_init(&lb, 64, 1 << 16);
+        logbuf_push(&lb, (const char *)data + 1, size - 1);
+        logbuf_find(&lb, lb.end, -1, "err");
+        break;
+    }
+    case 9: {
+        char desc[240], ev[200];
+        guardview_parse(s, desc, sizeof desc, ev, sizeof ev);
+        break;
+    }
+    case 10: {
+        static struct benchtab t;
+        memset(&t, 0, sizeof t);
+        benchtab_add(&t, 0, s, "fuzz");
+        break;
+    }
+    case 11: {
+        struct theme t;
+        char err[300];
+        theme_parse(s, "fuzz.theme", &t, err, sizeof err);
+        break;
+    }
     case 0: {
         struct probe_mem m;
         struct pval v;

@@ -9,9 +9,9 @@ mkdir -p "$out"
 pkgs="libssh2 libibverbs libcurl libcjson openssl zlib"
 # shellcheck disable=SC2046
 clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=all -I"$root/src" $(pkg-config --cflags $pkgs) \
-    -o "$out/fuzz_parsers" "$root/tests/fuzz/fuzz_parsers.c" \
-    $(ls "$root"/src/*.c | grep -vE '/(main|guardd)\.c$') $(pkg-config --libs $pkgs ncursesw) -pthread
+    -fno-sanitize-recover=all -I"$root/src" -I"$root/tui" $(pkg-config --cflags $pkgs) \
+    -o "$out/fuzz_parsers" "$root/tests/fuzz/fuzz_parsers.c" "$root/tui/theme.c" \
+    $(ls "$root"/src/*.c | grep -vE '/(main|guardd)\.c$') $(pkg-config --libs $pkgs ncursesw) -pthread -lm
 corpus=$out/corpus-parsers
 mkdir -p "$corpus"
 i=0
@@ -21,6 +21,11 @@ for f in "$root"/tests/fixtures/proc/spark/* "$root"/tests/fixtures/nvidia-smi/*
     done
     i=$((i + 1))
 done
+for f in "$root"/themes/*.theme; do
+    { printf '\x0b'; cat "$f"; } > "$corpus/seed-theme-$(basename "$f")"
+done
+printf '\x08\033[31mred\033]0;t\007 \xff\xe2\x80\xae x\r y\t z' > "$corpus/seed-log"
+printf '\x091000 999 42 1 1 armed\nalive\n2026-11-30 13:22:35 h FIRED\n' > "$corpus/seed-guard"
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done
