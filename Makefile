@@ -56,11 +56,11 @@ all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/tests/i
 ifeq ($(SAN),)
 all: dsv41-top dsv41-guard tests/sim/dsv41-sim
 dsv41-top: $(BUILD)/dsv41-top
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 dsv41-guard: $(BUILD)/dsv41-guard
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 tests/sim/dsv41-sim: $(BUILD)/dsv41-sim
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 endif
 
 $(BUILD)/libdsv41.a: $(ENGINE_OBJ)
