@@ -29,6 +29,7 @@ cleanup() {
 trap cleanup EXIT
 
 model_skeleton
+stop_test_guards
 rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state"
 mkdir -p "$IT_DIR/head/state" "$IT_DIR/worker/state"
 launch() { # extra EXTRA_ENV words

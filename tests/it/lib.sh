@@ -95,3 +95,11 @@ summary() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]
 }
+
+# Stops every guard daemon the tests started on any host (before a state
+# directory is removed: a guard whose lock file is gone would stay behind).
+stop_test_guards() {
+    pkill -f "$IT_DIR/[^ ]*/dsv41-guard" 2>/dev/null
+    pkill -f "$IT_ROOT/build[^ ]*/dsv41-guard" 2>/dev/null
+    return 0
+}

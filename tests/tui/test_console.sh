@@ -15,6 +15,7 @@ model_skeleton
 rm -f "$INJECT"
 on_host head podman rm -f -a -t 0 >/dev/null 2>&1
 on_host worker podman rm -f -a -t 0 >/dev/null 2>&1
+stop_test_guards
 rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state"
 mkdir -p "$IT_DIR/head/state" "$IT_DIR/worker/state"
 
