@@ -289,6 +289,8 @@ void guardview_poll(struct guardview *gv)
             on_fired(gv, i, ev);
         if ((v == GUARD_VIEW_STALE || v == GUARD_VIEW_NONE) && gv->last[i] == GUARD_VIEW_OK)
             state_say(s, "ALARM: %s: memory guard %s", cn->name, desc);
+        if (v == GUARD_VIEW_OK && gv->last[i] == GUARD_VIEW_STALE)
+            state_say(s, "%s: the memory guard is back: %s", cn->name, desc);
         gv->last[i] = v;
     }
 }

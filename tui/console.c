@@ -27,6 +27,7 @@ static const char CONSOLE_USAGE[] =
     "  --theme NAME     colour theme (dark, light, high-contrast, mono, or your own)\n"
     "  --no-color       no colour (also when NO_COLOR is set)\n"
     "  --ascii          ASCII only (also when the locale is not UTF-8)\n"
+    "  --blocks         history graphs in block characters (fonts without braille)\n"
     "  --mouse          click a pane to focus it, wheel to scroll a log\n"
     "  --readonly       watch only: the keys that change the deployment are off\n"
     "  --title TEXT     shown in the header (which cluster this is)\n";
@@ -64,6 +65,8 @@ static int parse_args(struct ui *u, int argc, char **argv, const char **theme)
         const char *a = argv[i];
         if (strcmp(a, "--ascii") == 0)
             u->ascii = true;
+        else if (strcmp(a, "--blocks") == 0)
+            u->blocks = true;
         else if (strcmp(a, "--no-color") == 0 || strcmp(a, "--no-colour") == 0)
             u->color = false;
         else if (strcmp(a, "--readonly") == 0 || strcmp(a, "--read-only") == 0)
@@ -276,7 +279,7 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     setlocale(LC_ALL, "");
     if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
         u->ascii = true;
-    u->glyphs = u->ascii ? GLYPH_ASCII : GLYPH_BRAILLE;
+    u->glyphs = u->ascii ? GLYPH_ASCII : u->blocks ? GLYPH_BLOCK : GLYPH_BRAILLE;
     if (!isatty(0) || !isatty(1)) {
         fprintf(stderr, "dsv41-top: the console needs a terminal (for scripts: dsv41-top status)\n");
         free(u);

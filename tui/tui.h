@@ -31,7 +31,7 @@ struct ui {
     const struct config *c;
     struct state *s;
     struct monitor *mon;
-    bool ascii, color, readonly, mouse;
+    bool ascii, blocks, color, readonly, mouse;
     enum glyphs glyphs;
     int interval_ms;
     struct theme theme;
