@@ -327,6 +327,8 @@ struct ssh_chan {
     size_t in_off;
     bool eof_sent;
     int exit_status;
+    bool hold; /* stdout: stop reading at max instead of dropping */
+    bool full; /* the last step stopped reading at max: more is waiting */
 };
 
 struct ssh_chan *ssh_chan_new(const char *cmd)
@@ -346,6 +348,16 @@ struct ssh_chan *ssh_chan_new(const char *cmd)
 int ssh_chan_write(struct ssh_chan *ch, const char *data, size_t len)
 {
     return buf_append(&ch->in, data, len);
+}
+
+void ssh_chan_hold(struct ssh_chan *ch)
+{
+    ch->hold = true;
+}
+
+bool ssh_chan_full(const struct ssh_chan *ch)
+{
+    return ch && ch->full;
 }
 
 bool ssh_chan_opening(const struct ssh_chan *ch)
@@ -393,14 +405,29 @@ long long ssh_now_ms(void)
     return now_ms();
 }
 
-/* 1 when something was read, 0 when nothing, <0 on a channel error. */
+/* 1 when something was read, 0 when nothing, <0 on a channel error. With
+ * *full (a held stream) it stops at max and leaves the rest in the channel:
+ * its window closes and the remote command waits, nothing is lost. */
 static int read_stream(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int stream, struct buf *b,
-                       size_t max)
+                       size_t max, bool *full)
 {
     char tmp[16384];
-    ssize_t n;
+    ssize_t n = 0;
     int got = 0;
-    while ((n = libssh2_channel_read_ex(ch, stream, tmp, sizeof tmp)) > 0) {
+    if (full)
+        *full = false;
+    for (;;) {
+        size_t want = sizeof tmp;
+        if (full) {
+            if (b->len >= max) {
+                *full = true;
+                break;
+            }
+            if (max - b->len < want)
+                want = max - b->len;
+        }
+        if ((n = libssh2_channel_read_ex(ch, stream, tmp, want)) <= 0)
+            break;
         size_t room = b->len < max ? max - b->len : 0;
         if (buf_append(b, tmp, (size_t)n < room ? (size_t)n : room) < 0)
             return -1;
@@ -451,17 +478,20 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
                 buf_reset(&ch->in);
                 ch->in_off = 0;
             }
-            int a = read_stream(c, ch->ch, 0, out, max);
-            int b = read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max);
+            bool *full = ch->hold ? &ch->full : NULL;
+            int a = read_stream(c, ch->ch, 0, out, max, full);
+            int b = read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL);
             if (a < 0 || b < 0)
                 goto fail;
-            if (!libssh2_channel_eof(ch->ch))
+            if (ch->full || !libssh2_channel_eof(ch->ch))
                 return 0;
             /* The EOF may have been processed while reading the other
              * stream: drain what arrived before it. */
-            if (read_stream(c, ch->ch, 0, out, max) < 0 ||
-                read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max) < 0)
+            if (read_stream(c, ch->ch, 0, out, max, full) < 0 ||
+                read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL) < 0)
                 goto fail;
+            if (ch->full)
+                return 0;
             ch->st = CH_CLOSE;
             break;
         }

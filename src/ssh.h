@@ -39,6 +39,11 @@ int ssh_chan_write(struct ssh_chan *ch, const char *data, size_t len);
  * the others. */
 int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct buf *out,
                   struct buf *err, size_t max, struct buf *why);
+/* A stream's stdout: stop reading at max (the caller drains and steps
+ * again) instead of dropping what does not fit. */
+void ssh_chan_hold(struct ssh_chan *ch);
+/* True when the last step stopped at max: step again without waiting. */
+bool ssh_chan_full(const struct ssh_chan *ch);
 bool ssh_chan_opening(const struct ssh_chan *ch);
 int ssh_chan_exit_status(const struct ssh_chan *ch);
 /* Frees the channel; one still open is closed without waiting. */

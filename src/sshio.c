@@ -62,6 +62,7 @@ struct sshio {
     time_t down_since;     /* guarded by mu */
     char last_error[1024]; /* guarded by mu */
     struct work *opener;   /* the work in its opening step; the thread's */
+    bool again;            /* a held stream has more waiting; the thread's */
     int backoff_ms;        /* guarded by mu */
     long long next_try_ms; /* guarded by mu; written by the thread only */
 };
@@ -238,8 +239,9 @@ static int step_all(struct sshio *io, struct buf *why)
         }
         if (w->kind == W_PUT && !w->put)
             w->put = ssh_put_new(w->cmd, w->put_data, w->put_len, w->put_mode);
-        else if (w->kind != W_PUT && !w->ch)
-            w->ch = ssh_chan_new(w->cmd);
+        else if (w->kind != W_PUT && !w->ch && (w->ch = ssh_chan_new(w->cmd)) &&
+                 w->kind == W_STREAM)
+            ssh_chan_hold(w->ch); /* a flood waits in the channel, never dropped */
         if (!w->put && !w->ch) {
             if (w->kind != W_STREAM)
                 finish_run(io, w, -1, "out of memory");
@@ -258,8 +260,10 @@ static int step_all(struct sshio *io, struct buf *why)
             rc = -1;
             break;
         }
-        if (w->kind == W_STREAM)
+        if (w->kind == W_STREAM) {
             stream_after(w, r);
+            io->again |= w->ch && ssh_chan_full(w->ch);
+        }
         else if (r == 1)
             finish_run(io, w, 0, NULL);
         else if (r == -2)
@@ -316,6 +320,7 @@ static void *io_main(void *arg)
         ensure_session(io);
         struct pollfd p[2] = {{io->wake[0], POLLIN, 0}, {-1, 0, 0}};
         int timeout = 1000;
+        io->again = false;
         if (io->conn) {
             struct buf why = BUF_INIT;
             if (step_all(io, &why) < 0 || ssh_keepalive(io->conn) < 0) {
@@ -345,6 +350,8 @@ static void *io_main(void *arg)
             if (want && left < timeout)
                 timeout = left < 0 ? 0 : (int)left;
         }
+        if (io->again) /* a stream stopped at its buffer's end: more is waiting */
+            timeout = 0;
         if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout) > 0 && (p[0].revents & POLLIN)) {
             char drain[64];
             while (read(io->wake[0], drain, sizeof drain) > 0)

@@ -95,6 +95,28 @@ static void multiplex(const struct config *c, struct cluster *cl, struct status_
     pthread_mutex_unlock(&col.mu);
 }
 
+/* 400,000 numbered lines (4.3 MB) at once: more than a stream's buffer
+ * holds, so the channel must wait for the reader instead of dropping. */
+static void flood(struct cluster *cl)
+{
+    struct node *w = &cl->nodes[1].node;
+    struct collect col = {PTHREAD_MUTEX_INITIALIZER, 0, 1, 0, 0};
+    struct sshio_stream *st = sshio_stream_open(
+        node_io(w), "seq -f line%.0f 0 399999; sleep 30", false, on_line, NULL, &col);
+    for (int i = 0; i < 300; i++) {
+        pthread_mutex_lock(&col.mu);
+        bool done = col.lines >= 400000;
+        pthread_mutex_unlock(&col.mu);
+        if (done)
+            break;
+        usleep(100000);
+    }
+    sshio_stream_close(node_io(w), st);
+    pthread_mutex_lock(&col.mu);
+    printf("{\"lines\":%d,\"in_order\":%s}\n", col.lines, col.in_order ? "true" : "false");
+    pthread_mutex_unlock(&col.mu);
+}
+
 int main(void)
 {
     struct config c;
@@ -104,6 +126,10 @@ int main(void)
     char line[1024];
     struct status_report *r = malloc(sizeof *r);
     while (r && fgets(line, sizeof line, stdin)) {
+        if (strncmp(line, "flood", 5) == 0) {
+            flood(&cl);
+            continue;
+        }
         if (strncmp(line, "multiplex", 9) == 0 && r) {
             multiplex(&c, &cl, r);
             continue;

@@ -193,6 +193,10 @@ check "one session: a 200-line stream arrives whole and in order" jq_is "$mx" '[
 check "one session: a 2.5 MB line arrives in 1 MiB pieces" jq_is "$mx" '.longest' 1048576
 check "one session: commands from two threads meanwhile" jq_is "$mx" '.runs_ok' 10
 check "one session: snapshots meanwhile" jq_is "$mx" '.status_ok' 3
+echo flood >&"${SESSION[1]}"
+IFS= read -r -t 60 fl <&"${SESSION[0]}"
+check "one session: a 4.3 MB burst of lines arrives whole and in order (the channel waits)" \
+    jq_is "$fl" '[.lines, .in_order] | tostring' '[400000,true]'
 put() { echo "put $1" >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
 mkdir -p "$IT_DIR/worker/putdir"
 r=$(put "$IT_DIR/worker/putdir/f")
