@@ -224,6 +224,21 @@ check "ascii: no braille or block glyphs" eval '! printf "%s" "$SCREEN" | grep -
 key q
 check "readonly: quits" wait_for "console exited rc=0"
 
+# --- over ssh, as `ssh -t head dsv41-top` from a laptop ---------------------------
+tmux kill-session -t "$T" 2>/dev/null
+mkdir -p "$IT_DIR/worker/state-ssh"
+tmux new-session -d -s "$T" -x $W -y $H "$(printf '%q ' nsenter --net=/run/netns/dsv41-head \
+    ssh -t -F "$IT_DIR/ssh_config" -o UserKnownHostsFile="$IT_DIR/known_hosts" -o BatchMode=yes \
+    worker "env TERM=tmux-256color LANG=C.UTF-8 STATE_DIR=$IT_DIR/worker/state-ssh $BIN --readonly --title over-ssh; echo ssh-console-exit \$?"); sleep 600"
+check "over ssh: the console draws through a remote pty" wait_for "over-ssh |"
+check "over ssh: the node it runs on" wait_for "avail "
+tmux resize-window -t "$T" -x 70 -y 20
+check "over ssh: a resize reaches it (SIGWINCH through ssh)" wait_for "terminal too small: 70x20"
+tmux resize-window -t "$T" -x $W -y $H
+check "over ssh: and back" wait_for "over-ssh |"
+key q
+check "over ssh: quits cleanly" wait_for "ssh-console-exit 0"
+
 # --- a malformed theme names its file and line ----------------------------------
 mkdir -p "$IT_DIR/home/.config/dsv41-top/themes"
 printf 'normal = default, default\ntitle = purple, default\n' > "$IT_DIR/home/.config/dsv41-top/themes/broken.theme"
