@@ -54,62 +54,60 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
                      const char *state_dir, const struct buf *bin, FILE *out)
 {
     int bad = 0;
-    {
-        struct buf dir = BUF_INIT, path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, args = BUF_INIT;
-        buf_printf(&dir, "%s/bin", state_dir);
-        buf_printf(&path, "%s/%s", buf_str(&dir), GUARD_BIN);
-        struct buf mk = BUF_INIT;
-        buf_puts(&mk, "umask 077; mkdir -p ");
-        buf_shell_quote(&mk, buf_str(&dir));
-        struct ssh_result res;
-        bool ok = node_run(&cn->node, buf_str(&mk), 30000, &res, &err) == 0;
-        if (ok)
-            ssh_result_free(&res);
-        /* the binary goes in under another name and is renamed over (a
-         * running executable cannot be written, but it can be replaced);
-         * then the old guard stops (its floor may differ; a console's guard
-         * lets go), which also works on a first launch with no binary yet */
-        struct buf old = BUF_INIT, tmp = BUF_INIT, mv = BUF_INIT;
-        buf_printf(&tmp, "%s.new", buf_str(&path));
-        ok = ok && node_put(&cn->node, buf_str(&tmp), bin->data, bin->len, 0700, &err) == 0;
-        buf_puts(&mv, "mv -f ");
-        buf_shell_quote(&mv, buf_str(&tmp));
-        buf_puts(&mv, " ");
-        buf_shell_quote(&mv, buf_str(&path));
-        if (ok && node_run(&cn->node, buf_str(&mv), 30000, &res, &err) == 0) {
-            ok = res.exit_status == 0;
-            if (!ok)
-                buf_printf(&err, "%s: cannot install %s", cn->name, buf_str(&path));
-            ssh_result_free(&res);
-        } else {
-            ok = false;
-        }
-        if (ok)
-            run_guard(cn, state_dir, "--stop", &old, &err);
-        buf_free(&old);
-        buf_free(&tmp);
-        buf_free(&mv);
-        buf_printf(&args, "--runtime %s --ranks %d --floor %s --proc-root ",
-                   config_get(c, "RUNTIME"), nranks, config_get(c, "MEMGUARD_GIB"));
-        buf_shell_quote(&args, cn->node.proc_root);
-        buf_puts(&args, " --daemon");
-        int rc = ok ? run_guard(cn, state_dir, buf_str(&args), &said, &err) : -1;
-        if (rc == 0) {
-            fprintf(out, "%s: memory guard up: %s\n", cn->name, buf_str(&said));
-        } else if (ok && strstr(buf_str(&said), "another guard is running")) {
-            fprintf(out, "%s: memory guard already running\n", cn->name);
-        } else {
-            fprintf(out, "%s: cannot start the memory guard: %s%s\n", cn->name, buf_str(&err),
-                    buf_str(&said));
-            bad++;
-        }
-        buf_free(&mk);
-        buf_free(&dir);
-        buf_free(&path);
-        buf_free(&err);
-        buf_free(&said);
-        buf_free(&args);
+    struct buf dir = BUF_INIT, path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, args = BUF_INIT;
+    buf_printf(&dir, "%s/bin", state_dir);
+    buf_printf(&path, "%s/%s", buf_str(&dir), GUARD_BIN);
+    struct buf mk = BUF_INIT;
+    buf_puts(&mk, "umask 077; mkdir -p ");
+    buf_shell_quote(&mk, buf_str(&dir));
+    struct ssh_result res;
+    bool ok = node_run(&cn->node, buf_str(&mk), 30000, &res, &err) == 0;
+    if (ok)
+        ssh_result_free(&res);
+    /* the binary goes in under another name and is renamed over (a
+     * running executable cannot be written, but it can be replaced);
+     * then the old guard stops (its floor may differ; a console's guard
+     * lets go), which also works on a first launch with no binary yet */
+    struct buf old = BUF_INIT, tmp = BUF_INIT, mv = BUF_INIT;
+    buf_printf(&tmp, "%s.new", buf_str(&path));
+    ok = ok && node_put(&cn->node, buf_str(&tmp), bin->data, bin->len, 0700, &err) == 0;
+    buf_puts(&mv, "mv -f ");
+    buf_shell_quote(&mv, buf_str(&tmp));
+    buf_puts(&mv, " ");
+    buf_shell_quote(&mv, buf_str(&path));
+    if (ok && node_run(&cn->node, buf_str(&mv), 30000, &res, &err) == 0) {
+        ok = res.exit_status == 0;
+        if (!ok)
+            buf_printf(&err, "%s: cannot install %s", cn->name, buf_str(&path));
+        ssh_result_free(&res);
+    } else {
+        ok = false;
     }
+    if (ok)
+        run_guard(cn, state_dir, "--stop", &old, &err);
+    buf_free(&old);
+    buf_free(&tmp);
+    buf_free(&mv);
+    buf_printf(&args, "--runtime %s --ranks %d --floor %s --proc-root ",
+               config_get(c, "RUNTIME"), nranks, config_get(c, "MEMGUARD_GIB"));
+    buf_shell_quote(&args, cn->node.proc_root);
+    buf_puts(&args, " --daemon");
+    int rc = ok ? run_guard(cn, state_dir, buf_str(&args), &said, &err) : -1;
+    if (rc == 0) {
+        fprintf(out, "%s: memory guard up: %s\n", cn->name, buf_str(&said));
+    } else if (ok && strstr(buf_str(&said), "another guard is running")) {
+        fprintf(out, "%s: memory guard already running\n", cn->name);
+    } else {
+        fprintf(out, "%s: cannot start the memory guard: %s%s\n", cn->name, buf_str(&err),
+                buf_str(&said));
+        bad++;
+    }
+    buf_free(&mk);
+    buf_free(&dir);
+    buf_free(&path);
+    buf_free(&err);
+    buf_free(&said);
+    buf_free(&args);
     return bad;
 }
 
