@@ -194,9 +194,38 @@ int snapshot_collect(struct node *n, const char *runtime, int nranks,
     return snapshot_collect_opt(n, runtime, nranks, ov, timeout_ms, false, s);
 }
 
+/* NUL bytes from a file must not cut the text short of its frames. */
+static void nul_to_qmark(struct buf *b)
+{
+    for (size_t i = 0; i < b->len; i++)
+        if (b->data[i] == '\0')
+            b->data[i] = '?';
+}
+
 int snapshot_collect_opt(struct node *n, const char *runtime, int nranks,
                          const struct rdma_override *ov, int timeout_ms, bool lite,
                          struct snapshot *s)
+{
+    if (!n->local)
+        return snapshot_collect_script(n, runtime, nranks, ov, timeout_ms, lite, s);
+    char marker[40];
+    struct buf text = BUF_INIT;
+    memset(s, 0, sizeof *s);
+    int rc = snapshot_marker(marker, sizeof marker);
+    if (rc == 0) {
+        snapshot_local_text(n, runtime, nranks, lite, marker, &text);
+        nul_to_qmark(&text);
+        rc = snapshot_parse(buf_str(&text), marker, ov, s);
+    } else {
+        snprintf(s->error, sizeof s->error, "%s: no random bytes for the snapshot", n->name);
+    }
+    buf_free(&text);
+    return rc;
+}
+
+int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
+                            const struct rdma_override *ov, int timeout_ms, bool lite,
+                            struct snapshot *s)
 {
     char marker[40];
     struct buf script = BUF_INIT, err = BUF_INIT;
@@ -214,10 +243,7 @@ int snapshot_collect_opt(struct node *n, const char *runtime, int nranks,
     if (rc < 0) {
         snprintf(s->error, sizeof s->error, "%s", buf_str(&err));
     } else {
-        /* A file with NUL bytes must not cut the text short of its frames. */
-        for (size_t i = 0; i < res.out.len; i++)
-            if (res.out.data[i] == '\0')
-                res.out.data[i] = '?';
+        nul_to_qmark(&res.out);
         rc = snapshot_parse(buf_str(&res.out), marker, ov, s);
         if (rc < 0) {
             char why[320];

@@ -53,10 +53,19 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
 int snapshot_collect(struct node *n, const char *runtime, int nranks,
                      const struct rdma_override *ov, int timeout_ms, struct snapshot *s);
 /* lite: without the containers (the runtime CLI is the dearest part of a
- * sample; a watcher asks for them less often). The script reads $W. */
+ * sample; a watcher asks for them less often). The script reads $W. The
+ * local node is read directly (snapshot_local_text). */
 int snapshot_collect_opt(struct node *n, const char *runtime, int nranks,
                          const struct rdma_override *ov, int timeout_ms, bool lite,
                          struct snapshot *s);
+/* Always through the script and node_run (also for the local node). */
+int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
+                            const struct rdma_override *ov, int timeout_ms, bool lite,
+                            struct snapshot *s);
+/* The text the script would print, from the local node's files directly
+ * (snapshot_local.c); only nvidia-smi and the runtime CLI are run. */
+int snapshot_local_text(const struct node *n, const char *runtime, int nranks, bool lite,
+                        const char *marker, struct buf *out);
 /* A fresh random marker. */
 int snapshot_marker(char *out, size_t outsz);
 

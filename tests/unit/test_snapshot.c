@@ -18,7 +18,7 @@ static void run_script(const char *proc, const char *sys, const char *rt, struct
     buf_printf(&p, "%s/%s", fixture_dir(), proc);
     buf_printf(&y, "%s/%s", fixture_dir(), sys);
     node_init_local(&n, "head", buf_str(&p), buf_str(&y));
-    assert_int_equal(snapshot_collect(&n, rt, 2, NULL, 20000, s), 0);
+    assert_int_equal(snapshot_collect_script(&n, rt, 2, NULL, 20000, false, s), 0);
     node_free(&n);
     buf_free(&p);
     buf_free(&y);
@@ -40,6 +40,51 @@ static void fixture_node(void **st)
     assert_int_equal(s->ngpu, 0);
     assert_true(s->gpu_note[0] != '\0');
     free(s);
+}
+
+/* The local node read directly gives what the script gives, field by field
+ * (and a lite sample leaves the containers unasked). */
+static void direct_read_matches_script(void **st)
+{
+    (void)st;
+    struct snapshot *a = malloc(sizeof *a), *b = malloc(sizeof *b), *c = malloc(sizeof *c);
+    struct node n;
+    struct buf p = BUF_INIT, y = BUF_INIT;
+    buf_printf(&p, "%s/proc/spark", fixture_dir());
+    buf_printf(&y, "%s/sysfs/spark-head", fixture_dir());
+    node_init_local(&n, "head", buf_str(&p), buf_str(&y));
+    assert_int_equal(snapshot_collect_script(&n, "dsv41-no-such-runtime", 2, NULL, 20000, false, a), 0);
+    assert_int_equal(snapshot_collect_opt(&n, "dsv41-no-such-runtime", 2, NULL, 20000, false, b), 0);
+    assert_string_equal(a->hostname, b->hostname);
+    assert_true(a->mem.total_kib.v == b->mem.total_kib.v && a->mem.available_kib.v == b->mem.available_kib.v);
+    assert_true(a->oom_kill.ok == b->oom_kill.ok && a->oom_kill.v == b->oom_kill.v);
+    assert_string_equal(a->gpu_note, b->gpu_note);
+    assert_int_equal(a->ngpu, b->ngpu);
+    assert_int_equal(a->nports, b->nports);
+    for (int i = 0; i < a->nports; i++) {
+        assert_string_equal(a->ports[i].dev, b->ports[i].dev);
+        assert_string_equal(a->ports[i].state, b->ports[i].state);
+        assert_int_equal(a->ports[i].gid_index, b->ports[i].gid_index);
+        assert_true(a->ports[i].rcv_bytes.v == b->ports[i].rcv_bytes.v);
+    }
+    assert_int_equal(a->naddrs, b->naddrs);
+    for (int i = 0; i < a->naddrs; i++) {
+        assert_string_equal(a->addrs[i].ifname, b->addrs[i].ifname);
+        assert_string_equal(a->addrs[i].ipv4, b->addrs[i].ipv4);
+        assert_int_equal(a->addrs[i].prefix, b->addrs[i].prefix);
+    }
+    assert_true(a->ct_sampled && b->ct_sampled);
+    assert_int_equal(a->runtime_ok, b->runtime_ok);
+    assert_string_equal(a->runtime_note, b->runtime_note);
+    assert_int_equal(snapshot_collect_opt(&n, "dsv41-no-such-runtime", 2, NULL, 20000, true, c), 0);
+    assert_false(c->ct_sampled);
+    assert_true(c->mem_ok);
+    node_free(&n);
+    buf_free(&p);
+    buf_free(&y);
+    free(a);
+    free(b);
+    free(c);
 }
 
 static void forged_marker_is_ignored(void **st)
@@ -151,6 +196,7 @@ int main(void)
         cmocka_unit_test(forged_marker_is_ignored),
         cmocka_unit_test(containers_from_inspect),
         cmocka_unit_test(real_h200_capture),
+        cmocka_unit_test(direct_read_matches_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,143 @@
+/* The local node's snapshot from its files directly: the same framed text
+ * the sampling script prints (so one parser serves both), with only
+ * nvidia-smi and, in a full sample, the runtime CLI run as commands. The
+ * console samples its own node every second; a shell and half a dozen
+ * processes per sample were most of its idle cost. */
+#include "snapshot.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+static void section(struct buf *out, const char *marker, const char *name)
+{
+    buf_printf(out, "\n%s %s\n", marker, name);
+}
+
+static void file_into(struct buf *out, const char *root, const char *name, const char *only)
+{
+    struct buf path = BUF_INIT, text = BUF_INIT;
+    buf_printf(&path, "%s/%s", root, name);
+    if (buf_read_file(&text, buf_str(&path), 1 << 20) == 0) {
+        if (!only) {
+            buf_puts(out, buf_str(&text));
+        } else { /* the lines that start with `only`, as grep '^only' */
+            size_t ol = strlen(only);
+            for (const char *p = buf_str(&text); *p;) {
+                size_t n = strcspn(p, "\n");
+                if (n >= ol && memcmp(p, only, ol) == 0) {
+                    buf_append(out, p, n);
+                    buf_puts(out, "\n");
+                }
+                p += n + (p[n] == '\n');
+            }
+        }
+    }
+    buf_free(&path);
+    buf_free(&text);
+}
+
+/* True when cmd is an executable in PATH (no shell forked to learn it). */
+static bool in_path(const char *cmd)
+{
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%.*s/%s", (int)n, p, cmd);
+        if (n && access(full, X_OK) == 0)
+            return true;
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
+
+/* Runs cmd and appends its output; returns its exit status (127: not run). */
+static int run_into(struct buf *out, const char *cmd)
+{
+    struct ssh_result res;
+    struct buf err = BUF_INIT;
+    int code = 127;
+    if (node_run_local(cmd, 30000, 1 << 20, &res, &err) == 0) {
+        buf_puts(out, buf_str(&res.out));
+        buf_puts(out, buf_str(&res.err));
+        code = res.exit_status;
+        ssh_result_free(&res);
+    }
+    buf_free(&err);
+    return code;
+}
+
+static void ipv4_into(struct buf *out)
+{
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) < 0)
+        return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !i->ifa_netmask)
+            continue;
+        char a[INET_ADDRSTRLEN];
+        const struct sockaddr_in *sa = (const struct sockaddr_in *)(void *)i->ifa_addr;
+        const struct sockaddr_in *nm = (const struct sockaddr_in *)(void *)i->ifa_netmask;
+        if (!inet_ntop(AF_INET, &sa->sin_addr, a, sizeof a))
+            continue;
+        int prefix = __builtin_popcount(ntohl(nm->sin_addr.s_addr));
+        buf_printf(out, "%s %s/%d\n", i->ifa_name, a, prefix);
+    }
+    freeifaddrs(ifs);
+}
+
+int snapshot_local_text(const struct node *n, const char *runtime, int nranks, bool lite,
+                        const char *marker, struct buf *out)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    section(out, marker, "host");
+    buf_printf(out, "%s\n", host);
+    section(out, marker, "meminfo");
+    file_into(out, n->proc_root, "meminfo", NULL);
+    section(out, marker, "vmstat");
+    file_into(out, n->proc_root, "vmstat", "oom_kill ");
+    section(out, marker, "gpu");
+    int rc = 127;
+    if (in_path("nvidia-smi"))
+        rc = run_into(out, "nvidia-smi --query-gpu=" PROBE_GPU_QUERY
+                           " --format=csv,noheader,nounits 2>&1");
+    else
+        buf_puts(out, "nvidia-smi: not found\n");
+    section(out, marker, "gpu_rc");
+    buf_printf(out, "%d\n", rc);
+    section(out, marker, "apps");
+    if (rc == 0)
+        run_into(out, "nvidia-smi --query-compute-apps=" PROBE_APPS_QUERY
+                      " --format=csv,noheader,nounits 2>/dev/null");
+    section(out, marker, "rdma");
+    rdma_collect_local(n->sys_root, out);
+    section(out, marker, "ipv4");
+    ipv4_into(out);
+    if (!lite) {
+        struct buf cmd = BUF_INIT;
+        buf_puts(&cmd, "NAMES='");
+        for (int i = 0; i < nranks; i++)
+            buf_printf(&cmd, "%sdsv41-r%d", i ? " " : "", i);
+        buf_puts(&cmd, "'; RT=");
+        buf_shell_quote(&cmd, runtime);
+        buf_puts(&cmd, "; ");
+        runtime_cmd_inspect(&cmd, "$RT", "NAMES");
+        buf_puts(&cmd, " 2>&1");
+        section(out, marker, "ct");
+        int code = run_into(out, buf_str(&cmd));
+        section(out, marker, "ct_rc");
+        buf_printf(out, "%d\n", code);
+        buf_free(&cmd);
+    }
+    section(out, marker, "end");
+    return 0;
+}
