@@ -200,6 +200,7 @@ key 1
 check "guard fires: the head's rank is gone" eval \
     'for i in $(seq 300); do [ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ] && break; sleep 0.1; done; [ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ]'
 on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
+check "guard fires: the stop job ends" wait_for "stop    done" 600
 
 # --- resize ----------------------------------------------------------------------
 tmux resize-window -t "$T" -x 70 -y 20
