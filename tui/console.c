@@ -269,6 +269,8 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     u->lo.zoom = -1;
     u->focus = PANE_LOG0;
     u->lv[0] = u->lv[1] = (struct logview){.follow = true, .hit = -1};
+    u->log_rank[0] = 0;
+    u->log_rank[1] = 1;
     u->search_dir = -1;
     const char *theme = NULL;
     int rc = parse_args(u, argc, argv, &theme);

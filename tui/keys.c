@@ -243,7 +243,7 @@ static struct logview *cur_log(struct ui *u)
 
 static const struct logbuf *cur_buf(struct ui *u)
 {
-    return &u->s->ranks[keys_log_index(u)].log;
+    return &u->s->ranks[u->log_rank[keys_log_index(u)]].log;
 }
 
 static void log_scroll(struct ui *u, long lines)
@@ -286,7 +286,17 @@ static void do_follow(struct ui *u)
     } else {
         v->follow = true;
     }
-    state_say(u->s, "log of r%d: %s", keys_log_index(u), v->follow ? "following" : "paused");
+    state_say(u->s, "log of r%d: %s", u->log_rank[keys_log_index(u)],
+              v->follow ? "following" : "paused");
+}
+
+/* With more ranks than log panes: the focused pane shows the next rank. */
+static void do_rank(struct ui *u)
+{
+    int i = keys_log_index(u), n = u->s->nranks > 0 ? u->s->nranks : 1;
+    u->log_rank[i] = (u->log_rank[i] + 1) % n;
+    u->lv[i] = (struct logview){.follow = true, .hit = -1, .wrap = u->lv[i].wrap};
+    state_say(u->s, "log pane %d shows r%d", i + 1, u->log_rank[i]);
 }
 
 static void do_wrap(struct ui *u)
@@ -399,6 +409,7 @@ static const struct key_entry KEYS[] = {
     {'E', "E", "log: jump to the next (newer) error line", do_error_newer, false},
     {'F', "F", "log: show only lines containing a text (empty: all)", do_filter, false},
     {'w', "w", "log: wrap long lines / cut them", do_wrap, false},
+    {'r', "r", "log: show the next rank in the focused log pane (3+ nodes)", do_rank, false},
     {KEY_UP, "Up", "log: scroll one line up", do_up, false},
     {'k', "k", "log: scroll one line up", do_up, false},
     {KEY_DOWN, "Down", "log: scroll one line down", do_down, false},

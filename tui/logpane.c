@@ -52,7 +52,8 @@ void pane_log(struct ui *u, int i)
 {
     struct rect r = u->l.pane[PANE_LOG0 + i];
     struct logview *v = &u->lv[i];
-    const struct state_rank *rk = &u->s->ranks[i];
+    int ri = u->log_rank[i] < u->s->nranks ? u->log_rank[i] : 0;
+    const struct state_rank *rk = &u->s->ranks[ri];
     const struct logbuf *lb = &rk->log;
     uint64_t last = lb->end ? lb->end - 1 : 0;
     uint64_t bottom = v->follow ? last : v->bottom;

@@ -42,6 +42,7 @@ struct ui {
     int focus;            /* enum pane */
     int node_page;
     struct logview lv[2];
+    int log_rank[2];      /* which rank each log pane shows (r cycles it) */
     char search[128];
     int search_dir;       /* -1 older, +1 newer */
     bool help;

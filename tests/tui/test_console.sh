@@ -105,6 +105,35 @@ check "smoke: runs as a job" wait_for "smoke   "
 check "smoke: passes" wait_for "smoke   done" 600
 check "server: the metrics after traffic" wait_for "running 0 waiting 0"
 
+# --- focus and zoom ---------------------------------------------------------------
+key 1
+key z
+check "zoom: the focused log fills the screen" wait_for "log r0 head"
+check "zoom: the other panes are gone" gone_within "fabric (RoCE)" 20
+key z
+check "zoom: z again gives the panes back" wait_for "fabric (RoCE)"
+key Tab
+key z
+check "focus: Tab moved to the worker's log (zoomed now)" wait_for "log r1 worker"
+check "focus: the head's log is not shown" gone_within "log r0 head" 20
+key z
+wait_for "fabric (RoCE)" >/dev/null
+key BTab
+
+# --- bench and gates run as jobs, and a running job can be cancelled ---------------
+key b
+check "bench: runs as a job" wait_for "bench   running" 100
+key c
+check "cancel: asks first" wait_for "Cancel the running bench job? (y/N)"
+key y
+check "cancel: the bench job is cancelled" wait_for "bench   cancelled" 100
+key g
+check "gates: runs as a job" wait_for "gates   running" 100
+key c
+wait_for "(y/N)" >/dev/null
+key y
+check "cancel: the gates job is cancelled" wait_for "gates   cancelled" 100
+
 # --- search in the log -----------------------------------------------------------
 key 2
 check "tab 2: the logs fill the screen" wait_for "log r1 worker"
@@ -215,6 +244,17 @@ check "resize: the header on row 1, the status line on row 30" eval \
 key q
 check "quit: the console exits cleanly" wait_for "console exited rc=0"
 check "quit: no console process left" eval '! pgrep -f "dsv41-top --interval" >/dev/null'
+
+# --- three nodes: a column each ---------------------------------------------------
+start_console WORKERS=worker,worker2 --interval 0.5
+check "3 nodes: the header counts them" wait_for "dsv41-top | 3 nodes"
+check "3 nodes: worker2's column" wait_for "worker2 up"
+check "3 nodes: worker2 in the fabric pane" wait_for "worker2  rocep"
+key Tab
+key r
+check "3 nodes: r shows rank 2 in the focused log pane" wait_for "log r2 worker2"
+key q
+wait_for "console exited" >/dev/null
 
 # --- read-only, ASCII, no colour --------------------------------------------------
 start_console --readonly --ascii --no-color
