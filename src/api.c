@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <pthread.h>
 #include <time.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,10 +52,42 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     return buf_append(b, p, len) == 0 ? len : 0;
 }
 
+/* One handle per thread, kept between calls: its connection stays open
+ * (keep-alive), so a watcher asking /health, /v1/models and /metrics every
+ * second does not connect three times a second. */
+static pthread_key_t g_easy_key;
+static pthread_once_t g_easy_once = PTHREAD_ONCE_INIT;
+
+static void easy_free(void *h)
+{
+    curl_easy_cleanup(h);
+}
+
+static void easy_key_init(void)
+{
+    pthread_key_create(&g_easy_key, easy_free);
+}
+
+static CURL *thread_easy(void)
+{
+    pthread_once(&g_easy_once, easy_key_init);
+    CURL *h = pthread_getspecific(g_easy_key);
+    if (h) {
+        curl_easy_reset(h); /* options go, the open connection stays */
+        return h;
+    }
+    h = curl_easy_init();
+    if (h && pthread_setspecific(g_easy_key, h) != 0) {
+        curl_easy_cleanup(h);
+        h = NULL;
+    }
+    return h;
+}
+
 long api_get(const char *base, const char *path, const char *key, int timeout_ms, struct buf *body,
              struct buf *err)
 {
-    CURL *h = curl_easy_init();
+    CURL *h = thread_easy();
     if (!h) {
         buf_puts(err, "cannot create an HTTP handle");
         return 0;
@@ -81,8 +114,11 @@ long api_get(const char *base, const char *path, const char *key, int timeout_ms
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     else
         buf_puts(err, ebuf[0] ? ebuf : curl_easy_strerror(rc));
+    /* nothing of this call stays pointed at by the kept handle */
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
     curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
     apikey_scrub(&auth);
     buf_free(&url);
     return code;
