@@ -256,6 +256,21 @@ check "3 nodes: r shows rank 2 in the focused log pane" wait_for "log r2 worker2
 key q
 wait_for "console exited" >/dev/null
 
+# --- mouse: a click focuses a pane ------------------------------------------------
+start_console --mouse --interval 0.5
+wait_for "fabric (RoCE)" >/dev/null
+screen
+frow=$(printf '%s\n' "$SCREEN" | grep -n '^fabric (RoCE)' | cut -d: -f1)
+# an X10 mouse report (ESC [ M button x y, each + 32, 1-based): press, then release
+key -l "$(printf '\033[M%b%b%b' '\x20' "\\x$(printf %x $((32 + 6)))" "\\x$(printf %x $((32 + frow + 1)))")"
+key -l "$(printf '\033[M%b%b%b' '\x23' "\\x$(printf %x $((32 + 6)))" "\\x$(printf %x $((32 + frow + 1)))")"
+sleep 0.3
+key z
+check "mouse: a click on the fabric pane focuses it (z zooms it)" gone_within "log r0 head" 30
+check "mouse: the zoomed pane is the fabric" wait_for "fabric (RoCE)"
+key q
+wait_for "console exited" >/dev/null
+
 # --- read-only, ASCII, no colour --------------------------------------------------
 start_console --readonly --ascii --no-color
 check "readonly: starts" wait_for "read-only"
