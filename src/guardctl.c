@@ -60,22 +60,32 @@ static bool lock_free(const char *state_dir)
     return free_now;
 }
 
-int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz)
+bool guardctl_heartbeat_read(const char *state_dir, char *line, size_t sz)
 {
-    char path[768], buf[200] = "";
+    char path[768];
     guard_file(state_dir, "heartbeat", path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    ssize_t n = fd >= 0 ? read(fd, line, sz - 1) : -1;
     if (fd >= 0)
         close(fd);
+    line[n > 0 ? n : 0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    long ts, pid;
+    return sscanf(line, "%ld %ld", &ts, &pid) == 2 && pid > 0 &&
+           (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz)
+{
+    char buf[200];
+    bool running = guardctl_heartbeat_read(state_dir, buf, sizeof buf);
     long ts, pid, avail, fl;
     char state[16];
-    if (n <= 0 || sscanf(buf, "%ld %ld %ld %ld %15s", &ts, &pid, &avail, &fl, state) != 5) {
+    if (sscanf(buf, "%ld %ld %ld %ld %15s", &ts, &pid, &avail, &fl, state) != 5) {
         snprintf(desc, sz, "no guard heartbeat in %s", state_dir);
         return 0;
     }
     long age = (long)time(NULL) - ts;
-    bool running = kill((pid_t)pid, 0) == 0 || errno == EPERM;
     snprintf(desc, sz, "guard pid %ld %s, heartbeat %lds ago, MemAvailable %ld MiB, floor %ld MiB%s",
              pid, state, age, avail / 1024, fl / 1024, running ? "" : " (process gone)");
     return age <= max_age_s && running;

@@ -12,6 +12,9 @@ enum guardctl_action { GUARD_RUN, GUARD_DAEMON, GUARD_STOP, GUARD_STATUS, GUARD_
 
 /* Runs the action; the process exit status (status: 0 alive, 1 not). */
 int guardctl(const struct guard_opts *o, enum guardctl_action a);
+/* The heartbeat line as the guard wrote it ("" when none); true when the
+ * process it names is alive. */
+bool guardctl_heartbeat_read(const char *state_dir, char *line, size_t sz);
 /* Reads STATE_DIR/guard.heartbeat: 1 fresh (<= max_age_s), 0 stale or
  * missing; fills a one-line description. */
 int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz);

@@ -174,17 +174,8 @@ static void last_line(const char *path, char *out, size_t sz)
  * shell forked every poll). */
 static void ask_local(const char *dir, struct buf *text)
 {
-    char path[768], hb[200] = "", last[400];
-    guard_file(dir, "heartbeat", path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, hb, sizeof hb - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    hb[n > 0 ? n : 0] = '\0';
-    hb[strcspn(hb, "\n")] = '\0';
-    long ts, pid = 0;
-    bool alive = sscanf(hb, "%ld %ld", &ts, &pid) == 2 && pid > 0 &&
-                 (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    char path[768], hb[200], last[400];
+    bool alive = guardctl_heartbeat_read(dir, hb, sizeof hb);
     snprintf(path, sizeof path, "%s/memguard.log", dir);
     last_line(path, last, sizeof last);
     buf_printf(text, "%ld %s\n%s\n%s\n", (long)time(NULL), hb, alive ? "alive" : "dead", last);

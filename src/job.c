@@ -238,6 +238,21 @@ bool job_running(struct state *s, const char *name)
     return r;
 }
 
+unsigned job_newest_running(struct state *s, char *name, size_t sz)
+{
+    unsigned id = 0;
+    state_lock(s);
+    for (int i = 0; i < STATE_JOBS; i++) {
+        const struct state_job *j = &s->jobs[i];
+        if (j->id > id && j->status == JOB_RUNNING) {
+            id = j->id;
+            snprintf(name, sz, "%s", j->name);
+        }
+    }
+    state_unlock(s);
+    return id;
+}
+
 int job_cancel(struct state *s, unsigned id)
 {
     state_lock(s);

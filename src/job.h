@@ -19,6 +19,8 @@ void job_set_base_args(char **args, int n);
 unsigned job_start(struct state *s, const char *name, char *const argv[]);
 /* True when a job of that name is running. */
 bool job_running(struct state *s, const char *name);
+/* The newest running job's id (its name into name), or 0 when none runs. */
+unsigned job_newest_running(struct state *s, char *name, size_t sz);
 /* Asks a running job to stop (SIGTERM, then SIGKILL after 5 s). */
 int job_cancel(struct state *s, unsigned id);
 /* Cancels every running job and waits for their threads (at exit). */

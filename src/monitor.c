@@ -113,16 +113,6 @@ static void follow_rank(struct monitor *m, int idx, const struct probe_container
     state_changed(s);
 }
 
-static const struct probe_container *rank_container(const struct snapshot *sn, int rank)
-{
-    char want[16];
-    snprintf(want, sizeof want, "dsv41-r%d", rank);
-    for (int k = 0; k < sn->ncont; k++)
-        if (strcmp(sn->cont[k].name, want) == 0)
-            return &sn->cont[k];
-    return NULL;
-}
-
 static void apply_ports(struct monitor *m, int i, struct state_node *sn, double now)
 {
     const struct snapshot *snap = &sn->snap;
@@ -217,17 +207,13 @@ static void sample(struct monitor *m, bool full)
                         sn->snap.reachable && mem->available_kib.ok
                             ? (float)(mem->available_kib.v / 1048576.0)
                             : NAN);
-        state_hist_push(sn->hist_gpu_util, &sn->nhist_gpu,
-                        sn->snap.reachable && sn->snap.ngpu > 0 && sn->snap.gpu[0].util_pct.ok
-                            ? (float)sn->snap.gpu[0].util_pct.v
-                            : NAN);
         apply_ports(m, i, sn, now);
     }
     apply_server(m, &s->server, now);
     state_unlock(s);
     for (int i = 0; i < r->n && i < s->nnodes; i++)
         if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && r->nodes[i].snap.runtime_ok)
-            follow_rank(m, i, rank_container(&r->nodes[i].snap, m->cl->nodes[i].rank));
+            follow_rank(m, i, snapshot_rank_container(&r->nodes[i].snap, m->cl->nodes[i].rank));
     guardview_poll(m->gv);
     state_changed(s);
 }

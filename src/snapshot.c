@@ -256,3 +256,13 @@ int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
     buf_free(&err);
     return rc;
 }
+
+const struct probe_container *snapshot_rank_container(const struct snapshot *s, int rank)
+{
+    char want[16];
+    snprintf(want, sizeof want, "dsv41-r%d", rank);
+    for (int k = 0; k < s->ncont; k++)
+        if (strcmp(s->cont[k].name, want) == 0)
+            return &s->cont[k];
+    return NULL;
+}

@@ -66,6 +66,8 @@ int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
  * (snapshot_local.c); only nvidia-smi and the runtime CLI are run. */
 int snapshot_local_text(const struct node *n, const char *runtime, int nranks, bool lite,
                         const char *marker, struct buf *out);
+/* The container dsv41-r<rank> in the snapshot, or NULL. */
+const struct probe_container *snapshot_rank_container(const struct snapshot *s, int rank);
 /* A fresh random marker. */
 int snapshot_marker(char *out, size_t outsz);
 

@@ -38,8 +38,8 @@ struct state_node {
     struct snapshot snap;
     time_t down_since;
     double sampled_at;  /* monotonic seconds */
-    float hist_avail_gib[STATE_HIST], hist_gpu_util[STATE_HIST];
-    unsigned nhist_avail, nhist_gpu; /* samples ever pushed; rings hold the last STATE_HIST */
+    float hist_avail_gib[STATE_HIST];
+    unsigned nhist_avail; /* samples ever pushed; the ring holds the last STATE_HIST */
     struct state_port ports[RDMA_MAX_PORTS];
     enum guard_view guard;
     bool guard_here;    /* the console's own thread guards this node */

@@ -85,10 +85,7 @@ static void judge_node(const struct config *c, struct status_report *r, int i)
                 s->runtime_note[0] ? s->runtime_note : "not answering");
     char want[16];
     snprintf(want, sizeof want, "dsv41-r%d", cn->rank);
-    const struct probe_container *mine = NULL;
-    for (int k = 0; k < s->ncont; k++)
-        if (strcmp(s->cont[k].name, want) == 0)
-            mine = &s->cont[k];
+    const struct probe_container *mine = snapshot_rank_container(s, cn->rank);
     if (s->runtime_ok && !mine)
         PROBLEM(r, "%s: rank %s is not running (start the deployment with `dsv41-top launch`)",
                 name, want);
@@ -216,12 +213,9 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     free(kept);
     /* while booting, each rank's phase from its log's tail */
     for (int i = 0; i < r->n && r->api.models_code != 200 && !(flags & STATUS_NO_TAIL); i++) {
-        const struct snapshot *s = &r->nodes[i].snap;
-        for (int k = 0; k < s->ncont; k++) {
-            char want[16];
-            snprintf(want, sizeof want, "dsv41-r%d", r->nodes[i].cn->rank);
-            if (!s->cont[k].running || strcmp(s->cont[k].name, want) != 0)
-                continue;
+        const struct probe_container *ct =
+            snapshot_rank_container(&r->nodes[i].snap, r->nodes[i].cn->rank);
+        if (ct && ct->running) {
             struct strv lines = STRV_INIT;
             struct buf e2 = BUF_INIT;
             if (ranks_tail(&cl->nodes[i].node, config_get(c, "RUNTIME"), r->nodes[i].cn->rank,

@@ -91,25 +91,10 @@ static void do_gates(struct ui *u)
     run_job(u, "gates", argv);
 }
 
-static unsigned newest_running(struct ui *u, char *name, size_t sz)
-{
-    unsigned id = 0;
-    state_lock(u->s);
-    for (int i = 0; i < STATE_JOBS; i++) {
-        const struct state_job *j = &u->s->jobs[i];
-        if (j->id > id && j->status == JOB_RUNNING) {
-            id = j->id;
-            snprintf(name, sz, "%s", j->name);
-        }
-    }
-    state_unlock(u->s);
-    return id;
-}
-
 static void yes_cancel(struct ui *u)
 {
     char name[24];
-    unsigned id = newest_running(u, name, sizeof name);
+    unsigned id = job_newest_running(u->s, name, sizeof name);
     if (id)
         job_cancel(u->s, id);
 }
@@ -117,7 +102,7 @@ static void yes_cancel(struct ui *u)
 static void do_cancel(struct ui *u)
 {
     char name[24], q[80];
-    if (!newest_running(u, name, sizeof name)) {
+    if (!job_newest_running(u->s, name, sizeof name)) {
         state_say(u->s, "no job is running");
         return;
     }
@@ -133,7 +118,7 @@ static void yes_quit(struct ui *u)
 static void do_quit(struct ui *u)
 {
     char name[24];
-    if (newest_running(u, name, sizeof name))
+    if (job_newest_running(u->s, name, sizeof name))
         confirm(u, "A job is running; quit and cancel it?", yes_quit);
     else
         u->quit = true;

@@ -1,5 +1,7 @@
 #include "theme.h"
 
+#include "buf.h"
+
 #include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
@@ -198,17 +200,15 @@ int theme_load(const char *name, struct theme *t, char *err, size_t errsz)
                              "and beside the program)", name);
         return -1;
     }
-    FILE *f = fopen(path, "r");
-    char text[16384];
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    if (!f) {
+    struct buf text = BUF_INIT;
+    if (buf_read_file(&text, path, 16383) < 0) {
+        buf_free(&text);
         snprintf(err, errsz, "%.200s: cannot read", path);
         return -1;
     }
-    text[n] = '\0';
-    if (theme_parse(text, path, t, err, errsz) < 0)
+    int rc = theme_parse(buf_str(&text), path, t, err, errsz);
+    buf_free(&text);
+    if (rc < 0)
         return -1;
     snprintf(t->name, sizeof t->name, "%s", name);
     return 0;
