@@ -8,6 +8,7 @@
 #include "guardview.h"
 #include "phase.h"
 #include "runtime.h"
+#include "wedge.h"
 
 /* Samples between two looks at the containers (a look runs the runtime's
  * CLI on every node). */
@@ -41,7 +42,8 @@ struct monitor {
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
     struct metrics prev;
-    double prev_t, gen_moved_t, prefill_allow_s;
+    double prev_t;
+    struct wedge wedge;
     /* RDMA counters of the previous sample */
     struct pval prev_rx[CLUSTER_MAX_NODES][RDMA_MAX_PORTS], prev_tx[CLUSTER_MAX_NODES][RDMA_MAX_PORTS];
     double prev_err[CLUSTER_MAX_NODES][RDMA_MAX_PORTS];
@@ -142,30 +144,15 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
     sv->wedged[0] = '\0';
     if (!r->metrics_ok) {
         m->have_prev = false;
+        wedge_reset(&m->wedge);
         sv->rates_ok = false;
     } else {
         if (m->have_prev) {
             metrics_rates(&m->prev, &r->metrics, now - m->prev_t, &sv->rates);
             sv->rates_ok = true;
         }
-        /* A prompt that just arrived may take a while to prefill before its
-         * first token: allow it at a conservative 500 tok/s on top. */
-        bool gen_moved = !m->have_prev || !r->metrics.generation_tokens.ok ||
-                         !m->prev.generation_tokens.ok ||
-                         r->metrics.generation_tokens.v != m->prev.generation_tokens.v;
-        if (m->have_prev && r->metrics.prompt_tokens.ok && m->prev.prompt_tokens.ok &&
-            r->metrics.prompt_tokens.v > m->prev.prompt_tokens.v)
-            m->prefill_allow_s += (r->metrics.prompt_tokens.v - m->prev.prompt_tokens.v) / 500;
-        bool busy = r->metrics.running.ok && r->metrics.running.v > 0;
-        if (gen_moved || !busy) {
-            m->gen_moved_t = now;
-            m->prefill_allow_s = 0;
-        }
-        double w = atof(config_get(m->c, "WEDGE_SECONDS"));
-        if (busy && w > 0 && now - m->gen_moved_t >= w + m->prefill_allow_s)
-            snprintf(sv->wedged, sizeof sv->wedged,
-                     "%.0f request(s) running and no token generated for %.0f s",
-                     r->metrics.running.v, now - m->gen_moved_t);
+        wedge_feed(&m->wedge, &r->metrics, now, atof(config_get(m->c, "WEDGE_SECONDS")),
+                   sv->wedged, sizeof sv->wedged);
         m->prev = r->metrics;
         m->prev_t = now;
         m->have_prev = true;

@@ -2,6 +2,7 @@
 
 #include "phase.h"
 #include "ranks.h"
+#include "wedge.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -105,15 +106,17 @@ static bool scrape(const char *base, struct metrics *m)
 }
 
 /* One scrape; while requests run, more until the generation counter moves
- * or WEDGE_SECONDS pass with none: then the engine is wedged (a dead peer
- * rank leaves rank 0 answering /health with no tokens). */
+ * or the wedge rule (wedge.h) says wedged. */
 static void scrape_metrics(const struct config *c, struct status_report *r, bool once)
 {
     struct buf base = BUF_INIT;
     api_base_url(c, &base);
     r->metrics_ok = scrape(buf_str(&base), &r->metrics);
-    double w = once ? 0 : atof(config_get(c, "WEDGE_SECONDS"));
-    if (r->metrics_ok && r->metrics.running.ok && r->metrics.running.v > 0 && w > 0) {
+    double limit = once ? 0 : atof(config_get(c, "WEDGE_SECONDS"));
+    struct wedge w = WEDGE_INIT;
+    if (r->metrics_ok && limit > 0 &&
+        !wedge_feed(&w, &r->metrics, api_now(), limit, r->wedged, sizeof r->wedged) &&
+        r->metrics.running.ok && r->metrics.running.v > 0) {
         double t0 = api_now(), t;
         struct metrics now;
         do {
@@ -127,12 +130,8 @@ static void scrape_metrics(const struct config *c, struct status_report *r, bool
             if (!now.running.ok || now.running.v == 0 ||
                 (r->rates.generation_tps.ok && r->rates.generation_tps.v > 0))
                 break;
-        } while (t - t0 < w);
-        if (r->rates_ok && now.running.ok && now.running.v > 0 && r->rates.generation_tps.ok &&
-            r->rates.generation_tps.v == 0)
-            snprintf(r->wedged, sizeof r->wedged,
-                     "%.0f request(s) running and no token generated for %.0f s", now.running.v,
-                     r->rates_window_s);
+        } while (!wedge_feed(&w, &now, t, limit, r->wedged, sizeof r->wedged) &&
+                 t - t0 < wedge_window(&w, limit) + 1);
     }
     buf_free(&base);
 }

@@ -11,6 +11,7 @@
 
 #include "fixture.h"
 #include "metrics.h"
+#include "wedge.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
@@ -55,11 +56,64 @@ static void engines_summed_and_garbage(void **st)
     assert_false(m.running.ok);
 }
 
+static struct metrics scrape_of(double running, double prompt, double gen)
+{
+    struct metrics m = {0};
+    m.running = (struct pval){true, running};
+    m.prompt_tokens = (struct pval){true, prompt};
+    m.generation_tokens = (struct pval){true, gen};
+    return m;
+}
+
+/* The wedge rule: requests running with the generation counter still for
+ * the limit; a new prompt extends it by its prefill at 500 tok/s; idle, a
+ * moving counter, a failed scrape or a counter the server lacks never
+ * alarm. */
+static void wedge_rule(void **st)
+{
+    (void)st;
+    struct wedge w = WEDGE_INIT;
+    char why[128] = "";
+    struct metrics m = scrape_of(1, 100, 50);
+    assert_false(wedge_feed(&w, &m, 0, 10, why, sizeof why));
+    assert_false(wedge_feed(&w, &m, 9.9, 10, why, sizeof why));
+    assert_true(wedge_feed(&w, &m, 10, 10, why, sizeof why));
+    assert_string_equal(why, "1 request(s) running and no token generated for 10 s");
+    /* tokens move: fine again */
+    m.generation_tokens.v = 51;
+    assert_false(wedge_feed(&w, &m, 11, 10, why, sizeof why));
+    /* a 5000-token prompt arrives: 10 s more before an alarm */
+    m.prompt_tokens.v += 5000;
+    assert_false(wedge_feed(&w, &m, 12, 10, why, sizeof why));
+    assert_true(wedge_window(&w, 10) > 19.9 && wedge_window(&w, 10) < 20.1);
+    assert_false(wedge_feed(&w, &m, 30.9, 10, why, sizeof why));
+    assert_true(wedge_feed(&w, &m, 31, 10, why, sizeof why));
+    /* idle: never, and the clock restarts */
+    struct metrics idle = scrape_of(0, m.prompt_tokens.v, m.generation_tokens.v);
+    assert_false(wedge_feed(&w, &idle, 100, 10, why, sizeof why));
+    assert_false(wedge_feed(&w, &m, 105, 10, why, sizeof why));
+    assert_true(wedge_feed(&w, &m, 110, 10, why, sizeof why));
+    /* off when the limit is 0 */
+    assert_false(wedge_feed(&w, &m, 500, 0, why, sizeof why));
+    /* no generation counter exported: n/a is movement, not a wedge */
+    wedge_reset(&w);
+    m.generation_tokens.ok = false;
+    assert_false(wedge_feed(&w, &m, 0, 10, why, sizeof why));
+    assert_false(wedge_feed(&w, &m, 100, 10, why, sizeof why));
+    /* a restarted server's counter went back: movement */
+    wedge_reset(&w);
+    m = scrape_of(1, 100, 50);
+    assert_false(wedge_feed(&w, &m, 0, 10, why, sizeof why));
+    m.generation_tokens.v = 3;
+    assert_false(wedge_feed(&w, &m, 20, 10, why, sizeof why));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(figures_and_rates),
         cmocka_unit_test(engines_summed_and_garbage),
+        cmocka_unit_test(wedge_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
