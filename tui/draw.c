@@ -48,6 +48,23 @@ int draw_attr(const struct ui *u, enum theme_role r)
     return a;
 }
 
+struct glyph glyph_next(const char *p, mbstate_t *ms, bool ascii)
+{
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x80)
+        return (struct glyph){1, 1, c >= 0x20 && c != 0x7f};
+    wchar_t wc;
+    size_t n = mbrtowc(&wc, p, MB_CUR_MAX, ms);
+    if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+        memset(ms, 0, sizeof *ms);
+        return (struct glyph){1, 1, false};
+    }
+    int w = wcwidth(wc);
+    if (ascii || w < 0)
+        return (struct glyph){n, 1, false};
+    return (struct glyph){n, w, true};
+}
+
 int put(const struct ui *u, int y, int x, int maxw, int attr, const char *text)
 {
     if (maxw <= 0 || y < 0 || y >= u->h)
@@ -55,37 +72,18 @@ int put(const struct ui *u, int y, int x, int maxw, int attr, const char *text)
     attrset(attr);
     move(y, x);
     int cols = 0;
-    const char *p = text;
     mbstate_t ms;
     memset(&ms, 0, sizeof ms);
-    while (*p && cols < maxw) {
-        unsigned char c = (unsigned char)*p;
-        if (c < 0x80) {
-            addch(c >= 0x20 && c != 0x7f ? c : '?');
-            cols++;
-            p++;
-            continue;
-        }
-        wchar_t wc;
-        size_t n = mbrtowc(&wc, p, MB_CUR_MAX, &ms);
-        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-            memset(&ms, 0, sizeof ms);
-            addch('?');
-            cols++;
-            p++;
-            continue;
-        }
-        int w = wcwidth(wc);
-        if (u->ascii || w < 0) {
-            addch('?');
-            cols++;
-        } else if (cols + w <= maxw) {
-            addnstr(p, (int)n);
-            cols += w;
-        } else {
+    for (const char *p = text; *p;) {
+        struct glyph g = glyph_next(p, &ms, u->ascii);
+        if (cols + g.cols > maxw)
             break;
-        }
-        p += n;
+        if (g.raw)
+            addnstr(p, (int)g.n);
+        else
+            addch('?');
+        cols += g.cols;
+        p += g.n;
     }
     return cols;
 }

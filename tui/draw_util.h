@@ -2,10 +2,23 @@
 #ifndef DSV41_TUI_DRAW_UTIL_H
 #define DSV41_TUI_DRAW_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <wchar.h>
 
 #include "probe.h"
 #include "tui.h"
+
+/* One character of text: its bytes, and the columns put() gives it. An
+ * invalid byte, a control byte, an unprintable character and (ascii)
+ * anything non-ASCII draw as one '?' (raw false). The one place that steps
+ * through UTF-8, so measuring and drawing agree. */
+struct glyph {
+    size_t n;
+    int cols;
+    bool raw; /* draw the n bytes as they are */
+};
+struct glyph glyph_next(const char *p, mbstate_t *ms, bool ascii);
 
 /* Text at y,x cut to maxw display columns; returns the columns used.
  * Control bytes and (with --ascii) anything non-ASCII show as '?'. */

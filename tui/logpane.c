@@ -12,37 +12,30 @@
  * in a full buffer cannot stall the screen during a flood. */
 #define FILTER_SCAN 5000
 
-/* Bytes of text that fit in w display columns (at least one character). */
-static size_t fit_bytes(const char *text, int w)
+/* Bytes of text that fit in w display columns as put() draws them (at
+ * least one character). */
+static size_t fit_bytes(const char *text, int w, bool ascii)
 {
     mbstate_t ms;
     memset(&ms, 0, sizeof ms);
     size_t off = 0;
     int cols = 0;
     while (text[off]) {
-        wchar_t wc;
-        size_t n = (unsigned char)text[off] < 0x80 ? 1 : mbrtowc(&wc, text + off, MB_CUR_MAX, &ms);
-        int cw = 1;
-        if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
-            memset(&ms, 0, sizeof ms);
-            n = 1;
-        } else if (n > 1) {
-            cw = wcwidth(wc) > 0 ? wcwidth(wc) : 1;
-        }
-        if (cols + cw > w && off > 0)
+        struct glyph g = glyph_next(text + off, &ms, ascii);
+        if (cols + g.cols > w && off > 0)
             break;
-        cols += cw;
-        off += n;
+        cols += g.cols;
+        off += g.n;
     }
     return off;
 }
 
-static int rows_of(const char *text, int w)
+static int rows_of(const char *text, int w, bool ascii)
 {
     int rows = 0;
     size_t off = 0, len = strlen(text);
     do {
-        off += fit_bytes(text + off, w);
+        off += fit_bytes(text + off, w, ascii);
         rows++;
     } while (off < len && rows < 64);
     return rows;
@@ -89,7 +82,7 @@ void pane_log(struct ui *u, int i)
                 break;
             continue;
         }
-        used += v->wrap ? rows_of(l->text, r.w) : 1;
+        used += v->wrap ? rows_of(l->text, r.w, u->ascii) : 1;
         seqs[n++] = (uint64_t)s;
     }
     int y = r.y + 1 + (used < rows ? 0 : rows - used); /* a tall top line may start above */
@@ -105,7 +98,7 @@ void pane_log(struct ui *u, int i)
         }
         size_t off = 0, len = l->len;
         do {
-            size_t fb = fit_bytes(l->text + off, r.w);
+            size_t fb = fit_bytes(l->text + off, r.w, u->ascii);
             if (y > r.y) {
                 char part[LOGBUF_LINE_MAX + 64];
                 memcpy(part, l->text + off, fb);

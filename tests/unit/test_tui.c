@@ -3,11 +3,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw_util.h"
 #include "graph.h"
 #include "theme.h"
 #include "tui.h"
@@ -125,6 +127,32 @@ static void key_table_is_sane(void **st)
     }
 }
 
+/* glyph_next: what put() draws and what the log pane measures for wrapping
+ * come from one step, so they cannot disagree. */
+static void glyphs_measured_as_drawn(void **st)
+{
+    (void)st;
+    assert_non_null(setlocale(LC_CTYPE, "C.UTF-8"));
+    mbstate_t ms;
+    memset(&ms, 0, sizeof ms);
+    struct glyph g = glyph_next("a", &ms, false);
+    assert_true(g.n == 1 && g.cols == 1 && g.raw);
+    g = glyph_next("\x1b[2J", &ms, false); /* a control byte: one '?' */
+    assert_true(g.n == 1 && g.cols == 1 && !g.raw);
+    g = glyph_next("\xc3\xa9", &ms, false); /* e acute: 2 bytes, 1 column */
+    assert_true(g.n == 2 && g.cols == 1 && g.raw);
+    g = glyph_next("\xe6\x97\xa5", &ms, false); /* a CJK ideograph: 2 columns */
+    assert_true(g.n == 3 && g.cols == 2 && g.raw);
+    g = glyph_next("\xe6\x97\xa5", &ms, true); /* --ascii: one '?' */
+    assert_true(g.n == 3 && g.cols == 1 && !g.raw);
+    g = glyph_next("\xff\xfe", &ms, false); /* invalid: one byte, one '?' */
+    assert_true(g.n == 1 && g.cols == 1 && !g.raw);
+    g = glyph_next("\xe6\x97", &ms, false); /* cut short: one byte at a time */
+    assert_true(g.n == 1 && g.cols == 1 && !g.raw);
+    g = glyph_next("x", &ms, false); /* and the state is clean after it */
+    assert_true(g.n == 1 && g.raw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -133,6 +161,7 @@ int main(void)
         cmocka_unit_test(shipped_themes_parse),
         cmocka_unit_test(graph_braille_and_ascii),
         cmocka_unit_test(key_table_is_sane),
+        cmocka_unit_test(glyphs_measured_as_drawn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
