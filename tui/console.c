@@ -125,6 +125,9 @@ static void prompt_key(struct ui *u, int ch)
     }
 }
 
+/* Lines one wheel notch scrolls a log, as terminals usually do. */
+#define WHEEL_LINES 3
+
 static void mouse_event(struct ui *u)
 {
     MEVENT ev;
@@ -132,15 +135,19 @@ static void mouse_event(struct ui *u)
         return;
     for (int p = 0; p < PANE_COUNT; p++) {
         struct rect r = u->l.pane[p];
-        if (r.h && ev.y >= r.y && ev.y < r.y + r.h && ev.x >= r.x && ev.x < r.x + r.w) {
-            u->focus = p;
-            if (ev.bstate & BUTTON4_PRESSED)
-                keys_dispatch(u, KEY_UP);
+        if (!r.h || ev.y < r.y || ev.y >= r.y + r.h || ev.x < r.x || ev.x >= r.x + r.w)
+            continue;
+        u->focus = p;
+        if (p != PANE_LOG0 && p != PANE_LOG1)
+            return; /* the wheel scrolls logs only */
+        int key = ev.bstate & BUTTON4_PRESSED ? KEY_UP : 0;
 #ifdef BUTTON5_PRESSED
-            else if (ev.bstate & BUTTON5_PRESSED)
-                keys_dispatch(u, KEY_DOWN);
+        if (ev.bstate & BUTTON5_PRESSED)
+            key = KEY_DOWN;
 #endif
-        }
+        for (int i = 0; key && i < WHEEL_LINES; i++)
+            keys_dispatch(u, key);
+        return;
     }
 }
 

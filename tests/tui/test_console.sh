@@ -78,6 +78,14 @@ gone_within() { # text tenths
 }
 key() { tm send-keys -t "$T" "$@"; }
 row() { printf '%s\n' "$SCREEN" | sed -n "$1p"; }
+# An X10 mouse report: ESC [ M, then button, column and row (1-based), each
+# + 32. Buttons: 0 left press, 3 release, 64 wheel up, 65 wheel down.
+mouse() { # button x y
+    key -l "$(printf '\033[M%b%b%b' "\\x$(printf %x $((32 + $1)))" "\\x$(printf %x $((32 + $2)))" \
+        "\\x$(printf %x $((32 + $3)))")"
+}
+# The 1-based screen row of the first line starting with text.
+row_of() { printf '%s\n' "$SCREEN" | grep -n "^$1" | head -1 | cut -d: -f1; }
 # Waits until row N shows text (up to N tenths of a second).
 row_shows() { # row text tenths
     local i
@@ -91,7 +99,7 @@ row_shows() { # row text tenths
 }
 
 # --- the panes, before anything runs ---------------------------------------------
-start_console --interval 0.5
+start_console --mouse --interval 0.5
 check "starts: the header" wait_for "dsv41-top | 2 nodes"
 check "nodes: both reachable over ssh" wait_for "worker up"
 check "nodes: the head" contains "$SCREEN" "head up"
@@ -129,6 +137,18 @@ key t
 check "smoke: runs as a job" wait_for "smoke   "
 check "smoke: passes" wait_for "smoke   done" 600
 check "server: the metrics after traffic" wait_for "running 0 waiting 0"
+
+# --- the mouse wheel scrolls a log, and only a log ------------------------------
+screen
+frow=$(row_of "fabric (RoCE)")
+mouse 64 6 $((frow + 1))
+check "wheel: over the fabric pane no log scrolls" eval '! wait_for PAUSED 10 2>/dev/null'
+lrow=$(row_of "log r0 head")
+mouse 64 6 $((lrow + 2))
+check "wheel: up over rank 0's log pauses it" wait_for "PAUSED"
+mouse 65 6 $((lrow + 2))
+mouse 65 6 $((lrow + 2)) # twice: a line or two may arrive meanwhile
+check "wheel: down to the newest line follows again" gone_within "PAUSED" 20
 
 # --- focus and zoom ---------------------------------------------------------------
 key 1
@@ -289,10 +309,9 @@ wait_for "console exited" >/dev/null
 start_console --mouse --interval 0.5
 wait_for "fabric (RoCE)" >/dev/null
 screen
-frow=$(printf '%s\n' "$SCREEN" | grep -n '^fabric (RoCE)' | cut -d: -f1)
-# an X10 mouse report (ESC [ M button x y, each + 32, 1-based): press, then release
-key -l "$(printf '\033[M%b%b%b' '\x20' "\\x$(printf %x $((32 + 6)))" "\\x$(printf %x $((32 + frow + 1)))")"
-key -l "$(printf '\033[M%b%b%b' '\x23' "\\x$(printf %x $((32 + 6)))" "\\x$(printf %x $((32 + frow + 1)))")"
+frow=$(row_of "fabric (RoCE)")
+mouse 0 6 $((frow + 1)) # press
+mouse 3 6 $((frow + 1)) # release
 sleep 0.3
 key z
 check "mouse: a click on the fabric pane focuses it (z zooms it)" gone_within "log r0 head" 30
