@@ -16,6 +16,7 @@ int cmd_smoke(const struct config *c, int argc, char **argv);
 int cmd_bench(const struct config *c, int argc, char **argv);
 int cmd_gates(const struct config *c, int argc, char **argv);
 int cmd_guard(const struct config *c, int argc, char **argv);
+int cmd_verify(const struct config *c, int argc, char **argv);
 
 struct guard_opts;
 void guard_opts_from_config(const struct config *c, struct guard_opts *o);

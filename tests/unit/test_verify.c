@@ -1,0 +1,250 @@
+/* verify: manifests as sha256sum writes them (and hostile ones), hashing
+ * checked against known vectors and against coreutils' sha256sum on a file
+ * of several read chunks, every result kind, cancel, and the progress
+ * line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "progress.h"
+#include "verify.h"
+
+#define SHA_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+#define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define SHA_MILLION_A "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
+
+static char g_dir[64];
+
+static void write_file(const char *name, const void *data, size_t n)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", g_dir, name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static int setup(void **st)
+{
+    (void)st;
+    snprintf(g_dir, sizeof g_dir, "/tmp/dsv41-verify-XXXXXX");
+    assert_non_null(mkdtemp(g_dir));
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void manifest_formats(void **st)
+{
+    (void)st;
+    struct verify_manifest m;
+    struct buf err = BUF_INIT;
+    const char *text = "# the six shards\n\n" SHA_ABC "  model-00001-of-00006.safetensors\r\n"
+                       SHA_EMPTY " *binary mode.bin\n"
+                       "\\" SHA_ABC "  back\\\\slash\\nnewline\n";
+    assert_int_equal(verify_manifest_parse(text, "m.txt", &m, &err), 0);
+    assert_int_equal(m.n, 3);
+    assert_string_equal(m.e[0].path, "model-00001-of-00006.safetensors");
+    assert_int_equal(m.e[0].line, 3);
+    assert_string_equal(m.e[1].path, "binary mode.bin");
+    assert_string_equal(m.e[2].path, "back\\slash\nnewline");
+    char hex[65];
+    verify_hex(m.e[1].want, hex);
+    assert_string_equal(hex, SHA_EMPTY);
+    char *only[] = {"binary mode.bin"};
+    assert_int_equal(verify_manifest_select(&m, only, 1, &err), 0);
+    assert_int_equal(m.n, 1);
+    char *absent[] = {"nope"};
+    assert_int_equal(verify_manifest_select(&m, absent, 1, &err), -1);
+    assert_string_equal(buf_str(&err), "nope is not in the manifest");
+    verify_manifest_free(&m);
+    buf_free(&err);
+}
+
+static void manifest_errors_name_the_line(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"abc  x\n", "m:1: expected 64 hex digits"},
+        {"\n" SHA_ABC " x\n", "m:2: expected two spaces"},
+        {SHA_ABC "  \n", "m:1: expected two spaces"},
+        {SHA_ABC "  /etc/passwd\n", "m:1: absolute path"},
+        {SHA_ABC "  a/../../etc/passwd\n", "m:1: path with a '..' part"},
+        {SHA_ABC "  ..\n", "m:1: path with a '..' part"},
+        {SHA_ABC "  a\n" SHA_EMPTY "  b\n" SHA_ABC "  a\n", "m:3: a is listed twice"},
+        {"# only a comment\n", "m: no files listed"},
+        {"", "m: no files listed"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct verify_manifest m;
+        struct buf err = BUF_INIT;
+        assert_int_equal(verify_manifest_parse(cases[i].text, "m", &m, &err), -1);
+        if (strncmp(buf_str(&err), cases[i].want, strlen(cases[i].want)) != 0)
+            fail_msg("case %zu: got \"%s\", want \"%s...\"", i, buf_str(&err), cases[i].want);
+        assert_null(m.e);
+        buf_free(&err);
+    }
+}
+
+static void known_vectors(void **st)
+{
+    (void)st;
+    char *million = malloc(1000000);
+    assert_non_null(million);
+    memset(million, 'a', 1000000);
+    write_file("million", million, 1000000);
+    free(million);
+    char p[256];
+    snprintf(p, sizeof p, "%s/million", g_dir);
+    int fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    unsigned char d[32];
+    char hex[65];
+    _Atomic int64_t done = 0;
+    assert_int_equal(verify_sha256_fd(fd, d, &done, NULL), 0);
+    close(fd);
+    verify_hex(d, hex);
+    assert_string_equal(hex, SHA_MILLION_A);
+    assert_int_equal(done, 1000000);
+}
+
+struct seen {
+    int calls;
+    char order[8][32];
+};
+
+static void on_done(const struct verify_entry *e, void *arg)
+{
+    struct seen *s = arg;
+    if (s->calls < 8)
+        snprintf(s->order[s->calls], sizeof s->order[0], "%s", e->path);
+    s->calls++;
+}
+
+/* every kind of result, with 1 and with 4 threads */
+static void run_results(void **st)
+{
+    (void)st;
+    write_file("abc", "abc", 3);
+    write_file("empty", "", 0);
+    write_file("corrupt", "abd", 3);
+    char p[256];
+    snprintf(p, sizeof p, "%s/adir", g_dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    const char *text = SHA_ABC "  abc\n" SHA_EMPTY "  empty\n" SHA_ABC "  corrupt\n" SHA_ABC
+                               "  gone\n" SHA_ABC "  adir\n";
+    for (int jobs = 1; jobs <= 4; jobs += 3) {
+        struct verify_manifest m;
+        struct buf err = BUF_INIT;
+        assert_int_equal(verify_manifest_parse(text, "m", &m, &err), 0);
+        struct verify_progress pr = {0};
+        struct seen seen = {0};
+        assert_int_equal(verify_run(&m, g_dir, jobs, NULL, &pr, on_done, &seen, NULL), 3);
+        assert_int_equal(seen.calls, 5);
+        assert_int_equal(pr.files_done, 5);
+        assert_int_equal(m.e[0].res, VERIFY_OK);
+        assert_int_equal(m.e[1].res, VERIFY_OK);
+        assert_int_equal(m.e[2].res, VERIFY_MISMATCH);
+        assert_int_equal(m.e[3].res, VERIFY_MISSING);
+        assert_int_equal(m.e[4].res, VERIFY_UNREADABLE); /* a directory: EISDIR */
+        assert_int_equal(m.e[3].size, -1);
+        assert_int_equal(m.e[0].size, 3);
+        if (jobs == 1) /* the largest first */
+            assert_string_equal(seen.order[0], "adir");
+        verify_manifest_free(&m);
+        buf_free(&err);
+    }
+    struct verify_manifest m;
+    struct buf err = BUF_INIT;
+    assert_int_equal(verify_manifest_parse(text, "m", &m, &err), 0);
+    struct verify_progress pr = {0};
+    assert_int_equal(verify_run(&m, "/nonexistent-dir", 2, NULL, &pr, NULL, NULL, NULL), -1);
+    volatile sig_atomic_t cancel = 1;
+    assert_int_equal(verify_run(&m, g_dir, 2, &cancel, &pr, NULL, NULL, NULL), 5);
+    assert_int_equal(m.e[0].res, VERIFY_CANCELLED);
+    assert_int_equal(m.e[3].res, VERIFY_MISSING);
+    verify_manifest_free(&m);
+    buf_free(&err);
+}
+
+/* A file of several read chunks against coreutils' sha256sum, the tool
+ * the script era used: the two implementations must agree. */
+static void agrees_with_sha256sum(void **st)
+{
+    (void)st;
+    size_t n = 9u << 20 | 12345;
+    unsigned char *data = malloc(n);
+    assert_non_null(data);
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        data[i] = (unsigned char)x;
+    }
+    write_file("big.bin", data, n);
+    free(data);
+    char cmd[256], line[256];
+    snprintf(cmd, sizeof cmd, "cd '%s' && sha256sum big.bin", g_dir);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_int_equal(pclose(f), 0);
+    struct verify_manifest m;
+    struct buf err = BUF_INIT;
+    assert_int_equal(verify_manifest_parse(line, "sha256sum", &m, &err), 0);
+    struct verify_progress pr = {0};
+    assert_int_equal(verify_run(&m, g_dir, 2, NULL, &pr, NULL, NULL, NULL), 0);
+    assert_int_equal(pr.total_bytes, (int64_t)n);
+    assert_int_equal(pr.done_bytes, (int64_t)n);
+    verify_manifest_free(&m);
+    buf_free(&err);
+}
+
+static void progress_line(void **st)
+{
+    (void)st;
+    struct buf b = BUF_INIT;
+    progress_format(&b, 123000000000, 462000000000, 100, 10);
+    assert_string_equal(buf_str(&b), "[##........] 123.0 GB of 462.0 GB  26.6 %  1.23 GB/s  4m36s left");
+    buf_reset(&b);
+    progress_format(&b, 0, 462000000000, 0.1, 0); /* no rate yet: no guess */
+    assert_string_equal(buf_str(&b), "0 B of 462.0 GB  0.0 %");
+    buf_reset(&b);
+    progress_format(&b, 5, 0, 2, 4); /* an empty total */
+    assert_string_equal(buf_str(&b), "[....] 5 B of 0 B  0.0 %  2 B/s");
+    char d[16];
+    progress_duration(d, sizeof d, 3725);
+    assert_string_equal(d, "1h02m");
+    progress_bytes(d, sizeof d, 999);
+    assert_string_equal(d, "999 B");
+    buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(manifest_formats),
+        cmocka_unit_test(manifest_errors_name_the_line),
+        cmocka_unit_test(known_vectors),
+        cmocka_unit_test(run_results),
+        cmocka_unit_test(agrees_with_sha256sum),
+        cmocka_unit_test(progress_line),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
