@@ -48,7 +48,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test unit sim-test it fuzz fuzz-smoke bench soak demo install clean format
+.PHONY: all deps test unit sim-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/tests/it-session \
@@ -148,6 +148,15 @@ sim-test: all
 	tests/sim/test_client.sh
 	tests/node/run.sh
 
+# Commands that need no hosts, beside the tools they replace (verify vs
+# sha256sum); again with the TSan build.
+cli-test: all
+	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
+	tests/cli/test_verify.sh
+	@echo "== test_verify.sh (TSan build)"
+	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	    tests/cli/test_verify.sh
+
 # Integration: real sshd in a network namespace, real podman containers; the
 # tests run twice, the second time with the TSan build of the program.
 it: all
@@ -166,6 +175,7 @@ test: deps
 	$(MAKE) SAN=address,undefined unit
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' unit
 	$(MAKE) sim-test
+	$(MAKE) cli-test
 	$(MAKE) fuzz-smoke
 	$(MAKE) it
 

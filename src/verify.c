@@ -28,6 +28,11 @@ const char *verify_result_name(enum verify_result r)
     return "PENDING";
 }
 
+const char *verify_error(const struct verify_entry *e)
+{
+    return e->why ? e->why : strerror(e->err);
+}
+
 void verify_hex(const unsigned char d[32], char out[65])
 {
     static const char hx[] = "0123456789abcdef";
@@ -243,7 +248,7 @@ int verify_manifest_select(struct verify_manifest *m, char **paths, int n, struc
 }
 
 int verify_sha256_fd(int fd, unsigned char out[32], _Atomic int64_t *done,
-                     const volatile sig_atomic_t *cancel)
+                     const atomic_int *cancel)
 {
     unsigned char *chunk = malloc(VERIFY_CHUNK);
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -255,7 +260,7 @@ int verify_sha256_fd(int fd, unsigned char out[32], _Atomic int64_t *done,
     /* the kernel reads ahead further for a file read once, in order */
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     for (;;) {
-        if (cancel && *cancel) {
+        if (cancel && atomic_load(cancel)) {
             rc = ECANCELED;
             goto out;
         }
@@ -287,7 +292,7 @@ out:
 struct run {
     struct verify_manifest *m;
     int dirfd;
-    const volatile sig_atomic_t *cancel;
+    const atomic_int *cancel;
     struct verify_progress *p;
     verify_done_fn done;
     void *arg;
@@ -302,16 +307,26 @@ static void check_one(struct run *r, struct verify_entry *e)
 {
     if (e->res != VERIFY_PENDING) /* missing at the stat pass */
         return;
-    if (r->cancel && *r->cancel) {
+    if (r->cancel && atomic_load(r->cancel)) {
         e->res = VERIFY_CANCELLED;
         return;
     }
-    int fd = openat(r->dirfd, e->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO planted in the directory must not hang the open */
+    int fd = openat(r->dirfd, e->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         e->err = errno;
         e->res = errno == ENOENT ? VERIFY_MISSING : VERIFY_UNREADABLE;
         return;
     }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        e->err = errno;
+        e->why = "not a regular file";
+        e->res = VERIFY_UNREADABLE;
+        close(fd);
+        return;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     int rc = verify_sha256_fd(fd, e->got, &r->p->done_bytes, r->cancel);
     close(fd);
     if (rc == ECANCELED)
@@ -349,7 +364,7 @@ static void *worker(void *arg)
 }
 
 int verify_run(struct verify_manifest *m, const char *dir, int jobs,
-               const volatile sig_atomic_t *cancel, struct verify_progress *p,
+               const atomic_int *cancel, struct verify_progress *p,
                verify_done_fn done, void *arg, verify_tick_fn tick)
 {
     struct run r = {.m = m, .cancel = cancel, .p = p, .done = done, .arg = arg};

@@ -7,7 +7,6 @@
 #ifndef DSV41_VERIFY_H
 #define DSV41_VERIFY_H
 
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,7 +30,8 @@ struct verify_entry {
     unsigned char want[32], got[32];
     int64_t size; /* -1 until opened */
     enum verify_result res;
-    int err; /* errno for VERIFY_UNREADABLE */
+    int err;         /* errno for VERIFY_UNREADABLE */
+    const char *why; /* or a reason no errno names */
     int line;
 };
 
@@ -69,15 +69,17 @@ typedef void (*verify_tick_fn)(void *arg);
  * Returns the number of files that are not VERIFY_OK, or -1 (errno set)
  * when dir cannot be opened or no thread could start. */
 int verify_run(struct verify_manifest *m, const char *dir, int jobs,
-               const volatile sig_atomic_t *cancel, struct verify_progress *p,
+               const atomic_int *cancel, struct verify_progress *p,
                verify_done_fn done, void *arg, verify_tick_fn tick);
 
 /* The sha256 of an open file, read from its start; adds to *done as it
  * goes. 0, or an errno (ECANCELED when cancel was set). */
 int verify_sha256_fd(int fd, unsigned char out[32], _Atomic int64_t *done,
-                     const volatile sig_atomic_t *cancel);
+                     const atomic_int *cancel);
 
 const char *verify_result_name(enum verify_result r);
+/* Why an entry is VERIFY_UNREADABLE. */
+const char *verify_error(const struct verify_entry *e);
 void verify_hex(const unsigned char d[32], char out[65]);
 
 #endif

@@ -33,7 +33,8 @@ static const char VERIFY_USAGE[] =
     "Exit status: 0 every file matches; 1 a file is missing, unreadable or\n"
     "differs (or the run was interrupted); 2 a usage or manifest error.\n";
 
-static volatile sig_atomic_t g_cancel;
+/* lock-free atomics are safe in a handler and visible to the hashing threads */
+static atomic_int g_cancel;
 
 static void on_signal(int sig)
 {
@@ -105,7 +106,7 @@ static void file_done(const struct verify_entry *e, void *arg)
         printf("MISSING     %s\n", e->path);
         break;
     case VERIFY_UNREADABLE:
-        printf("UNREADABLE  %s: %s\n", e->path, strerror(e->err));
+        printf("UNREADABLE  %s: %s\n", e->path, verify_error(e));
         break;
     default:
         printf("%-11s %s\n", verify_result_name(e->res), e->path);
@@ -140,7 +141,7 @@ static void print_json(const struct verify_manifest *m, const char *dir, const c
             cJSON_AddNullToObject(f, "sha256");
         }
         if (e->res == VERIFY_UNREADABLE)
-            cJSON_AddStringToObject(f, "error", strerror(e->err));
+            cJSON_AddStringToObject(f, "error", verify_error(e));
         cJSON_AddItemToArray(files, f);
     }
     cJSON_AddNumberToObject(o, "ok", m->n - bad);

@@ -91,6 +91,14 @@ contains() { # haystack needle
     echo "    in: $(printf '%s' "$1" | head -c 2000)" >&2
     return 1
 }
+# A jq filter's raw output equals expected.
+jq_is() { # json filter expected
+    local got
+    got=$(printf '%s' "$1" | jq -r "$2" 2>&1)
+    [ "$got" = "$3" ] && return 0
+    echo "    $2 = '$got', expected '$3'" >&2
+    return 1
+}
 summary() {
     echo "$PASSED passed, $FAILED failed"
     [ "$FAILED" -eq 0 ]

@@ -33,13 +33,6 @@ start_ranks() {
     return 1
 }
 
-jq_is() { # json filter expected
-    local got
-    got=$(printf '%s' "$1" | jq -r "$2" 2>&1)
-    [ "$got" = "$3" ] && return 0
-    echo "    $2 = '$got', expected '$3'" >&2
-    return 1
-}
 
 start_ranks || { not_ok "ranks start"; summary; exit 1; }
 
