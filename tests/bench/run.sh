@@ -195,5 +195,8 @@ on_host head podman rm -f -t 0 dsv41-r0 >/dev/null 2>&1
 pct=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.3f", (b - a) / hz / 30 * 100}')
 printf '%-44s %s %% of a core   goal <= 0.2%%: %s\n' "guard CPU" "$pct" "$(awk -v p="$pct" 'BEGIN {print (p <= 0.2) ? "met" : "NOT met"}')"
 
+# verify beside sha256sum (page cache; no hosts needed).
+bash "$here/verify.sh"
+
 # The console beside htop -d 10 (idle CPU, bytes/s, key latency, log flood).
 bash "$here/console.sh"

@@ -14,6 +14,7 @@
 #include "guardview.h"
 #include "logbuf.h"
 #include "theme.h"
+#include "verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 12) {
+    switch (data[0] % 13) {
     case 8: {
         /* remote log bytes: what comes out must be inert and stable */
         static char out[8192], again[8192];
@@ -57,6 +58,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static struct benchtab t;
         memset(&t, 0, sizeof t);
         benchtab_add(&t, 0, s, "fuzz");
+        break;
+    }
+    case 12: {
+        /* a manifest from the network: every path it accepts stays inside
+         * the directory */
+        struct verify_manifest m;
+        struct buf err = BUF_INIT;
+        if (verify_manifest_parse(s, "fuzz", &m, &err) == 0) {
+            for (int i = 0; i < m.n; i++) {
+                const char *p = m.e[i].path;
+                if (p[0] == '/' || strcmp(p, "..") == 0 || strncmp(p, "../", 3) == 0 ||
+                    strstr(p, "/../") || (strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0))
+                    abort();
+            }
+            verify_manifest_free(&m);
+        } else if (!err.len) {
+            abort(); /* a refusal always says why */
+        }
+        buf_free(&err);
         break;
     }
     case 11: {

@@ -1,0 +1,37 @@
+#!/bin/bash
+# verify beside the script era's `sha256sum -c` and a parallel
+# `xargs -P N sha256sum`, on the same files read from the page cache (each
+# tool reads them once untimed first), best of 3 runs each. Disk speed is
+# left out on purpose: it is the same for every tool.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+TOP=$root/build/dsv41-top
+FILES=${VERIFY_BENCH_FILES:-4} MB=${VERIFY_BENCH_MB:-256}
+D=$(mktemp -d /tmp/dsv41-verify-bench.XXXXXX)
+trap 'rm -rf "$D"' EXIT
+for i in $(seq "$FILES"); do head -c $((MB << 20)) /dev/urandom > "$D/f$i.bin"; done
+(cd "$D" && sha256sum f*.bin > sha256-manifest.txt)
+cat "$D"/f*.bin > /dev/null
+jobs=$(nproc); [ "$jobs" -gt 4 ] && jobs=4
+best() { # command... : the best wall time of 3 runs, in seconds
+    local b=999 t0 t1 t
+    for _ in 1 2 3; do
+        t0=$(date +%s.%N)
+        "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; echo 999; return; }
+        t1=$(date +%s.%N)
+        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
+        b=$(awk -v a="$b" -v t="$t" 'BEGIN {print (t < a) ? t : a}')
+    done
+    echo "$b"
+}
+total=$((FILES * MB * 1048576))
+echo "== verify: $FILES files of $MB MiB from the page cache, best of 3, $(nproc) cores"
+t_sum=$(best sh -c "cd '$D' && sha256sum -c sha256-manifest.txt")
+t_par=$(best sh -c "cd '$D' && ls f*.bin | xargs -P $jobs -n 1 sha256sum")
+t_top=$(best "$TOP" verify --dir "$D" --jobs "$jobs")
+rate() { awk -v b=$total -v t="$1" 'BEGIN {printf "%.2f", b / t / 1e9}'; }
+printf '%-44s %8s GB/s\n' "sha256sum -c (the script era)" "$(rate "$t_sum")"
+printf '%-44s %8s GB/s\n' "xargs -P $jobs sha256sum" "$(rate "$t_par")"
+printf '%-44s %8s GB/s   ratio to sha256sum -c %s, to xargs -P %s\n' "dsv41-top verify --jobs $jobs" \
+    "$(rate "$t_top")" "$(awk -v a="$t_sum" -v b="$t_top" 'BEGIN {printf "%.2f", a / b}')" \
+    "$jobs $(awk -v a="$t_par" -v b="$t_top" 'BEGIN {printf "%.2f", a / b}')"
