@@ -61,6 +61,8 @@ model_skeleton() {
     touch "$m/config.json" "$m/model.safetensors.index.json" \
         "$m/model-00005-of-00006.safetensors" "$m/model-00006-of-00006.safetensors"
     echo '{"qdir":"qn:q31:q31s"}' > "$m/exl3/plan/J268-ho-v31-K5n.json"
+    (cd "$m" && sha256sum model-00005-of-00006.safetensors model-00006-of-00006.safetensors \
+        > sha256-manifest.txt)
 }
 
 # Every test file starts with this: without the hosts, a check that expects a

@@ -138,6 +138,11 @@ check "smoke: runs as a job" wait_for "smoke   "
 check "smoke: passes" wait_for "smoke   done" 600
 check "server: the metrics after traffic" wait_for "running 0 waiting 0"
 
+# --- verify the checkpoint ---------------------------------------------------------
+key v
+check "verify: runs as a job and passes" wait_for "verify  done" 100
+check "verify: its result line" wait_for "2 of 2 file(s) OK" 20
+
 # --- the mouse wheel scrolls a log, and only a log ------------------------------
 screen
 frow=$(row_of "fabric (RoCE)")
