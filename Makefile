@@ -37,8 +37,9 @@ TEST_LIBS   = $(shell pkg-config --libs $(TEST_PKGS))
 SIM_CFLAGS  = $(shell pkg-config --cflags $(SIM_PKGS))
 SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 
-ENGINE_SRC := $(filter-out src/main.c src/guardd.c,$(wildcard src/*.c))
+ENGINE_SRC := $(filter-out src/main.c src/guardd.c src/verifyd.c,$(wildcard src/*.c))
 GUARD_SRC  := src/guardd.c src/guardctl.c src/guard.c
+VERIFYD_SRC := src/verifyd.c src/verify.c src/verify_wire.c src/buf.c
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/main.o
 TUI_SRC    := $(wildcard tui/*.c)
@@ -51,13 +52,16 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps test unit sim-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/tests/it-session \
+all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
+     $(BUILD)/tests/it-session \
      $(BUILD)/tests/eatmem
 ifeq ($(SAN),)
-all: dsv41-top dsv41-guard tests/sim/dsv41-sim
+all: dsv41-top dsv41-guard dsv41-verify tests/sim/dsv41-sim
 dsv41-top: $(BUILD)/dsv41-top
 	cp $< $@.tmp && mv -f $@.tmp $@
 dsv41-guard: $(BUILD)/dsv41-guard
+	cp $< $@.tmp && mv -f $@.tmp $@
+dsv41-verify: $(BUILD)/dsv41-verify
 	cp $< $@.tmp && mv -f $@.tmp $@
 tests/sim/dsv41-sim: $(BUILD)/dsv41-sim
 	cp $< $@.tmp && mv -f $@.tmp $@
@@ -79,6 +83,12 @@ $(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libtui.a $(BUILD)/libdsv41.a
 $(BUILD)/dsv41-guard: $(GUARD_SRC) src/guard.h src/guardctl.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(if $(SAN),,-static) -o $@ $(GUARD_SRC) $(LDFLAGS)
+
+# The checkpoint verifier for workers, static for the same reason (OpenSSL's
+# libcrypto.a; it loads no engines or providers, so its dlopen is unused).
+$(BUILD)/dsv41-verify: $(VERIFYD_SRC) src/verify.h src/verify_wire.h src/buf.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(if $(SAN),,-static) -o $@ $(VERIFYD_SRC) $(LDFLAGS) -lcrypto -pthread
 
 $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -190,10 +200,11 @@ soak: all
 demo: deps all
 	tests/demo.sh
 
-install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard
+install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dsv41-top/themes
 	install -m 0755 $(BUILD)/dsv41-top $(DESTDIR)$(PREFIX)/bin/dsv41-top
 	install -m 0755 $(BUILD)/dsv41-guard $(DESTDIR)$(PREFIX)/bin/dsv41-guard
+	install -m 0755 $(BUILD)/dsv41-verify $(DESTDIR)$(PREFIX)/bin/dsv41-verify
 	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 $$t \
 	  $(DESTDIR)$(PREFIX)/share/dsv41-top/themes/; done; true
 
@@ -201,4 +212,4 @@ format:
 	clang-format -i src/*.c src/*.h tui/*.c tui/*.h tests/sim/*.c tests/unit/*.c
 
 clean:
-	rm -rf build build-* dsv41-top dsv41-guard tests/sim/dsv41-sim
+	rm -rf build build-* dsv41-top dsv41-guard dsv41-verify tests/sim/dsv41-sim

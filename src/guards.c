@@ -1,32 +1,11 @@
 #include "guards.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "helper.h"
 
 #define GUARD_BIN "dsv41-guard"
-
-/* dsv41-guard beside the running dsv41-top (the build dir, or PREFIX/bin). */
-static int local_guard_binary(struct buf *data, struct buf *why)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        buf_puts(why, "cannot find the running binary");
-        return -1;
-    }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    struct buf path = BUF_INIT;
-    buf_printf(&path, "%.*s/%s", slash ? (int)(slash - self) : 0, self, GUARD_BIN);
-    int rc = buf_read_file(data, buf_str(&path), 64u << 20);
-    if (rc < 0 || data->len < 1024)
-        buf_printf(why, "%s is missing: build it with `make` or install it beside dsv41-top",
-                   buf_str(&path));
-    buf_free(&path);
-    return rc < 0 || data->len < 1024 ? -1 : 0;
-}
 
 static int run_guard(struct cluster_node *cn, const char *state_dir, const char *args,
                      struct buf *out, struct buf *err)
@@ -54,40 +33,14 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
                      const char *state_dir, const struct buf *bin, FILE *out)
 {
     int bad = 0;
-    struct buf dir = BUF_INIT, path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, args = BUF_INIT;
-    buf_printf(&dir, "%s/bin", state_dir);
-    buf_printf(&path, "%s/%s", buf_str(&dir), GUARD_BIN);
-    struct buf mk = BUF_INIT;
-    buf_puts(&mk, "umask 077; mkdir -p ");
-    buf_shell_quote(&mk, buf_str(&dir));
-    struct ssh_result res;
-    bool ok = node_run(&cn->node, buf_str(&mk), 30000, &res, &err) == 0;
-    if (ok)
-        ssh_result_free(&res);
-    /* the binary goes in under another name and is renamed over (a
-     * running executable cannot be written, but it can be replaced);
-     * then the old guard stops (its floor may differ; a console's guard
-     * lets go), which also works on a first launch with no binary yet */
-    struct buf old = BUF_INIT, tmp = BUF_INIT, mv = BUF_INIT;
-    buf_printf(&tmp, "%s.new", buf_str(&path));
-    ok = ok && node_put(&cn->node, buf_str(&tmp), bin->data, bin->len, 0700, &err) == 0;
-    buf_puts(&mv, "mv -f ");
-    buf_shell_quote(&mv, buf_str(&tmp));
-    buf_puts(&mv, " ");
-    buf_shell_quote(&mv, buf_str(&path));
-    if (ok && node_run(&cn->node, buf_str(&mv), 30000, &res, &err) == 0) {
-        ok = res.exit_status == 0;
-        if (!ok)
-            buf_printf(&err, "%s: cannot install %s", cn->name, buf_str(&path));
-        ssh_result_free(&res);
-    } else {
-        ok = false;
-    }
+    struct buf path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, args = BUF_INIT, old = BUF_INIT;
+    /* installed first, then the old guard stops (its floor may differ; a
+     * console's guard lets go), which also works on a first launch with no
+     * binary yet */
+    bool ok = helper_install(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
     if (ok)
         run_guard(cn, state_dir, "--stop", &old, &err);
     buf_free(&old);
-    buf_free(&tmp);
-    buf_free(&mv);
     buf_printf(&args, "--runtime %s --ranks %d --floor %s --proc-root ",
                config_get(c, "RUNTIME"), nranks, config_get(c, "MEMGUARD_GIB"));
     buf_shell_quote(&args, cn->node.proc_root);
@@ -102,8 +55,6 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
                 buf_str(&said));
         bad++;
     }
-    buf_free(&mk);
-    buf_free(&dir);
     buf_free(&path);
     buf_free(&err);
     buf_free(&said);
@@ -116,7 +67,7 @@ int guards_start_node(const struct config *c, struct cluster *cl, int i, const c
 {
     struct buf bin = BUF_INIT, why = BUF_INIT;
     int bad = 1;
-    if (local_guard_binary(&bin, &why) < 0)
+    if (helper_read(GUARD_BIN, &bin, &why) < 0)
         fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
     else
         bad = start_one(c, &cl->nodes[i], cl->n, state_dir, &bin, out);
@@ -128,7 +79,7 @@ int guards_start_node(const struct config *c, struct cluster *cl, int i, const c
 int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out)
 {
     struct buf bin = BUF_INIT, why = BUF_INIT;
-    if (local_guard_binary(&bin, &why) < 0) {
+    if (helper_read(GUARD_BIN, &bin, &why) < 0) {
         fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
         buf_free(&why);
         return cl->n;

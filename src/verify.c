@@ -30,7 +30,7 @@ const char *verify_result_name(enum verify_result r)
 
 const char *verify_error(const struct verify_entry *e)
 {
-    return e->why ? e->why : strerror(e->err);
+    return e->not_regular ? "not a regular file" : strerror(e->err);
 }
 
 void verify_hex(const unsigned char d[32], char out[65])
@@ -320,8 +320,8 @@ static void check_one(struct run *r, struct verify_entry *e)
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        e->err = errno;
-        e->why = "not a regular file";
+        e->err = 0;
+        e->not_regular = true;
         e->res = VERIFY_UNREADABLE;
         close(fd);
         return;

@@ -30,8 +30,8 @@ struct verify_entry {
     unsigned char want[32], got[32];
     int64_t size; /* -1 until opened */
     enum verify_result res;
-    int err;         /* errno for VERIFY_UNREADABLE */
-    const char *why; /* or a reason no errno names */
+    int err;          /* errno for VERIFY_UNREADABLE */
+    bool not_regular; /* or: a directory, FIFO, device in the file's place */
     int line;
 };
 

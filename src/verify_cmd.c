@@ -1,7 +1,8 @@
 /* `dsv41-top verify`: the checkpoint against its sha256 manifest, on this
- * node. A line per file as it ends, a progress bar on a terminal (a
- * progress line every few seconds otherwise: a console job shows it), a
- * summary, and an exit status a script can use. */
+ * node or on any node of the cluster (verify_peer). A line per file as it
+ * ends, a progress bar on a terminal (a progress line every few seconds
+ * otherwise: a console job shows it), a summary per node, and an exit
+ * status a script can use. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <signal.h>
@@ -14,15 +15,20 @@
 #include "commands.h"
 #include "progress.h"
 #include "verify.h"
+#include "verify_peer.h"
 
 static const char VERIFY_USAGE[] =
-    "usage: dsv41-top verify [--dir DIR] [--manifest FILE] [--jobs N] [--json]\n"
-    "                        [--progress SECONDS] [PATH...]\n"
+    "usage: dsv41-top verify [--node NAME | --all] [--dir DIR] [--manifest FILE]\n"
+    "                        [--jobs N] [--json] [--progress SECONDS] [PATH...]\n"
     "\n"
     "Checks the checkpoint's files against its sha256 manifest (sha256sum's\n"
     "format), hashing several files at once.\n"
     "\n"
-    "  --dir DIR          the checkpoint (default MODEL_DIR)\n"
+    "  --node NAME        on that node (head, worker, worker2, ...): a worker\n"
+    "                     hashes its WORKER_MODEL_DIR itself, against the\n"
+    "                     head's manifest (dsv41-verify is pushed to it)\n"
+    "  --all              on every node, one after another\n"
+    "  --dir DIR          the head's checkpoint (default MODEL_DIR)\n"
     "  --manifest FILE    the manifest (default DIR/sha256-manifest.txt)\n"
     "  --jobs N           files hashed at once (default: cores, at most 4)\n"
     "  --json             one JSON object on stdout instead of lines\n"
@@ -44,6 +50,7 @@ static void on_signal(int sig)
 
 struct ctx {
     struct verify_progress p;
+    const char *node; /* prefixes the lines when nodes are named */
     double t0, last_line;
     double every_s; /* progress line period when not a terminal */
     bool tty, json, bar_shown;
@@ -71,13 +78,15 @@ static void tick(void *arg)
     struct buf line = BUF_INIT;
     if (x->tty) {
         progress_format(&line, x->p.done_bytes, x->p.total_bytes, t - x->t0, 30);
-        fprintf(stderr, "\r\033[Kverify %s", buf_str(&line));
+        fprintf(stderr, "\r\033[Kverify%s%s %s", x->node ? " " : "", x->node ? x->node : "",
+                buf_str(&line));
         fflush(stderr);
         x->bar_shown = true;
     } else if (x->every_s > 0 && t - x->last_line >= x->every_s) {
         progress_format(&line, x->p.done_bytes, x->p.total_bytes, t - x->t0, 0);
         /* into the JSON's stream it would spoil the object: stderr then */
-        fprintf(x->json ? stderr : stdout, "verify: %s\n", buf_str(&line));
+        fprintf(x->json ? stderr : stdout, "verify%s%s: %s\n", x->node ? " " : "",
+                x->node ? x->node : "", buf_str(&line));
         x->last_line = t;
     }
     buf_free(&line);
@@ -89,6 +98,8 @@ static void file_done(const struct verify_entry *e, void *arg)
     if (x->json)
         return;
     clear_bar(x);
+    if (x->node)
+        printf("%s: ", x->node);
     char size[32] = "", want[65], got[65];
     if (e->size >= 0)
         progress_bytes(size, sizeof size, (double)e->size);
@@ -115,10 +126,13 @@ static void file_done(const struct verify_entry *e, void *arg)
     fflush(stdout);
 }
 
-static void print_json(const struct verify_manifest *m, const char *dir, const char *manifest,
-                       const struct ctx *x, double secs, int bad)
+/* One node's run as JSON (the shape of a single-node `--json`). */
+static cJSON *json_node(const struct verify_manifest *m, const char *node, const char *dir,
+                        const char *manifest, const struct ctx *x, double secs, int bad)
 {
     cJSON *o = cJSON_CreateObject();
+    if (node)
+        cJSON_AddStringToObject(o, "node", node);
     cJSON_AddStringToObject(o, "dir", dir);
     cJSON_AddStringToObject(o, "manifest", manifest);
     cJSON *files = cJSON_AddArrayToObject(o, "files");
@@ -146,9 +160,14 @@ static void print_json(const struct verify_manifest *m, const char *dir, const c
     }
     cJSON_AddNumberToObject(o, "ok", m->n - bad);
     cJSON_AddNumberToObject(o, "failed", bad);
-    cJSON_AddNumberToObject(o, "bytes", (double)x->p.done_bytes);
+    cJSON_AddNumberToObject(o, "bytes", (double)atomic_load(&x->p.done_bytes));
     cJSON_AddNumberToObject(o, "seconds", secs);
-    cJSON_AddBoolToObject(o, "interrupted", g_cancel != 0);
+    cJSON_AddBoolToObject(o, "interrupted", atomic_load(&g_cancel) != 0);
+    return o;
+}
+
+static void print_json(cJSON *o)
+{
     char *s = cJSON_Print(o);
     if (s)
         puts(s);
@@ -162,20 +181,128 @@ static int default_jobs(void)
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+struct opts {
+    const char *dir, *manifest, *node;
+    bool all;
+    int jobs;
+    char **paths;
+    int npaths;
+};
+
+/* One node's run: its file lines, then its summary line (or its JSON
+ * object into arr). Returns the files not OK, or -1 when it could not run
+ * (said on stderr). */
+static int run_node(const struct config *c, struct cluster_node *cn, const char *dir,
+                    struct verify_manifest *m, const char *mpath, const char *mtext,
+                    const struct opts *o, struct ctx *x, cJSON *arr)
+{
+    memset(&x->p, 0, sizeof x->p);
+    x->t0 = x->last_line = now_s();
+    x->bar_shown = false;
+    for (int i = 0; i < m->n; i++) {
+        m->e[i].res = VERIFY_PENDING;
+        m->e[i].size = -1;
+        m->e[i].err = 0;
+        m->e[i].not_regular = false;
+    }
+    const char *where = cn ? cn->model_dir : dir;
+    if (cn && cn->node.local)
+        where = dir; /* --dir moves the head's checkpoint */
+    if (!x->json)
+        printf("verify: %d file(s)%s%s in %s against %s, %d at once\n", m->n, cn ? " on " : "",
+               cn ? cn->name : "", where, mpath, o->jobs < m->n ? o->jobs : m->n);
+    fflush(stdout);
+    struct buf err = BUF_INIT;
+    int bad;
+    if (!cn || cn->node.local) {
+        bad = verify_run(m, where, o->jobs, &g_cancel, &x->p, file_done, x, tick);
+        if (bad < 0)
+            buf_printf(&err, "%s: %s", where, strerror(errno));
+    } else {
+        bad = verify_peer_run(c, cn, m, mtext, o->jobs, &g_cancel, &x->p, file_done, x, tick,
+                              &err);
+    }
+    clear_bar(x);
+    double secs = now_s() - x->t0;
+    if (err.len)
+        fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&err));
+    buf_free(&err);
+    if (bad < 0)
+        return -1;
+    if (x->json) {
+        cJSON *obj = json_node(m, cn ? cn->name : NULL, where, mpath, x, secs, bad);
+        if (arr)
+            cJSON_AddItemToArray(arr, obj);
+        else
+            print_json(obj);
+    } else {
+        char total[32], rate[32], took[32];
+        int64_t done = atomic_load(&x->p.done_bytes);
+        progress_bytes(total, sizeof total, (double)done);
+        progress_bytes(rate, sizeof rate, secs > 0 ? (double)done / secs : 0);
+        progress_duration(took, sizeof took, secs);
+        printf("verify%s%s: %d of %d file(s) OK, %s hashed in %s (%s/s)%s\n", cn ? " " : "",
+               cn ? cn->name : "", m->n - bad, m->n, total, took, rate,
+               atomic_load(&g_cancel) ? "; interrupted" : "");
+    }
+    return bad;
+}
+
+/* --node / --all: the nodes of the cluster, one after another. */
+static int run_nodes(const struct config *c, struct verify_manifest *m, const char *mpath,
+                     const char *mtext, const struct opts *o, struct ctx *x)
+{
+    struct cluster cl;
+    if (cluster_open_for("verify", c, &cl) < 0)
+        return 2;
+    int rc = 0, found = 0;
+    cJSON *all = x->json ? cJSON_CreateObject() : NULL;
+    cJSON *arr = all ? cJSON_AddArrayToObject(all, "nodes") : NULL;
+    for (int i = 0; i < cl.n && !atomic_load(&g_cancel); i++) {
+        struct cluster_node *cn = &cl.nodes[i];
+        if (o->node ? strcmp(cn->name, o->node) != 0 : !cn->configured)
+            continue;
+        found++;
+        if (!cn->configured) {
+            fprintf(stderr, "dsv41-top verify: %s is not configured (set WORKER)\n", cn->name);
+            rc = 2;
+            continue;
+        }
+        x->node = cn->name;
+        int bad = run_node(c, cn, o->dir, m, mpath, mtext, o, x, arr);
+        if (bad != 0 && rc == 0)
+            rc = 1;
+    }
+    if (!found) {
+        fprintf(stderr, "dsv41-top verify: no node is named %s (", o->node);
+        for (int i = 0; i < cl.n; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", cl.nodes[i].name);
+        fprintf(stderr, ")\n");
+        rc = 2;
+    }
+    if (all) {
+        cJSON_AddBoolToObject(all, "ok", rc == 0);
+        print_json(all);
+    }
+    cluster_close(&cl);
+    return rc;
+}
+
 int cmd_verify(const struct config *c, int argc, char **argv)
 {
-    const char *dir = config_get(c, "MODEL_DIR"), *manifest = NULL;
-    int jobs = default_jobs();
+    struct opts o = {.dir = config_get(c, "MODEL_DIR"), .jobs = default_jobs()};
     struct ctx x = {.every_s = 5};
-    char **paths = NULL;
-    int npaths = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
-            dir = argv[++i];
+            o.dir = argv[++i];
         else if (strcmp(argv[i], "--manifest") == 0 && i + 1 < argc)
-            manifest = argv[++i];
+            o.manifest = argv[++i];
+        else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc)
+            o.node = argv[++i];
+        else if (strcmp(argv[i], "--all") == 0)
+            o.all = true;
         else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
-            jobs = atoi(argv[++i]);
+            o.jobs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--progress") == 0 && i + 1 < argc)
             x.every_s = atof(argv[++i]);
         else if (strcmp(argv[i], "--json") == 0)
@@ -187,21 +314,22 @@ int cmd_verify(const struct config *c, int argc, char **argv)
             fputs(VERIFY_USAGE, stderr);
             return 2;
         } else {
-            paths = &argv[i];
-            npaths = argc - i;
+            o.paths = &argv[i];
+            o.npaths = argc - i;
             break;
         }
     }
-    if (jobs < 1 || jobs > VERIFY_MAX_JOBS || x.every_s < 0) {
-        fprintf(stderr, "dsv41-top verify: --jobs is 1..%d, --progress 0 or more\n",
+    if (o.jobs < 1 || o.jobs > VERIFY_MAX_JOBS || x.every_s < 0 || (o.all && o.node)) {
+        fprintf(stderr, "dsv41-top verify: --jobs is 1..%d, --progress 0 or more, and --node "
+                        "or --all, not both\n",
                 VERIFY_MAX_JOBS);
         return 2;
     }
     struct buf mpath = BUF_INIT, text = BUF_INIT, err = BUF_INIT;
-    if (manifest)
-        buf_puts(&mpath, manifest);
+    if (o.manifest)
+        buf_puts(&mpath, o.manifest);
     else
-        buf_printf(&mpath, "%s/sha256-manifest.txt", dir);
+        buf_printf(&mpath, "%s/sha256-manifest.txt", o.dir);
     struct verify_manifest m = {0};
     int rc = 2;
     if (buf_read_file(&text, buf_str(&mpath), 64u << 20) < 0) {
@@ -210,7 +338,7 @@ int cmd_verify(const struct config *c, int argc, char **argv)
         goto out;
     }
     if (verify_manifest_parse(buf_str(&text), buf_str(&mpath), &m, &err) < 0 ||
-        (npaths && verify_manifest_select(&m, paths, npaths, &err) < 0)) {
+        (o.npaths && verify_manifest_select(&m, o.paths, o.npaths, &err) < 0)) {
         fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&err));
         goto out;
     }
@@ -219,28 +347,14 @@ int cmd_verify(const struct config *c, int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     x.tty = isatty(STDERR_FILENO);
-    x.t0 = x.last_line = now_s();
-    if (!x.json)
-        printf("verify: %d file(s) in %s against %s, %d at once\n", m.n, dir, buf_str(&mpath),
-               jobs < m.n ? jobs : m.n);
-    int bad = verify_run(&m, dir, jobs, &g_cancel, &x.p, file_done, &x, tick);
-    clear_bar(&x);
-    if (bad < 0) {
-        fprintf(stderr, "dsv41-top verify: %s: %s\n", dir, strerror(errno));
-        goto out;
-    }
-    double secs = now_s() - x.t0;
-    if (x.json) {
-        print_json(&m, dir, buf_str(&mpath), &x, secs, bad);
+    if (o.node || o.all) {
+        rc = run_nodes(c, &m, buf_str(&mpath), buf_str(&text), &o, &x);
     } else {
-        char total[32], rate[32], took[32];
-        progress_bytes(total, sizeof total, (double)x.p.done_bytes);
-        progress_bytes(rate, sizeof rate, secs > 0 ? (double)x.p.done_bytes / secs : 0);
-        progress_duration(took, sizeof took, secs);
-        printf("verify: %d of %d file(s) OK, %s hashed in %s (%s/s)%s\n", m.n - bad, m.n, total,
-               took, rate, g_cancel ? "; interrupted" : "");
+        int bad = run_node(c, NULL, o.dir, &m, buf_str(&mpath), buf_str(&text), &o, &x, NULL);
+        rc = bad < 0 ? 2 : bad ? 1 : 0;
     }
-    rc = bad || g_cancel ? 1 : 0;
+    if (rc == 0 && atomic_load(&g_cancel))
+        rc = 1;
 out:
     verify_manifest_free(&m);
     buf_free(&mpath);

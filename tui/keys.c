@@ -91,11 +91,11 @@ static void do_gates(struct ui *u)
     run_job(u, "gates", argv);
 }
 
-/* The checkpoint on this node, with a progress line every second for the
- * jobs pane. */
+/* The checkpoint on every node, one after another, with a progress line
+ * every second for the jobs pane. */
 static void do_verify(struct ui *u)
 {
-    char *argv[] = {"verify", "--progress", "1", NULL};
+    char *argv[] = {"verify", "--all", "--progress", "1", NULL};
     run_job(u, "verify", argv);
 }
 
@@ -385,7 +385,7 @@ static const struct key_entry KEYS[] = {
     {'t', "t", "smoke test: text, tool call, vision", do_smoke, true},
     {'b', "b", "bench: prefill and decode speed (result in the jobs tab)", do_bench, true},
     {'g', "g", "the six acceptance gates", do_gates, true},
-    {'v', "v", "verify the checkpoint here against its sha256 manifest", do_verify, true},
+    {'v', "v", "verify the checkpoint on every node (sha256 manifest)", do_verify, true},
     {'c', "c", "cancel the newest running job (asks first)", do_cancel, true},
     {'\t', "Tab", "focus the next pane", do_focus_next, false},
     {KEY_BTAB, "S-Tab", "focus the previous pane", do_focus_prev, false},

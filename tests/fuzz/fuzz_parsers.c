@@ -15,6 +15,7 @@
 #include "logbuf.h"
 #include "theme.h"
 #include "verify.h"
+#include "verify_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 13) {
+    switch (data[0] % 14) {
     case 8: {
         /* remote log bytes: what comes out must be inert and stable */
         static char out[8192], again[8192];
@@ -77,6 +78,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* a refusal always says why */
         }
         buf_free(&err);
+        break;
+    }
+    case 13: {
+        /* a worker's verify report: a file line round-trips */
+        static struct verify_wire w, again;
+        verify_wire_parse(s, &w);
+        if (w.kind == VW_FILE) {
+            struct buf b = BUF_INIT;
+            verify_wire_file(&b, &w.e);
+            b.data[--b.len] = '\0';
+            verify_wire_parse(b.data, &again);
+            if (again.kind != VW_FILE || strcmp(again.path, w.path) != 0 || again.e.res != w.e.res)
+                abort();
+            buf_free(&b);
+        }
         break;
     }
     case 11: {

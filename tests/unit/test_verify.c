@@ -16,6 +16,7 @@
 
 #include "progress.h"
 #include "verify.h"
+#include "verify_wire.h"
 
 #define SHA_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 #define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -237,6 +238,61 @@ static void progress_line(void **st)
     buf_free(&b);
 }
 
+/* The worker's report: what the helper writes the head reads back the
+ * same, a hostile file name cannot forge a line, and anything malformed is
+ * only text. */
+static void wire_round_trip(void **st)
+{
+    (void)st;
+    struct verify_entry e = {.path = "dir/odd name\nfile ok 3 - 0 forged\\x", .size = 49999999999,
+                             .res = VERIFY_MISMATCH};
+    memset(e.got, 0xab, sizeof e.got);
+    struct buf b = BUF_INIT;
+    verify_wire_file(&b, &e);
+    assert_non_null(strchr(b.data, '\n'));
+    assert_ptr_equal(strchr(b.data, '\n'), b.data + b.len - 1); /* one line */
+    b.data[--b.len] = '\0';
+    struct verify_wire *w = malloc(sizeof *w);
+    assert_non_null(w);
+    verify_wire_parse(b.data, w);
+    assert_int_equal(w->kind, VW_FILE);
+    assert_string_equal(w->e.path, e.path);
+    assert_int_equal(w->e.res, VERIFY_MISMATCH);
+    assert_true(w->e.size == 49999999999);
+    assert_memory_equal(w->e.got, e.got, 32);
+    struct verify_entry u = {.path = "fifo", .size = 0, .res = VERIFY_UNREADABLE, .not_regular = true};
+    buf_reset(&b);
+    verify_wire_file(&b, &u);
+    b.data[--b.len] = '\0';
+    verify_wire_parse(b.data, w);
+    assert_int_equal(w->kind, VW_FILE);
+    assert_true(w->e.not_regular);
+    assert_string_equal(verify_error(&w->e), "not a regular file");
+    buf_reset(&b);
+    verify_wire_progress(&b, 5, 10);
+    verify_wire_end(&b, 2, true);
+    char *nl = strchr(b.data, '\n');
+    *nl = '\0';
+    verify_wire_parse(b.data, w);
+    assert_true(w->kind == VW_PROGRESS && w->done == 5 && w->total == 10);
+    nl[strlen(nl + 1)] = '\0';
+    verify_wire_parse(nl + 1, w);
+    assert_true(w->kind == VW_END && w->bad == 2 && w->interrupted);
+    static const char *text[] = {
+        "cannot read the directory /x", "progress 1", "progress 1 2 3", "progress -1 2",
+        "progress + 1 2", "file OK 3 - 0 ", "file GOOD 3 - 0 a", "file OK x - 0 a",
+        "file OK 3 abc 0 a", "file OK 3 - notaerrno a", "file OK 3 - 0 bad\\escape",
+        "end 1", "end 1 2", "", "file", "end 1 1 trailing",
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
+        verify_wire_parse(text[i], w);
+        if (w->kind != VW_TEXT)
+            fail_msg("'%s' parsed as a report", text[i]);
+    }
+    free(w);
+    buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +302,7 @@ int main(void)
         cmocka_unit_test(run_results),
         cmocka_unit_test(agrees_with_sha256sum),
         cmocka_unit_test(progress_line),
+        cmocka_unit_test(wire_round_trip),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,66 @@
+/* helper: see helper.h. */
+#include "helper.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+int helper_read(const char *name, struct buf *data, struct buf *why)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        buf_puts(why, "cannot find the running binary");
+        return -1;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    struct buf path = BUF_INIT;
+    buf_printf(&path, "%.*s/%s", slash ? (int)(slash - self) : 0, self, name);
+    int rc = buf_read_file(data, buf_str(&path), 64u << 20);
+    if (rc < 0 || data->len < 1024)
+        buf_printf(why, "%s is missing: build it with `make` or install it beside dsv41-top",
+                   buf_str(&path));
+    buf_free(&path);
+    return rc < 0 || data->len < 1024 ? -1 : 0;
+}
+
+/* A short command on the node that must exit 0. */
+static int run_ok(struct cluster_node *cn, const char *cmd, const char *what, struct buf *err)
+{
+    struct ssh_result res;
+    if (node_run(&cn->node, cmd, 30000, &res, err) < 0)
+        return -1;
+    int rc = res.exit_status == 0 ? 0 : -1;
+    if (rc)
+        buf_printf(err, "%s: cannot %s: %s", cn->name, what, buf_str(&res.out));
+    ssh_result_free(&res);
+    return rc;
+}
+
+int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
+                   const struct buf *data, struct buf *path, struct buf *err)
+{
+    struct buf dir = BUF_INIT, tmp = BUF_INIT, cmd = BUF_INIT;
+    buf_printf(&dir, "%s/bin", state_dir);
+    buf_printf(path, "%s/%s", buf_str(&dir), name);
+    buf_printf(&tmp, "%s.new", buf_str(path));
+    buf_puts(&cmd, "umask 077; mkdir -p ");
+    buf_shell_quote(&cmd, buf_str(&dir));
+    int rc = run_ok(cn, buf_str(&cmd), "make its bin directory", err);
+    if (rc == 0)
+        rc = node_put(&cn->node, buf_str(&tmp), data->data, data->len, 0700, err);
+    if (rc == 0) {
+        buf_reset(&cmd);
+        buf_puts(&cmd, "mv -f ");
+        buf_shell_quote(&cmd, buf_str(&tmp));
+        buf_puts(&cmd, " ");
+        buf_shell_quote(&cmd, buf_str(path));
+        buf_puts(&cmd, " 2>&1");
+        rc = run_ok(cn, buf_str(&cmd), "install the helper", err);
+    }
+    buf_free(&dir);
+    buf_free(&tmp);
+    buf_free(&cmd);
+    return rc;
+}

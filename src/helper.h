@@ -1,0 +1,21 @@
+/* helper: our static helper programs (dsv41-guard, dsv41-verify). A worker
+ * has nothing of ours installed, so the head finds each helper beside the
+ * running dsv41-top (the build directory, or PREFIX/bin) and pushes it into
+ * the node's STATE_DIR/bin over sftp. */
+#ifndef DSV41_HELPER_H
+#define DSV41_HELPER_H
+
+#include "buf.h"
+#include "cluster.h"
+
+/* Reads helper NAME from beside the running binary; -1 and why (with the
+ * fix) when it is missing. */
+int helper_read(const char *name, struct buf *data, struct buf *why);
+/* Installs data as STATE_DIR/bin/NAME on the node, mode 0700: written under
+ * another name, then renamed over the old one (a running executable cannot
+ * be written, but it can be replaced). The installed path goes into path.
+ * -1 with err naming the node. */
+int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
+                   const struct buf *data, struct buf *path, struct buf *err);
+
+#endif
