@@ -14,7 +14,8 @@ SIM_PKGS  := libmicrohttpd libcjson openssl zlib
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
             libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap tmux clang \
-            libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop
+            libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop \
+            file bsdutils coreutils rsync
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))

@@ -17,6 +17,13 @@ int cmd_bench(const struct config *c, int argc, char **argv);
 int cmd_gates(const struct config *c, int argc, char **argv);
 int cmd_guard(const struct config *c, int argc, char **argv);
 int cmd_verify(const struct config *c, int argc, char **argv);
+int cmd_copy_to_peer(const struct config *c, int argc, char **argv);
+
+/* Node cn's copy of the checkpoint against the head's manifest, reported as
+ * `verify --node` does (copy-to-peer's last step): 0 every file matches, 1
+ * not (or interrupted), 2 no manifest or the check could not run. */
+struct cluster_node;
+int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s);
 
 struct guard_opts;
 void guard_opts_from_config(const struct config *c, struct guard_opts *o);

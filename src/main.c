@@ -47,7 +47,10 @@ static const struct cmd_entry COMMANDS[] = {
     {"bench", "[URL] [--out FILE] ...   prefill and decode speed, saved as JSON", cmd_bench},
     {"gates", "[URL] [--ctx N]   the six acceptance gates, with evidence JSON", cmd_gates},
     {"guard", "[--daemon|--stop|--status]   this node's memory guard", cmd_guard},
-    {"verify", "[--dir DIR] [PATH...]   the checkpoint against its sha256 manifest", cmd_verify},
+    {"verify", "[--node NAME|--all] [PATH...]   the checkpoint against its sha256 manifest",
+     cmd_verify},
+    {"copy-to-peer", "[--node NAME] [--dry-run]   the checkpoint to the workers, verified there",
+     cmd_copy_to_peer},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
     {"config", "           every setting, its value and where it came from", cmd_config},
     {"keys", "           the console's keys, as a Markdown table", cmd_keys},
@@ -61,7 +64,7 @@ static void usage(FILE *f)
                "it opens the console (dsv41-top --help-console for its options).\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].usage);
-    fprintf(f, "\ndownload and copy-to-peer are not built yet.\n"
+    fprintf(f, "\ndownload is not built yet.\n"
                "Run 'dsv41-top COMMAND --help' for a command's options.\n");
 }
 

@@ -288,6 +288,29 @@ static int run_nodes(const struct config *c, struct verify_manifest *m, const ch
     return rc;
 }
 
+/* The manifest read and parsed (and cut to paths when given), the signal
+ * handlers in place; -1 when it cannot be (said on stderr). */
+static int load_manifest(const char *path, char **paths, int npaths, struct buf *text,
+                         struct verify_manifest *m)
+{
+    struct buf err = BUF_INIT;
+    int rc = -1;
+    if (buf_read_file(text, path, 64u << 20) < 0)
+        fprintf(stderr, "dsv41-top verify: cannot read the manifest %s: %s\n", path,
+                strerror(errno));
+    else if (verify_manifest_parse(buf_str(text), path, m, &err) < 0 ||
+             (npaths && verify_manifest_select(m, paths, npaths, &err) < 0))
+        fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&err));
+    else
+        rc = 0;
+    buf_free(&err);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return rc;
+}
+
 int cmd_verify(const struct config *c, int argc, char **argv)
 {
     struct opts o = {.dir = config_get(c, "MODEL_DIR"), .jobs = default_jobs()};
@@ -325,27 +348,15 @@ int cmd_verify(const struct config *c, int argc, char **argv)
                 VERIFY_MAX_JOBS);
         return 2;
     }
-    struct buf mpath = BUF_INIT, text = BUF_INIT, err = BUF_INIT;
+    struct buf mpath = BUF_INIT, text = BUF_INIT;
     if (o.manifest)
         buf_puts(&mpath, o.manifest);
     else
         buf_printf(&mpath, "%s/sha256-manifest.txt", o.dir);
     struct verify_manifest m = {0};
     int rc = 2;
-    if (buf_read_file(&text, buf_str(&mpath), 64u << 20) < 0) {
-        fprintf(stderr, "dsv41-top verify: cannot read the manifest %s: %s\n", buf_str(&mpath),
-                strerror(errno));
+    if (load_manifest(buf_str(&mpath), o.paths, o.npaths, &text, &m) < 0)
         goto out;
-    }
-    if (verify_manifest_parse(buf_str(&text), buf_str(&mpath), &m, &err) < 0 ||
-        (o.npaths && verify_manifest_select(&m, o.paths, o.npaths, &err) < 0)) {
-        fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&err));
-        goto out;
-    }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     x.tty = isatty(STDERR_FILENO);
     if (o.node || o.all) {
         rc = run_nodes(c, &m, buf_str(&mpath), buf_str(&text), &o, &x);
@@ -359,6 +370,23 @@ out:
     verify_manifest_free(&m);
     buf_free(&mpath);
     buf_free(&text);
-    buf_free(&err);
+    return rc;
+}
+
+int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s)
+{
+    struct opts o = {.dir = config_get(c, "MODEL_DIR"), .jobs = default_jobs()};
+    struct ctx x = {.every_s = progress_s, .node = cn->name, .tty = isatty(STDERR_FILENO)};
+    struct buf mpath = BUF_INIT, text = BUF_INIT;
+    buf_printf(&mpath, "%s/sha256-manifest.txt", o.dir);
+    struct verify_manifest m = {0};
+    int rc = 2;
+    if (load_manifest(buf_str(&mpath), NULL, 0, &text, &m) == 0) {
+        int bad = run_node(c, cn, o.dir, &m, buf_str(&mpath), buf_str(&text), &o, &x, NULL);
+        rc = bad < 0 ? 2 : bad || atomic_load(&g_cancel) ? 1 : 0;
+    }
+    verify_manifest_free(&m);
+    buf_free(&mpath);
+    buf_free(&text);
     return rc;
 }

@@ -100,6 +100,8 @@ int main(int argc, char **argv)
         return 2;
     }
     struct buf b = BUF_INIT;
+    /* the final figures: a run shorter than a second sent none */
+    verify_wire_progress(&b, atomic_load(&o.p.done_bytes), atomic_load(&o.p.total_bytes));
     verify_wire_end(&b, bad, atomic_load(&g_cancel) != 0);
     put(&b);
     buf_free(&b);

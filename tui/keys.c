@@ -99,6 +99,13 @@ static void do_verify(struct ui *u)
     run_job(u, "verify", argv);
 }
 
+/* The checkpoint to every worker, then verified there. */
+static void do_copy(struct ui *u)
+{
+    char *argv[] = {"copy-to-peer", "--progress", "1", NULL};
+    run_job(u, "copy", argv);
+}
+
 static void yes_cancel(struct ui *u)
 {
     char name[24];
@@ -386,6 +393,7 @@ static const struct key_entry KEYS[] = {
     {'b', "b", "bench: prefill and decode speed (result in the jobs tab)", do_bench, true},
     {'g', "g", "the six acceptance gates", do_gates, true},
     {'v', "v", "verify the checkpoint on every node (sha256 manifest)", do_verify, true},
+    {'p', "p", "copy the checkpoint to the workers (rsync), then verify there", do_copy, true},
     {'c', "c", "cancel the newest running job (asks first)", do_cancel, true},
     {'\t', "Tab", "focus the next pane", do_focus_next, false},
     {KEY_BTAB, "S-Tab", "focus the previous pane", do_focus_prev, false},

@@ -16,6 +16,7 @@
 #include "theme.h"
 #include "verify.h"
 #include "verify_wire.h"
+#include "peer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 14) {
+    switch (data[0] % 15) {
     case 8: {
         /* remote log bytes: what comes out must be inert and stable */
         static char out[8192], again[8192];
@@ -93,6 +94,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             buf_free(&b);
         }
+        break;
+    }
+    case 14: {
+        /* rsync's output: a progress line has sane figures */
+        struct peer_progress p;
+        if (peer_parse_progress(s, &p) && (p.bytes < 0 || p.pct < 0 || p.pct > 100 ||
+                                           !memchr(p.rate, '\0', sizeof p.rate)))
+            abort();
         break;
     }
     case 11: {

@@ -28,6 +28,7 @@ printf '\x08\033[31mred\033]0;t\007 \xff\xe2\x80\xae x\r y\t z' > "$corpus/seed-
 printf '\x091000 999 42 1 1 armed\nalive\n2026-11-30 13:22:35 h FIRED\n' > "$corpus/seed-guard"
 printf '\x0c# m\n%064d  model-00001-of-00006.safetensors\n\\%064d *a\\\\b\\nc\n' 0 0 > "$corpus/seed-manifest"
 printf '\x0dprogress 1 2\nfile OK 3 %064d 0 a\\nb\nend 0 0\n' 0 > "$corpus/seed-wire"
+printf '\x0e    300,000,000  99%%  775.26MB/s    0:00:00 (xfr#1, to-chk=4/6)' > "$corpus/seed-rsync"
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done

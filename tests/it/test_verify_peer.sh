@@ -29,7 +29,7 @@ check "all nodes: exit 0" [ $rc = 0 ]
 check "all nodes: the head first" contains "$out" "verify: 2 file(s) on head in $H"
 check "all nodes: the worker's own copy" contains "$out" "verify: 2 file(s) on worker in $W"
 check "all nodes: a line per file on the worker" contains "$out" "worker: OK          model-00001-of-00006.safetensors  (33.6 MB)"
-check "all nodes: the worker's summary" contains "$out" "verify worker: 2 of 2 file(s) OK"
+check "all nodes: the worker's summary" contains "$out" "verify worker: 2 of 2 file(s) OK, 33.6 MB hashed"
 check "the helper beside dsv41-top is installed on the worker" \
     cmp -s "$(dirname "$BIN")/dsv41-verify" "$IT_DIR/worker/state/bin/dsv41-verify"
 # (sanitizer builds link it dynamically: the sanitizers do not link statically)

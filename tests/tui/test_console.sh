@@ -148,6 +148,9 @@ check "server: the metrics after traffic" wait_for "running 0 waiting 0"
 key v
 check "verify: runs as a job and passes" wait_for "verify  done" 100
 check "verify: both nodes, the worker last" wait_for "worker: 2 of 2 file(s) OK" 20
+key p
+check "copy: runs as a job and ends verified" wait_for "copy    done" 200
+check "copy: its result line" wait_for "worker: EXL3 bank files" 20
 
 # --- the mouse wheel scrolls a log, and only a log ------------------------------
 screen

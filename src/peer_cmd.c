@@ -1,0 +1,311 @@
+/* `dsv41-top copy-to-peer`: the head's checkpoint to the workers with
+ * rsync over ssh, then verified on each worker (peer.h). rsync runs as a
+ * child in its own process group; its progress updates (separated by '\r')
+ * become our progress bar or progress lines, its other lines pass through
+ * cleaned of control bytes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "commands.h"
+#include "peer.h"
+#include "probe.h"
+#include "progress.h"
+
+extern char **environ;
+
+static const char COPY_USAGE[] =
+    "usage: dsv41-top copy-to-peer [--node NAME] [--dry-run] [--no-verify]\n"
+    "                              [--progress SECONDS]\n"
+    "\n"
+    "Copies the checkpoint (MODEL_DIR) to each worker's WORKER_MODEL_DIR with\n"
+    "rsync over ssh (resumable: run it again after an interruption), leaving the\n"
+    "Engram .partNN pieces and .cache/ behind, then verifies the copy on the\n"
+    "worker against the head's sha256 manifest and compares the number of EXL3\n"
+    "bank files. rsync must be installed on both nodes.\n"
+    "\n"
+    "  --node NAME         only this worker (default: every worker)\n"
+    "  --dry-run           list what would be copied; copy nothing\n"
+    "  --no-verify         copy only\n"
+    "  --progress SECONDS  a progress line this often when stderr is not a\n"
+    "                      terminal (default 5; 0: none)\n"
+    "\n"
+    "Exit status: 0 copied and verified; 1 the copy or its check failed (or was\n"
+    "interrupted); 2 a usage or configuration error.\n";
+
+static atomic_int g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&g_stop, 1);
+}
+
+struct copy_out {
+    bool tty, bar_shown;
+    double every_s, last;
+    const char *node;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void show_line(struct copy_out *o, const char *line)
+{
+    struct peer_progress p;
+    char bytes[32];
+    if (peer_parse_progress(line, &p)) {
+        progress_bytes(bytes, sizeof bytes, (double)p.bytes);
+        double t = now_s();
+        if (o->tty) {
+            fprintf(stderr, "\r\033[Kcopy %s: %s  %d %%  %s  %s left", o->node, bytes, p.pct,
+                    p.rate, p.eta);
+            o->bar_shown = true;
+        } else if (o->every_s > 0 && t - o->last >= o->every_s) {
+            printf("copy %s: %s  %d %%  %s  %s left\n", o->node, bytes, p.pct, p.rate, p.eta);
+            o->last = t;
+        }
+        return;
+    }
+    size_t n = strlen(line);
+    if (!n || (line[0] == '+' && line[n - 1] == '/')) /* a directory: not news */
+        return;
+    if (o->bar_shown) {
+        fputs("\r\033[K", stderr);
+        o->bar_shown = false;
+    }
+    char clean[1024]; /* a file name or rsync's message: no control bytes */
+    probe_copy_field(clean, sizeof clean, line, strlen(line));
+    printf("%s: %s\n", o->node, clean);
+}
+
+/* Runs rsync, relaying its output; its exit status, or -1 when it could
+ * not start (said). */
+static int run_rsync(struct strv *argv, struct copy_out *o)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    pid_t pid;
+    int e = posix_spawnp(&pid, "rsync", &fa, &at, argv->v, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(pfd[1]);
+    if (e) {
+        close(pfd[0]);
+        fprintf(stderr, "dsv41-top copy-to-peer: cannot run rsync on the head: %s%s\n",
+                strerror(e), e == ENOENT ? " (install it: apt install rsync)" : "");
+        return -1;
+    }
+    char chunk[4096], line[4096];
+    size_t len = 0;
+    bool killed = false;
+    for (;;) {
+        if (atomic_load(&g_stop) && !killed) {
+            kill(-pid, SIGTERM); /* rsync keeps what arrived (--partial) */
+            killed = true;
+        }
+        ssize_t n = read(pfd[0], chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++) {
+            if (chunk[i] == '\r' || chunk[i] == '\n' || len == sizeof line - 1) {
+                line[len] = '\0';
+                show_line(o, line);
+                len = 0;
+                if (chunk[i] == '\r' || chunk[i] == '\n')
+                    continue;
+            }
+            line[len++] = chunk[i];
+        }
+        fflush(stdout);
+    }
+    line[len] = '\0';
+    show_line(o, line);
+    close(pfd[0]);
+    if (o->bar_shown) {
+        fputs("\r\033[K", stderr);
+        o->bar_shown = false;
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int g_files;
+
+static int count_file(const char *path, const struct stat *sb, int type, struct FTW *f)
+{
+    (void)path, (void)sb, (void)f;
+    g_files += type == FTW_F;
+    return 0;
+}
+
+/* EXL3 bank files (every file under exl3/) on the head and on the worker. */
+static int compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
+{
+    struct buf dir = BUF_INIT, cmd = BUF_INIT, err = BUF_INIT;
+    buf_printf(&dir, "%s/exl3", src);
+    g_files = 0;
+    if (access(buf_str(&dir), F_OK) == 0)
+        nftw(buf_str(&dir), count_file, 16, FTW_PHYS);
+    int here = g_files, rc = 1;
+    buf_puts(&cmd, "find ");
+    buf_shell_quote(&cmd, cn->model_dir);
+    buf_puts(&cmd, "/exl3 -type f 2>/dev/null | wc -l");
+    struct ssh_result res;
+    if (node_run(&cn->node, buf_str(&cmd), 120000, &res, &err) == 0) {
+        int there = atoi(buf_str(&res.out));
+        if (there == here) {
+            fprintf(out, "%s: EXL3 bank files: %d, as on the head\n", cn->name, there);
+            rc = 0;
+        } else {
+            fprintf(out, "%s: EXL3 bank files: %d, the head has %d\n", cn->name, there, here);
+        }
+        ssh_result_free(&res);
+    } else {
+        fprintf(out, "%s: cannot count the EXL3 bank files: %s\n", cn->name, buf_str(&err));
+    }
+    buf_free(&dir);
+    buf_free(&cmd);
+    buf_free(&err);
+    return rc;
+}
+
+/* The worker's directory made, and rsync there; 0, or 2 (said). */
+static int prepare(struct cluster_node *cn)
+{
+    struct buf cmd = BUF_INIT, err = BUF_INIT;
+    buf_puts(&cmd, "mkdir -p ");
+    buf_shell_quote(&cmd, cn->model_dir);
+    buf_puts(&cmd, " && command -v rsync >/dev/null || echo no-rsync");
+    struct ssh_result res;
+    int rc = 2;
+    if (node_run(&cn->node, buf_str(&cmd), 30000, &res, &err) < 0) {
+        fprintf(stderr, "dsv41-top copy-to-peer: %s: %s\n", cn->name, buf_str(&err));
+    } else {
+        if (strstr(buf_str(&res.out), "no-rsync"))
+            fprintf(stderr, "dsv41-top copy-to-peer: %s: rsync is not installed there "
+                            "(apt install rsync)\n", cn->name);
+        else if (res.exit_status != 0)
+            fprintf(stderr, "dsv41-top copy-to-peer: %s: cannot make %s: %s\n", cn->name,
+                    cn->model_dir, buf_str(&res.out));
+        else
+            rc = 0;
+        ssh_result_free(&res);
+    }
+    buf_free(&cmd);
+    buf_free(&err);
+    return rc;
+}
+
+static int copy_one(const struct config *c, struct cluster_node *cn, const char *src,
+                    bool dry_run, bool verify, struct copy_out *o)
+{
+    int rc = prepare(cn);
+    if (rc)
+        return rc;
+    printf("copy-to-peer: %s/ to %s:%s/ with rsync over ssh%s\n", src, cn->name, cn->model_dir,
+           dry_run ? " (dry run: nothing is copied)" : "");
+    fflush(stdout);
+    struct strv argv = STRV_INIT;
+    peer_rsync_argv(c, src, cn->node.target, cn->model_dir, dry_run, &argv);
+    o->node = cn->name;
+    o->last = now_s();
+    int st = run_rsync(&argv, o);
+    strv_free(&argv);
+    if (st != 0) {
+        if (st > 0)
+            printf("%s: %s (rsync exit %d)%s\n", cn->name,
+                   atomic_load(&g_stop) ? "copy interrupted" : "copy failed", st,
+                   dry_run ? "" : "; run copy-to-peer again to resume");
+        return st < 0 ? 2 : 1;
+    }
+    if (dry_run || atomic_load(&g_stop))
+        return atomic_load(&g_stop) ? 1 : 0;
+    printf("%s: copied\n", cn->name);
+    fflush(stdout);
+    if (!verify)
+        return 0;
+    int v = verify_on_node(c, cn, o->every_s);
+    int x = compare_exl3(cn, src, stdout);
+    return v ? v : x;
+}
+
+int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
+{
+    const char *only = NULL;
+    bool dry_run = false, verify = true;
+    struct copy_out o = {.every_s = 5};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--node") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--dry-run") == 0)
+            dry_run = true;
+        else if (strcmp(argv[i], "--no-verify") == 0)
+            verify = false;
+        else if (strcmp(argv[i], "--progress") == 0 && i + 1 < argc)
+            o.every_s = atof(argv[++i]);
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(COPY_USAGE, stdout);
+            return 0;
+        } else {
+            fputs(COPY_USAGE, stderr);
+            return 2;
+        }
+    }
+    const char *src = config_get(c, "MODEL_DIR");
+    if (access(src, R_OK | X_OK) < 0) {
+        fprintf(stderr, "dsv41-top copy-to-peer: the checkpoint %s: %s\n", src, strerror(errno));
+        return 2;
+    }
+    struct cluster cl;
+    if (cluster_open_for("copy-to-peer", c, &cl) < 0)
+        return 2;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    o.tty = isatty(STDERR_FILENO);
+    int rc = 0, done = 0;
+    for (int i = 0; i < cl.n && !atomic_load(&g_stop); i++) {
+        struct cluster_node *cn = &cl.nodes[i];
+        if (cn->node.local || !cn->configured || (only && strcmp(cn->name, only) != 0))
+            continue;
+        done++;
+        int r = copy_one(c, cn, src, dry_run, verify, &o);
+        rc = r > rc ? r : rc;
+    }
+    if (!done) {
+        fprintf(stderr, "dsv41-top copy-to-peer: %s\n",
+                only ? "no worker has that name" : "no worker is configured (set WORKER)");
+        rc = 2;
+    }
+    cluster_close(&cl);
+    return rc ? rc : atomic_load(&g_stop) ? 1 : 0;
+}
