@@ -163,8 +163,8 @@ static void handle_key(struct ui *u, int ch)
         prompt_key(u, ch);
         return;
     }
-    if (u->help) {
-        u->help = false;
+    if (u->help) { /* Space pages through the keys; any other key closes */
+        u->help = ch == ' ' && u->help < draw_help_pages(u) ? u->help + 1 : 0;
         return;
     }
     if (u->l.too_small && ch != 'q')

@@ -141,7 +141,7 @@ static void do_quit(struct ui *u)
 
 static void do_help(struct ui *u)
 {
-    u->help = !u->help;
+    u->help = u->help ? 0 : 1;
 }
 
 static const int FOCUS_ORDER[] = {PANE_NODES, PANE_SERVER, PANE_FABRIC, PANE_JOBS, PANE_LOG0,

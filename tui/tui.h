@@ -45,7 +45,7 @@ struct ui {
     int log_rank[2];      /* which rank each log pane shows (r cycles it) */
     char search[128];
     int search_dir;       /* -1 older, +1 newer */
-    bool help;
+    int help; /* the help overlay's page shown (from 1); 0: closed */
     enum prompt prompt;
     char input[128];
     char question[200];
@@ -74,6 +74,8 @@ int keys_log_index(const struct ui *u);
 
 /* draw.c */
 void draw_screen(struct ui *u);
+/* Pages the help overlay needs at the current size (Space turns them). */
+int draw_help_pages(const struct ui *u);
 /* Attributes for a role under the current theme (colour pairs set up by
  * draw_apply_theme). */
 int draw_attr(const struct ui *u, enum theme_role r);

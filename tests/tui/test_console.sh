@@ -121,10 +121,14 @@ check "layout: the header on the first row" eval 'row 1 | grep -q "^ dsv41-top"'
 
 # --- help overlay ----------------------------------------------------------------
 key '?'
-check "help: the key table" wait_for "dsv41-top keys (any key closes)"
+# 40 rows do not hold every key: the overlay pages
+check "help: the key table, page 1" wait_for "dsv41-top keys 1/2 (Space: more, any other key closes)"
 check "help: lists stop" contains "$SCREEN" "stop the deployment (asks first)"
+key Space
+check "help: Space shows the rest" wait_for "dsv41-top keys 2/2 (last page"
+check "help: down to the last key" contains "$SCREEN" "redraw the screen"
 key x
-check "help: closes on a key" gone_within "any key closes" 20
+check "help: closes on a key" gone_within "any other key closes" 20
 
 # --- start -> serving ------------------------------------------------------------
 key s

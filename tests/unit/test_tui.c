@@ -153,6 +153,24 @@ static void glyphs_measured_as_drawn(void **st)
     assert_true(g.n == 1 && g.raw);
 }
 
+/* The help overlay pages when the terminal is too short for the table, and
+ * every key is on some page. */
+static void help_pages(void **st)
+{
+    (void)st;
+    int n;
+    keys_table(&n);
+    struct ui u;
+    memset(&u, 0, sizeof u);
+    u.w = 300, u.h = 100;
+    assert_int_equal(draw_help_pages(&u), 1);
+    u.w = 80, u.h = 24; /* 22 rows: the box, 18 keys a page */
+    assert_int_equal(draw_help_pages(&u), (n + 17) / 18);
+    assert_true(draw_help_pages(&u) >= 2);
+    u.h = 5; /* tiny: one key a page, never zero */
+    assert_int_equal(draw_help_pages(&u), n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +180,7 @@ int main(void)
         cmocka_unit_test(graph_braille_and_ascii),
         cmocka_unit_test(key_table_is_sane),
         cmocka_unit_test(glyphs_measured_as_drawn),
+        cmocka_unit_test(help_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
