@@ -3,6 +3,8 @@
 #ifndef DSV41_COMMANDS_H
 #define DSV41_COMMANDS_H
 
+#include <stdbool.h>
+
 #include "config.h"
 
 int cmd_status(const struct config *c, int argc, char **argv);
@@ -24,6 +26,8 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv);
  * not (or interrupted), 2 no manifest or the check could not run. */
 struct cluster_node;
 int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s);
+/* True once a signal asked verify to stop. */
+bool verify_interrupted(void);
 
 struct guard_opts;
 void guard_opts_from_config(const struct config *c, struct guard_opts *o);

@@ -57,20 +57,13 @@ struct copy_out {
     const char *node;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void show_line(struct copy_out *o, const char *line)
 {
     struct peer_progress p;
     char bytes[32];
     if (peer_parse_progress(line, &p)) {
         progress_bytes(bytes, sizeof bytes, (double)p.bytes);
-        double t = now_s();
+        double t = progress_now();
         if (o->tty) {
             fprintf(stderr, "\r\033[Kcopy %s: %s  %d %%  %s  %s left", o->node, bytes, p.pct,
                     p.rate, p.eta);
@@ -224,9 +217,18 @@ static int prepare(struct cluster_node *cn)
     return rc;
 }
 
+static void catch_signals(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static int copy_one(const struct config *c, struct cluster_node *cn, const char *src,
                     bool dry_run, bool verify, struct copy_out *o)
 {
+    catch_signals(); /* again: the previous worker's check installed its own */
     int rc = prepare(cn);
     if (rc)
         return rc;
@@ -236,7 +238,7 @@ static int copy_one(const struct config *c, struct cluster_node *cn, const char 
     struct strv argv = STRV_INIT;
     peer_rsync_argv(c, src, cn->node.target, cn->model_dir, dry_run, &argv);
     o->node = cn->name;
-    o->last = now_s();
+    o->last = progress_now();
     int st = run_rsync(&argv, o);
     strv_free(&argv);
     if (st != 0) {
@@ -253,6 +255,8 @@ static int copy_one(const struct config *c, struct cluster_node *cn, const char 
     if (!verify)
         return 0;
     int v = verify_on_node(c, cn, o->every_s);
+    if (v == 1 && verify_interrupted())
+        atomic_store(&g_stop, 1); /* Ctrl-C during the check ends the copy too */
     int x = compare_exl3(cn, src, stdout);
     return v ? v : x;
 }
@@ -287,10 +291,6 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
     struct cluster cl;
     if (cluster_open_for("copy-to-peer", c, &cl) < 0)
         return 2;
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     o.tty = isatty(STDERR_FILENO);
     int rc = 0, done = 0;
     for (int i = 0; i < cl.n && !atomic_load(&g_stop); i++) {

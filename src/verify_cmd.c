@@ -56,13 +56,6 @@ struct ctx {
     bool tty, json, bar_shown;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void clear_bar(struct ctx *x)
 {
     if (x->bar_shown) {
@@ -74,7 +67,7 @@ static void clear_bar(struct ctx *x)
 static void tick(void *arg)
 {
     struct ctx *x = arg;
-    double t = now_s();
+    double t = progress_now();
     struct buf line = BUF_INIT;
     if (x->tty) {
         progress_format(&line, x->p.done_bytes, x->p.total_bytes, t - x->t0, 30);
@@ -197,7 +190,7 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
                     const struct opts *o, struct ctx *x, cJSON *arr)
 {
     memset(&x->p, 0, sizeof x->p);
-    x->t0 = x->last_line = now_s();
+    x->t0 = x->last_line = progress_now();
     x->bar_shown = false;
     for (int i = 0; i < m->n; i++) {
         m->e[i].res = VERIFY_PENDING;
@@ -223,7 +216,7 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
                               &err);
     }
     clear_bar(x);
-    double secs = now_s() - x->t0;
+    double secs = progress_now() - x->t0;
     if (err.len)
         fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&err));
     buf_free(&err);
@@ -371,6 +364,11 @@ out:
     buf_free(&mpath);
     buf_free(&text);
     return rc;
+}
+
+bool verify_interrupted(void)
+{
+    return atomic_load(&g_cancel) != 0;
 }
 
 int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s)
