@@ -1,6 +1,7 @@
 #include "api.h"
 
 #include "apikey.h"
+#include "mono.h"
 #include "probe.h"
 
 #include <cjson/cJSON.h>
@@ -166,17 +167,10 @@ out:
     buf_free(&err);
 }
 
-double api_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int on_sse_event(void *ctx, const char *data, size_t len)
 {
     struct api_call *call = ctx;
-    if (completion_event(&call->c, data, len, api_now()) < 0)
+    if (completion_event(&call->c, data, len, mono_s()) < 0)
         return -1;
     if ((call->stop_after > 0 && call->c.nchunks >= call->stop_after) ||
         (call->stop_after_s > 0 && call->c.nchunks &&
@@ -223,7 +217,7 @@ static void finish_call(struct api_call *call, CURLcode res)
         if (sse_overflowed(&call->sse) && !call->c.error[0])
             snprintf(call->c.error, sizeof call->c.error, "an event larger than 64 MiB");
     } else if (call->http_code == 200) {
-        completion_body(&call->c, buf_str(&call->raw), api_now());
+        completion_body(&call->c, buf_str(&call->raw), mono_s());
     }
     if (call->http_code && call->http_code != 200)
         http_error(call);
@@ -252,7 +246,7 @@ int api_run(const char *base, const char *key, struct api_call *calls, int n,
         call->http_code = 0;
         call->error[0] = '\0';
         call->stopped = false;
-        completion_init(&call->c, api_now());
+        completion_init(&call->c, mono_s());
         sse_init(&call->sse, on_sse_event, call, 64u << 20);
         buf_reset(&call->raw);
         if (!h) {
@@ -278,7 +272,7 @@ int api_run(const char *base, const char *key, struct api_call *calls, int n,
         curl_easy_setopt(h, CURLOPT_WRITEDATA, call);
         curl_easy_setopt(h, CURLOPT_PRIVATE, call);
         buf_free(&url);
-        call->c.t_start = api_now();
+        call->c.t_start = mono_s();
         curl_multi_add_handle(multi, h);
     }
     int running = 1;

@@ -61,6 +61,5 @@ struct api_call {
 int api_run(const char *base, const char *key, struct api_call *calls, int n,
             volatile int *cancel);
 void api_call_free(struct api_call *call);
-double api_now(void);
 
 #endif

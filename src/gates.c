@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "mono.h"
 #include "probe.h"
 
 #define MODEL "deepseek-v4.1-flash"
@@ -92,7 +93,7 @@ static void send_req(const struct gates_opts *o, cJSON *req, struct api_call *ca
     cJSON_AddStringToObject(ev, "finish_reason", call->c.finish);
     if (call->c.nchunks)
         cJSON_AddNumberToObject(ev, "ttft_s", call->c.t_first - call->c.t_start);
-    cJSON_AddNumberToObject(ev, "seconds", api_now() - call->c.t_start);
+    cJSON_AddNumberToObject(ev, "seconds", mono_s() - call->c.t_start);
     if (call->error[0])
         cJSON_AddStringToObject(ev, "error", call->error);
 }

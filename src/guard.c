@@ -17,14 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
+#include "mono.h"
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
 
 void guard_log(struct guard *g, const char *fmt, ...)
 {

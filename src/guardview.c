@@ -15,6 +15,7 @@
 #include "guardctl.h"
 #include "guards.h"
 #include "job.h"
+#include "mono.h"
 
 /* How often the guards are read, and how long the console waits after
  * letting go of the lock before it takes it again (a daemon is coming). */
@@ -242,7 +243,7 @@ void guardview_poll(struct guardview *gv)
 {
     if (!gv)
         return;
-    double now = api_now();
+    double now = mono_s();
     if (__atomic_exchange_n(&gv->release, 0, __ATOMIC_ACQ_REL)) {
         let_go(gv);
         gv->released_at = now;

@@ -16,8 +16,8 @@
 #include "deploy.h"
 #include "exl3plan.h"
 #include "guards.h"
+#include "mono.h"
 #include "phase.h"
-#include "progress.h"
 #include "ranks.h"
 #include "runtime.h"
 #include "status.h"
@@ -61,7 +61,7 @@ static void on_log_line(void *ctx, const char *line, size_t len)
     /* every phase is shown, also two that arrive between two looks */
     if (l->ph.phase != l->shown) {
         l->shown = l->ph.phase;
-        strv_addf(&l->transitions, "[%7.1fs] r%d %-7s %-22s %.90s", progress_now() - l->t0, l->cn->rank,
+        strv_addf(&l->transitions, "[%7.1fs] r%d %-7s %-22s %.90s", mono_s() - l->t0, l->cn->rank,
                   l->cn->name, phase_name(l->ph.phase), l->ph.detail);
     }
     probe_copy_field(l->tail[l->ntail % TAIL_LINES], sizeof l->tail[0], line, len);
@@ -335,7 +335,7 @@ static void close_logs(struct lnode *ln, int n)
 static void say_guard_fired(struct lnode *ln, int n, double t0)
 {
     char since[32];
-    time_t start = time(NULL) - (time_t)(progress_now() - t0) - 1;
+    time_t start = time(NULL) - (time_t)(mono_s() - t0) - 1;
     struct tm tm;
     localtime_r(&start, &tm);
     strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
@@ -378,7 +378,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     const char *failure = NULL;
     char failbuf[512] = "";
     while (!g_interrupted) {
-        double t = progress_now();
+        double t = mono_s();
         char fatal_msg[512] = "";
         for (int i = 0; i < n; i++) {
             pthread_mutex_lock(&ln[i].mu);
@@ -456,7 +456,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         for (int i = 0; i < n; i++)
             if (ln[i].ph.kv_tokens > 0)
                 kv = ln[i].ph.kv_tokens;
-        printf("ready after %.1f s: %s/v1, model %s", progress_now() - t0, buf_str(&base),
+        printf("ready after %.1f s: %s/v1, model %s", mono_s() - t0, buf_str(&base),
                DEPLOY_SERVED_NAME);
         if (kv > 0)
             printf(", KV cache %ld tokens", kv);
@@ -618,7 +618,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
                "at zero MemAvailable); --no-guard overrides\n");
         goto out;
     }
-    double t0 = progress_now();
+    double t0 = mono_s();
     for (int i = n - 1; i >= 0; i--) {
         struct buf cmd = BUF_INIT;
         buf_shell_quote(&cmd, config_get(c, "RUNTIME"));

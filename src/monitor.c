@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "guardview.h"
+#include "mono.h"
 #include "phase.h"
 #include "runtime.h"
 #include "wedge.h"
@@ -179,7 +180,7 @@ static void sample(struct monitor *m, bool full)
     m->round++;
     status_collect_opt(m->c, m->cl, r,
                        STATUS_NO_TAIL | STATUS_ONE_SCRAPE | (full ? 0 : STATUS_LITE));
-    double now = api_now();
+    double now = mono_s();
     state_lock(s);
     for (int i = 0; i < r->n && i < s->nnodes; i++) {
         struct state_node *sn = &s->nodes[i];
@@ -216,13 +217,7 @@ static void *monitor_thread(void *arg)
         sample(m, full);
         pthread_mutex_lock(&m->mu);
         struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_sec += m->interval_ms / 1000;
-        dl.tv_nsec += (long)(m->interval_ms % 1000) * 1000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-            dl.tv_sec++;
-            dl.tv_nsec -= 1000000000L;
-        }
+        mono_deadline(&dl, CLOCK_REALTIME, m->interval_ms);
         while (!m->stop && !m->poke)
             if (pthread_cond_timedwait(&m->cv, &m->mu, &dl) != 0)
                 break;

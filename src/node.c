@@ -11,14 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define NODE_MAX_OUTPUT (8u << 20)
+#include "mono.h"
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#define NODE_MAX_OUTPUT (8u << 20)
 
 void node_init_local(struct node *n, const char *name, const char *proc_root, const char *sys_root)
 {

@@ -18,6 +18,7 @@
 
 #include "cluster.h"
 #include "commands.h"
+#include "mono.h"
 #include "peer.h"
 #include "probe.h"
 #include "progress.h"
@@ -63,7 +64,7 @@ static void show_line(struct copy_out *o, const char *line)
     char bytes[32];
     if (peer_parse_progress(line, &p)) {
         progress_bytes(bytes, sizeof bytes, (double)p.bytes);
-        double t = progress_now();
+        double t = mono_s();
         if (o->tty) {
             fprintf(stderr, "\r\033[Kcopy %s: %s  %d %%  %s  %s left", o->node, bytes, p.pct,
                     p.rate, p.eta);
@@ -238,7 +239,7 @@ static int copy_one(const struct config *c, struct cluster_node *cn, const char 
     struct strv argv = STRV_INIT;
     peer_rsync_argv(c, src, cn->node.target, cn->model_dir, dry_run, &argv);
     o->node = cn->name;
-    o->last = progress_now();
+    o->last = mono_s();
     int st = run_rsync(&argv, o);
     strv_free(&argv);
     if (st != 0) {

@@ -2,14 +2,6 @@
 #include "progress.h"
 
 #include <stdio.h>
-#include <time.h>
-
-double progress_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void progress_bytes(char *out, size_t n, double bytes)
 {

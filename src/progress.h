@@ -15,8 +15,6 @@ void progress_format(struct buf *out, int64_t done, int64_t total, double elapse
                      int bar_width);
 /* "0 B", "512 B", "4.2 kB", "49.9 GB", "1.20 TB" */
 void progress_bytes(char *out, size_t n, double bytes);
-/* Seconds on the monotonic clock: elapsed times and rates. */
-double progress_now(void);
 /* "45s", "6m12s", "1h02m" */
 void progress_duration(char *out, size_t n, double s);
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mono.h"
+
 #define FRAME_MAX (8u << 20)
 
 struct sampler {
@@ -121,7 +123,7 @@ int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct sna
         return snapshot_collect_opt(s->n, s->runtime, s->nranks, s->ov, timeout_ms, lite, out);
     const char *trigger = lite ? "lite\n" : "\n";
     struct sshio *io = node_io(s->n);
-    long long deadline = ssh_now_ms() + timeout_ms;
+    long long deadline = mono_ms() + timeout_ms;
     pthread_mutex_lock(&s->mu);
     uint64_t want = s->seq + 1, ups = s->ups;
     pthread_mutex_unlock(&s->mu);
@@ -133,12 +135,7 @@ int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct sna
         pthread_mutex_lock(&s->mu);
         if (s->seq < want && s->ups == ups) {
             struct timespec dl;
-            clock_gettime(CLOCK_REALTIME, &dl);
-            dl.tv_nsec += 50 * 1000000L;
-            if (dl.tv_nsec >= 1000000000L) {
-                dl.tv_sec++;
-                dl.tv_nsec -= 1000000000L;
-            }
+            mono_deadline(&dl, CLOCK_REALTIME, 50);
             pthread_cond_timedwait(&s->cv, &s->mu, &dl);
         }
         got = s->seq >= want;
@@ -154,7 +151,7 @@ int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct sna
         /* a failed connect marks the node down: say so now */
         if (!node_reachable(s->n, NULL, NULL, 0) && !sshio_connected(io))
             return fail_unreachable(s, out, "unreachable");
-        if (ssh_now_ms() >= deadline)
+        if (mono_ms() >= deadline)
             return fail_unreachable(s, out, "timed out waiting for a snapshot");
     }
     return out->reachable ? 0 : -1;

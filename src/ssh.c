@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
+
 struct ssh_conn {
     long long last_rx;
     int fd;
@@ -23,13 +25,6 @@ struct ssh_conn {
     char name[64];
     char host[256];
 };
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int ssh_global_init(void)
 {
@@ -293,7 +288,7 @@ fail:
 /* Waits for the socket in the direction libssh2 is blocked on. */
 static int wait_socket(struct ssh_conn *c, long long deadline)
 {
-    long long left = deadline - now_ms();
+    long long left = deadline - mono_ms();
     if (left <= 0)
         return -1;
     int dir = libssh2_session_block_directions(c->s);
@@ -400,11 +395,6 @@ long long ssh_last_rx(const struct ssh_conn *c)
     return c->last_rx;
 }
 
-long long ssh_now_ms(void)
-{
-    return now_ms();
-}
-
 /* 1 when something was read, 0 when nothing, <0 on a channel error. With
  * *full (a held stream) it stops at max and leaves the rest in the channel:
  * its window closes and the remote command waits, nothing is lost. */
@@ -432,7 +422,7 @@ static int read_stream(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int stream, stru
         if (buf_append(b, tmp, (size_t)n < room ? (size_t)n : room) < 0)
             return -1;
         got = 1;
-        c->last_rx = now_ms();
+        c->last_rx = mono_ms();
     }
     if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
         return (int)n;
@@ -678,7 +668,7 @@ int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_
 {
     memset(res, 0, sizeof *res);
     res->exit_status = -1;
-    long long deadline = now_ms() + timeout_ms;
+    long long deadline = mono_ms() + timeout_ms;
     struct ssh_chan *ch = ssh_chan_new(cmd);
     if (!ch) {
         buf_printf(err, "%s: out of memory", c->name);

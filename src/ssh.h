@@ -64,7 +64,6 @@ int ssh_fd(const struct ssh_conn *c);
 short ssh_poll_events(struct ssh_conn *c);
 /* Monotonic ms of the last byte received on the session. */
 long long ssh_last_rx(const struct ssh_conn *c);
-long long ssh_now_ms(void);
 
 /* Runs cmd; stdout/stderr are capped at max_bytes each. Returns 0 when the
  * command ran (whatever its exit status), -1 when the session failed (then

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mono.h"
+
 #define BACKOFF_MIN_MS 500
 #define BACKOFF_MAX_MS 30000
 #define LINE_MAX_BYTES (1u << 20)
@@ -113,14 +115,14 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
             buf_reset(&w->out);
         }
     }
-    bool flapping = !connect_failed && ssh_now_ms() - io->connected_at < 2000;
+    bool flapping = !connect_failed && mono_ms() - io->connected_at < 2000;
     if (connect_failed || flapping) {
         if (connect_failed && !io->down_since)
             io->down_since = time(NULL);
         io->backoff_ms = io->backoff_ms ? io->backoff_ms * 2 : BACKOFF_MIN_MS;
         if (io->backoff_ms > BACKOFF_MAX_MS)
             io->backoff_ms = BACKOFF_MAX_MS;
-        io->next_try_ms = ssh_now_ms() + io->backoff_ms;
+        io->next_try_ms = mono_ms() + io->backoff_ms;
     } else {
         io->next_try_ms = 0;
     }
@@ -150,7 +152,7 @@ static void ensure_session(struct sshio *io)
     for (struct work *w = io->works; w; w = w->next)
         forced |= w->kind != W_STREAM && !w->done && w->force;
     pthread_mutex_unlock(&io->mu);
-    if (io->conn || !want || (!forced && ssh_now_ms() < io->next_try_ms))
+    if (io->conn || !want || (!forced && mono_ms() < io->next_try_ms))
         return;
     struct buf e = BUF_INIT;
     io->conn = ssh_connect(io->name, &io->t, io->known_hosts, io->timeout_ms, &e);
@@ -161,7 +163,7 @@ static void ensure_session(struct sshio *io)
         io->backoff_ms = 0;
         io->next_try_ms = 0;
         io->connected = true;
-        io->connected_at = ssh_now_ms();
+        io->connected_at = mono_ms();
         pthread_mutex_unlock(&io->mu);
     } else {
         session_down(io, buf_str(&e), true);
@@ -230,7 +232,7 @@ static int step_all(struct sshio *io, struct buf *why)
     for (struct work *w = io->works; w; w = w->next) {
         if (w->kind == W_STREAM ? (w->closing || w->ended) : w->done)
             continue;
-        if (w->kind != W_STREAM && ssh_now_ms() > w->deadline) {
+        if (w->kind != W_STREAM && mono_ms() > w->deadline) {
             if (io->opener == w)
                 io->opener = NULL;
             finish_run(io, w, -1,
@@ -346,7 +348,7 @@ static void *io_main(void *arg)
             pthread_mutex_lock(&io->mu);
             bool want = has_pending(io);
             pthread_mutex_unlock(&io->mu);
-            long long left = io->next_try_ms - ssh_now_ms();
+            long long left = io->next_try_ms - mono_ms();
             if (want && left < timeout)
                 timeout = left < 0 ? 0 : (int)left;
         }
@@ -429,7 +431,7 @@ int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, boo
     w.res = res;
     w.err = err;
     w.max = max;
-    w.deadline = ssh_now_ms() + timeout_ms;
+    w.deadline = mono_ms() + timeout_ms;
     w.force = force;
     /* A node known to be down answers at once until its backoff ends. */
     int rc = wait_work(io, &w);
@@ -441,9 +443,9 @@ int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, boo
 static int wait_work(struct sshio *io, struct work *w)
 {
     pthread_mutex_lock(&io->mu);
-    if (!w->force && io->down_since && ssh_now_ms() < io->next_try_ms) {
+    if (!w->force && io->down_since && mono_ms() < io->next_try_ms) {
         buf_printf(w->err, "%s (retrying in %lld ms)", io->last_error,
-                   io->next_try_ms - ssh_now_ms());
+                   io->next_try_ms - mono_ms());
         pthread_mutex_unlock(&io->mu);
         return -1;
     }
@@ -476,7 +478,7 @@ int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, 
     w.put_mode = mode;
     w.res = &dummy;
     w.err = err;
-    w.deadline = ssh_now_ms() + timeout_ms;
+    w.deadline = mono_ms() + timeout_ms;
     w.force = force;
     return wait_work(io, &w);
 }

@@ -1,5 +1,6 @@
 #include "status.h"
 
+#include "mono.h"
 #include "phase.h"
 #include "ranks.h"
 #include "wedge.h"
@@ -115,13 +116,13 @@ static void scrape_metrics(const struct config *c, struct status_report *r, bool
     double limit = once ? 0 : atof(config_get(c, "WEDGE_SECONDS"));
     struct wedge w = WEDGE_INIT;
     if (r->metrics_ok && limit > 0 &&
-        !wedge_feed(&w, &r->metrics, api_now(), limit, r->wedged, sizeof r->wedged) &&
+        !wedge_feed(&w, &r->metrics, mono_s(), limit, r->wedged, sizeof r->wedged) &&
         r->metrics.running.ok && r->metrics.running.v > 0) {
-        double t0 = api_now(), t;
+        double t0 = mono_s(), t;
         struct metrics now;
         do {
             usleep(250000);
-            t = api_now();
+            t = mono_s();
             if (!scrape(buf_str(&base), &now))
                 break;
             metrics_rates(&r->metrics, &now, t - t0, &r->rates);

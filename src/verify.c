@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
+
 /* One read: large enough that the syscalls cost nothing beside hashing
  * (~2 GB/s per core), small enough for one per thread. */
 #define VERIFY_CHUNK (4u << 20)
@@ -426,12 +428,7 @@ int verify_run(struct verify_manifest *m, const char *dir, int jobs,
     pthread_mutex_lock(&r.mu);
     while (r.running > 0) {
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 200 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        mono_deadline(&ts, CLOCK_MONOTONIC, 200);
         pthread_cond_timedwait(&r.cv, &r.mu, &ts);
         if (tick && r.running > 0)
             tick(arg); /* under mu: never beside a done call */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "mono.h"
 #include "progress.h"
 #include "verify.h"
 #include "verify_peer.h"
@@ -67,7 +68,7 @@ static void clear_bar(struct ctx *x)
 static void tick(void *arg)
 {
     struct ctx *x = arg;
-    double t = progress_now();
+    double t = mono_s();
     struct buf line = BUF_INIT;
     if (x->tty) {
         progress_format(&line, x->p.done_bytes, x->p.total_bytes, t - x->t0, 30);
@@ -190,7 +191,7 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
                     const struct opts *o, struct ctx *x, cJSON *arr)
 {
     memset(&x->p, 0, sizeof x->p);
-    x->t0 = x->last_line = progress_now();
+    x->t0 = x->last_line = mono_s();
     x->bar_shown = false;
     for (int i = 0; i < m->n; i++) {
         m->e[i].res = VERIFY_PENDING;
@@ -216,7 +217,7 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
                               &err);
     }
     clear_bar(x);
-    double secs = progress_now() - x->t0;
+    double secs = mono_s() - x->t0;
     if (err.len)
         fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&err));
     buf_free(&err);
