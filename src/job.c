@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +11,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "child.h"
 
-extern char **environ;
 
 static char **g_base;
 static int g_nbase;
@@ -142,29 +141,7 @@ static int spawn(char *const argv[], int out_fd, pid_t *pid)
         full[k++] = g_base[i];
     for (int i = 0; i < argc; i++)
         full[k++] = argv[i];
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 2);
-    posix_spawnattr_init(&at);
-    /* its own process group: cancel reaches the whole job, and the
-     * terminal's signals do not */
-    sigset_t none, dflt;
-    sigemptyset(&none);
-    sigemptyset(&dflt);
-    sigaddset(&dflt, SIGPIPE);
-    sigaddset(&dflt, SIGINT);
-    sigaddset(&dflt, SIGTERM);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &dflt);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-    int rc = posix_spawn(pid, self, &fa, &at, full, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    int rc = child_spawn(self, false, full, out_fd, pid);
     free(full);
     errno = rc;
     return rc == 0 ? 0 : -1;

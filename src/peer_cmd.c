@@ -7,23 +7,19 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cluster.h"
 #include "commands.h"
-#include "mono.h"
 #include "peer.h"
 #include "probe.h"
 #include "progress.h"
-
-extern char **environ;
 
 static const char COPY_USAGE[] =
     "usage: dsv41-top copy-to-peer [--node NAME] [--dry-run] [--no-verify]\n"
@@ -53,35 +49,26 @@ static void on_signal(int sig)
 }
 
 struct copy_out {
-    bool tty, bar_shown;
-    double every_s, last;
+    double every_s;
     const char *node;
+    struct progress_out out;
 };
 
 static void show_line(struct copy_out *o, const char *line)
 {
     struct peer_progress p;
-    char bytes[32];
     if (peer_parse_progress(line, &p)) {
+        char bytes[32], text[160];
         progress_bytes(bytes, sizeof bytes, (double)p.bytes);
-        double t = mono_s();
-        if (o->tty) {
-            fprintf(stderr, "\r\033[Kcopy %s: %s  %d %%  %s  %s left", o->node, bytes, p.pct,
-                    p.rate, p.eta);
-            o->bar_shown = true;
-        } else if (o->every_s > 0 && t - o->last >= o->every_s) {
-            printf("copy %s: %s  %d %%  %s  %s left\n", o->node, bytes, p.pct, p.rate, p.eta);
-            o->last = t;
-        }
+        snprintf(text, sizeof text, "copy %s: %s  %d %%  %s  %s left", o->node, bytes, p.pct,
+                 p.rate, p.eta);
+        progress_out_show(&o->out, text);
         return;
     }
     size_t n = strlen(line);
     if (!n || (line[0] == '+' && line[n - 1] == '/')) /* a directory: not news */
         return;
-    if (o->bar_shown) {
-        fputs("\r\033[K", stderr);
-        o->bar_shown = false;
-    }
+    progress_out_clear(&o->out);
     char clean[1024]; /* a file name or rsync's message: no control bytes */
     probe_copy_field(clean, sizeof clean, line, strlen(line));
     printf("%s: %s\n", o->node, clean);
@@ -94,18 +81,8 @@ static int run_rsync(struct strv *argv, struct copy_out *o)
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     pid_t pid;
-    int e = posix_spawnp(&pid, "rsync", &fa, &at, argv->v, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    int e = child_spawn("rsync", true, argv->v, pfd[1], &pid);
     close(pfd[1]);
     if (e) {
         close(pfd[0]);
@@ -141,10 +118,7 @@ static int run_rsync(struct strv *argv, struct copy_out *o)
     line[len] = '\0';
     show_line(o, line);
     close(pfd[0]);
-    if (o->bar_shown) {
-        fputs("\r\033[K", stderr);
-        o->bar_shown = false;
-    }
+    progress_out_clear(&o->out);
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
@@ -239,7 +213,7 @@ static int copy_one(const struct config *c, struct cluster_node *cn, const char 
     struct strv argv = STRV_INIT;
     peer_rsync_argv(c, src, cn->node.target, cn->model_dir, dry_run, &argv);
     o->node = cn->name;
-    o->last = mono_s();
+    progress_out_init(&o->out, o->every_s, stdout);
     int st = run_rsync(&argv, o);
     strv_free(&argv);
     if (st != 0) {
@@ -292,7 +266,6 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
     struct cluster cl;
     if (cluster_open_for("copy-to-peer", c, &cl) < 0)
         return 2;
-    o.tty = isatty(STDERR_FILENO);
     int rc = 0, done = 0;
     for (int i = 0; i < cl.n && !atomic_load(&g_stop); i++) {
         struct cluster_node *cn = &cl.nodes[i];

@@ -2,6 +2,9 @@
 #include "progress.h"
 
 #include <stdio.h>
+#include <unistd.h>
+
+#include "mono.h"
 
 void progress_bytes(char *out, size_t n, double bytes)
 {
@@ -55,5 +58,38 @@ void progress_format(struct buf *out, int64_t done, int64_t total, double elapse
             progress_duration(left, sizeof left, (double)(total - done) / rate);
             buf_printf(out, "  %s left", left);
         }
+    }
+}
+
+void progress_out_init(struct progress_out *o, double every_s, FILE *lines)
+{
+    *o = (struct progress_out){.tty = isatty(STDERR_FILENO), .every_s = every_s,
+                               .last = mono_s(), .lines = lines};
+}
+
+bool progress_out_due(const struct progress_out *o)
+{
+    return o->tty || (o->every_s > 0 && mono_s() - o->last >= o->every_s);
+}
+
+void progress_out_show(struct progress_out *o, const char *text)
+{
+    if (!progress_out_due(o))
+        return;
+    if (o->tty) {
+        fprintf(stderr, "\r\033[K%s", text);
+        fflush(stderr);
+        o->shown = true;
+    } else {
+        fprintf(o->lines, "%s\n", text);
+        o->last = mono_s();
+    }
+}
+
+void progress_out_clear(struct progress_out *o)
+{
+    if (o->shown) {
+        fputs("\r\033[K", stderr);
+        o->shown = false;
     }
 }

@@ -224,6 +224,17 @@ void verify_manifest_free(struct verify_manifest *m)
     m->n = 0;
 }
 
+void verify_manifest_reset(struct verify_manifest *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        struct verify_entry *e = &m->e[i];
+        e->res = VERIFY_PENDING;
+        e->size = -1;
+        e->err = 0;
+        e->not_regular = false;
+    }
+}
+
 int verify_manifest_select(struct verify_manifest *m, char **paths, int n, struct buf *err)
 {
     for (int k = 0; k < n; k++) {
@@ -373,10 +384,10 @@ int verify_run(struct verify_manifest *m, const char *dir, int jobs,
     r.dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (r.dirfd < 0)
         return -1;
+    verify_manifest_reset(m);
     /* sizes first, so progress has its total from the start */
     for (int i = 0; i < m->n; i++) {
         struct stat st;
-        m->e[i].res = VERIFY_PENDING;
         if (fstatat(r.dirfd, m->e[i].path, &st, 0) == 0) {
             m->e[i].size = st.st_size;
             atomic_fetch_add(&p->total_bytes, (int64_t)st.st_size);

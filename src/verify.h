@@ -46,6 +46,10 @@ struct verify_manifest {
 int verify_manifest_parse(const char *text, const char *name, struct verify_manifest *m,
                           struct buf *err);
 void verify_manifest_free(struct verify_manifest *m);
+/* Every entry back to VERIFY_PENDING, nothing known of its file (a
+ * manifest checked again, on another node). verify_run and verify_peer_run
+ * start with it. */
+void verify_manifest_reset(struct verify_manifest *m);
 /* Keeps only the entries whose path is in paths (n of them); -1 and the
  * first path the manifest lacks in err. */
 int verify_manifest_select(struct verify_manifest *m, char **paths, int n, struct buf *err);

@@ -52,37 +52,23 @@ static void on_signal(int sig)
 struct ctx {
     struct verify_progress p;
     const char *node; /* prefixes the lines when nodes are named */
-    double t0, last_line;
+    double t0;
     double every_s; /* progress line period when not a terminal */
-    bool tty, json, bar_shown;
+    bool json;
+    struct progress_out out;
 };
-
-static void clear_bar(struct ctx *x)
-{
-    if (x->bar_shown) {
-        fputs("\r\033[K", stderr);
-        x->bar_shown = false;
-    }
-}
 
 static void tick(void *arg)
 {
     struct ctx *x = arg;
-    double t = mono_s();
+    if (!progress_out_due(&x->out))
+        return;
     struct buf line = BUF_INIT;
-    if (x->tty) {
-        progress_format(&line, x->p.done_bytes, x->p.total_bytes, t - x->t0, 30);
-        fprintf(stderr, "\r\033[Kverify%s%s %s", x->node ? " " : "", x->node ? x->node : "",
-                buf_str(&line));
-        fflush(stderr);
-        x->bar_shown = true;
-    } else if (x->every_s > 0 && t - x->last_line >= x->every_s) {
-        progress_format(&line, x->p.done_bytes, x->p.total_bytes, t - x->t0, 0);
-        /* into the JSON's stream it would spoil the object: stderr then */
-        fprintf(x->json ? stderr : stdout, "verify%s%s: %s\n", x->node ? " " : "",
-                x->node ? x->node : "", buf_str(&line));
-        x->last_line = t;
-    }
+    buf_printf(&line, "verify%s%s%s", x->node ? " " : "", x->node ? x->node : "",
+               x->out.tty ? " " : ": ");
+    progress_format(&line, x->p.done_bytes, x->p.total_bytes, mono_s() - x->t0,
+                    x->out.tty ? 30 : 0);
+    progress_out_show(&x->out, buf_str(&line));
     buf_free(&line);
 }
 
@@ -91,7 +77,7 @@ static void file_done(const struct verify_entry *e, void *arg)
     struct ctx *x = arg;
     if (x->json)
         return;
-    clear_bar(x);
+    progress_out_clear(&x->out);
     if (x->node)
         printf("%s: ", x->node);
     char size[32] = "", want[65], got[65];
@@ -191,14 +177,9 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
                     const struct opts *o, struct ctx *x, cJSON *arr)
 {
     memset(&x->p, 0, sizeof x->p);
-    x->t0 = x->last_line = mono_s();
-    x->bar_shown = false;
-    for (int i = 0; i < m->n; i++) {
-        m->e[i].res = VERIFY_PENDING;
-        m->e[i].size = -1;
-        m->e[i].err = 0;
-        m->e[i].not_regular = false;
-    }
+    x->t0 = mono_s();
+    /* progress lines into the JSON's stream would spoil the object */
+    progress_out_init(&x->out, x->every_s, x->json ? stderr : stdout);
     const char *where = cn ? cn->model_dir : dir;
     if (cn && cn->node.local)
         where = dir; /* --dir moves the head's checkpoint */
@@ -216,7 +197,7 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
         bad = verify_peer_run(c, cn, m, mtext, o->jobs, &g_cancel, &x->p, file_done, x, tick,
                               &err);
     }
-    clear_bar(x);
+    progress_out_clear(&x->out);
     double secs = mono_s() - x->t0;
     if (err.len)
         fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&err));
@@ -351,7 +332,6 @@ int cmd_verify(const struct config *c, int argc, char **argv)
     int rc = 2;
     if (load_manifest(buf_str(&mpath), o.paths, o.npaths, &text, &m) < 0)
         goto out;
-    x.tty = isatty(STDERR_FILENO);
     if (o.node || o.all) {
         rc = run_nodes(c, &m, buf_str(&mpath), buf_str(&text), &o, &x);
     } else {
@@ -375,7 +355,7 @@ bool verify_interrupted(void)
 int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s)
 {
     struct opts o = {.dir = config_get(c, "MODEL_DIR"), .jobs = default_jobs()};
-    struct ctx x = {.every_s = progress_s, .node = cn->name, .tty = isatty(STDERR_FILENO)};
+    struct ctx x = {.every_s = progress_s, .node = cn->name};
     struct buf mpath = BUF_INIT, text = BUF_INIT;
     buf_printf(&mpath, "%s/sha256-manifest.txt", o.dir);
     struct verify_manifest m = {0};

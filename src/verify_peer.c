@@ -127,10 +127,9 @@ int verify_peer_run(const struct config *c, struct cluster_node *cn, struct veri
         buf_free(&cmd);
         return -1;
     }
-    for (int i = 0; i < m->n; i++) {
-        m->e[i].res = VERIFY_PENDING;
+    verify_manifest_reset(m);
+    for (int i = 0; i < m->n; i++)
         pe.sorted[i] = &m->e[i];
-    }
     qsort(pe.sorted, (size_t)m->n, sizeof *pe.sorted, cmp_entry_path);
     pthread_mutex_init(&pe.mu, NULL);
     atomic_init(&pe.ended, false);

@@ -67,8 +67,10 @@ int main(int argc, char **argv)
             manifest = argv[++i];
         else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc)
             jobs = atoi(argv[++i]);
-        else
-            dir = NULL, i = argc;
+        else {
+            dir = NULL; /* an unknown argument: the usage below */
+            break;
+        }
     }
     if (!dir || !manifest || jobs < 1 || jobs > VERIFY_MAX_JOBS) {
         fputs("usage: dsv41-verify --dir DIR --manifest FILE [--jobs N]\n"

@@ -230,6 +230,26 @@ static void progress_line(void **st)
     buf_reset(&b);
     progress_format(&b, 5, 0, 2, 4); /* an empty total */
     assert_string_equal(buf_str(&b), "[....] 5 B of 0 B  0.0 %  2 B/s");
+    /* shown as lines (not a terminal): only once the period has passed */
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    struct progress_out o;
+    progress_out_init(&o, 0, f);
+    o.tty = false;
+    assert_false(progress_out_due(&o)); /* period 0: no lines */
+    progress_out_init(&o, 5, f);
+    o.tty = false;
+    progress_out_show(&o, "too soon");
+    o.last -= 6;
+    assert_true(progress_out_due(&o));
+    progress_out_show(&o, "verify: a line");
+    assert_false(progress_out_due(&o));
+    progress_out_clear(&o); /* nothing redrawn: nothing to take away */
+    char got[64] = "";
+    rewind(f);
+    assert_int_equal(fread(got, 1, sizeof got - 1, f), strlen("verify: a line\n"));
+    assert_string_equal(got, "verify: a line\n");
+    fclose(f);
     char d[16];
     progress_duration(d, sizeof d, 3725);
     assert_string_equal(d, "1h02m");
