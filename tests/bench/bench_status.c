@@ -10,14 +10,8 @@
 
 #include "harness.h"
 #include "cluster.h"
+#include "mono.h"
 #include "status.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double cpu_s(void)
 {
@@ -47,13 +41,13 @@ int main(int argc, char **argv)
         int n = atoi(argv[2]);
         double *t = calloc((size_t)n, sizeof *t);
         struct status_report *r = malloc(sizeof *r);
-        double t0 = now_s();
+        double t0 = mono_s();
         status_collect(&c, &cl, r); /* cold: connects */
-        double cold = now_s() - t0;
+        double cold = mono_s() - t0;
         for (int i = 0; i < n && t && r; i++) {
-            t0 = now_s();
+            t0 = mono_s();
             status_collect(&c, &cl, r);
-            t[i] = now_s() - t0;
+            t[i] = mono_s() - t0;
             if (!r->nodes[1].snap.reachable)
                 rc = 1;
         }
@@ -72,14 +66,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "cannot sample the worker: %s\n", s ? s->error : "");
             return 1;
         }
-        double c0 = cpu_s(), t0 = now_s();
+        double c0 = cpu_s(), t0 = mono_s();
         int samples = 0;
-        while (now_s() - t0 < secs) {
+        while (mono_s() - t0 < secs) {
             if (sampler_request(w->sampler, 10000, s) == 0)
                 samples++;
             usleep((useconds_t)interval * 1000);
         }
-        double wall = now_s() - t0, cpu = cpu_s() - c0;
+        double wall = mono_s() - t0, cpu = cpu_s() - c0;
         printf("samples %d\nwall_s %.2f\nhead_cpu_s %.4f\nhead_core_pct %.3f\n", samples, wall,
                cpu, 100.0 * cpu / wall);
         free(s);
