@@ -39,7 +39,7 @@ SIM_CFLAGS  = $(shell pkg-config --cflags $(SIM_PKGS))
 SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 
 ENGINE_SRC := $(filter-out src/main.c src/guardd.c src/verifyd.c,$(wildcard src/*.c))
-GUARD_SRC  := src/guardd.c src/guardctl.c src/guard.c src/mono.c
+GUARD_SRC  := src/guardd.c src/guardctl.c src/guard.c src/mono.c src/child.c
 VERIFYD_SRC := src/verifyd.c src/verify.c src/verify_wire.c src/buf.c src/mono.c
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ   := $(BUILD)/src/main.o

@@ -63,18 +63,6 @@ int buf_printf(struct buf *b, const char *fmt, ...)
     return rc;
 }
 
-int buf_shell_quote(struct buf *b, const char *s)
-{
-    if (buf_append(b, "'", 1) < 0)
-        return -1;
-    for (const char *p = s; *p; p++) {
-        int rc = *p == '\'' ? buf_puts(b, "'\\''") : buf_append(b, p, 1);
-        if (rc < 0)
-            return -1;
-    }
-    return buf_append(b, "'", 1);
-}
-
 void buf_reset(struct buf *b)
 {
     b->len = 0;

@@ -1,15 +1,18 @@
-/* child: a program started apart from us - in its own process group (a
- * cancel reaches all it starts, and the terminal's Ctrl-C does not), stdin
- * from /dev/null, stdout and stderr into one descriptor, and signals as a
- * fresh process has them (none blocked; SIGPIPE, SIGINT and SIGTERM at
- * their defaults whatever we set). Used for console jobs and for rsync. */
+/* child: the one way we start a program - in its own process group (a
+ * cancel or a timeout reaches all it starts, and the terminal's Ctrl-C does
+ * not), stdin from /dev/null, stdout and stderr into the descriptors given,
+ * and signals as a fresh process has them (none blocked; SIGPIPE, SIGINT and
+ * SIGTERM at their defaults whatever we set). No shell: argv as it is. Used
+ * for console jobs, rsync, local node commands and the guard's runtime. */
 #ifndef DSV41_CHILD_H
 #define DSV41_CHILD_H
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* path is looked up in PATH when search is set. 0, or an errno. */
-int child_spawn(const char *path, bool search, char *const argv[], int out_fd, pid_t *pid);
+/* path is looked up in PATH when search is set; err_fd may be out_fd. 0, or
+ * an errno. */
+int child_spawn(const char *path, bool search, char *const argv[], int out_fd, int err_fd,
+                pid_t *pid);
 
 #endif

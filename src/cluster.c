@@ -131,7 +131,11 @@ int cluster_state_dir(const struct config *c, struct cluster_node *cn, char *out
             return 0;
         }
     struct ssh_result res;
-    if (node_run(&cn->node, "printf '%s' \"$HOME\"", 30000, &res, err) < 0)
+    struct shcmd cmd = SHCMD_INIT;
+    shcmd_script(&cmd, "printf '%s' \"$HOME\"");
+    int rc = node_run(&cn->node, &cmd, 30000, &res, err);
+    shcmd_free(&cmd);
+    if (rc < 0)
         return -1;
     snprintf(out, sz, "%s/.dsv41-two-sparks", buf_str(&res.out));
     ssh_result_free(&res);

@@ -210,15 +210,14 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         ctx[i].rank = i;
         ctx[i].prefix = only < 0;
         atomic_init(&ctx[i].ended, false);
-        struct buf cmd = BUF_INIT;
+        struct shcmd cmd = SHCMD_INIT;
         char name[32];
         snprintf(name, sizeof name, "dsv41-r%d", i);
         runtime_cmd_logs(&cmd, config_get(c, "RUNTIME"), name, follow, tail);
-        buf_puts(&cmd, " 2>&1");
-        st[i] = node_stream_open(&cl.nodes[i].node, buf_str(&cmd), print_line, on_end, &ctx[i]);
+        st[i] = node_stream_open(&cl.nodes[i].node, &cmd, print_line, on_end, &ctx[i]);
         if (!st[i])
             rc = 1;
-        buf_free(&cmd);
+        shcmd_free(&cmd);
     }
     /* until every stream ended (or Ctrl-C); a dead node ends its stream */
     for (;;) {

@@ -7,15 +7,8 @@
 
 #include "cluster.h"
 #include "commands.h"
-#include "runtime.h"
+#include "preflight.h"
 #include "snapshot.h"
-
-static const char *MODEL_FILES[] = {
-    "config.json",
-    "model.safetensors.index.json",
-    "model-00005-of-00006.safetensors",
-    "model-00006-of-00006.safetensors",
-};
 
 struct doctor {
     int fails, warns;
@@ -31,36 +24,6 @@ static void report(struct doctor *d, const char *level, const char *node, const 
     printf("%-4s %-6s %s\n", level, node, what);
     if (fix && *fix)
         printf("            fix: %s\n", fix);
-}
-
-/* Files, image and disk in one round trip. Output lines: "missing F",
- * "image yes|no", "df KIB". */
-static int node_checks(const struct config *c, struct cluster_node *cn, struct buf *out,
-                       struct buf *err)
-{
-    struct buf s = BUF_INIT;
-    buf_puts(&s, "D=");
-    buf_shell_quote(&s, cn->model_dir);
-    buf_puts(&s, "; ST=");
-    buf_shell_quote(&s, config_get(c, "STATE_DIR"));
-    buf_puts(&s, "; PL=");
-    buf_shell_quote(&s, config_get(c, "PLAN_NAME"));
-    buf_puts(&s, "\nfor f in");
-    for (size_t i = 0; i < sizeof MODEL_FILES / sizeof MODEL_FILES[0]; i++)
-        buf_printf(&s, " %s", MODEL_FILES[i]);
-    buf_puts(&s, " \"exl3/plan/$PL\"; do [ -e \"$D/$f\" ] || echo \"missing $f\"; done\nif ");
-    runtime_cmd_image_present(&s, config_get(c, "RUNTIME"), config_get(c, "IMG"));
-    buf_puts(&s, "; then echo 'image yes'; else echo 'image no'; fi\n"
-                 "d=\"$ST\"; while [ ! -d \"$d\" ] && [ \"$d\" != / ]; do d=$(dirname \"$d\"); done\n"
-                 "df -Pk \"$d\" 2>/dev/null | awk 'NR==2 {print \"df \" $4}'\n");
-    struct ssh_result res;
-    int rc = node_run(&cn->node, buf_str(&s), 30000, &res, err);
-    buf_free(&s);
-    if (rc == 0) {
-        buf_puts(out, buf_str(&res.out));
-        ssh_result_free(&res);
-    }
-    return rc;
 }
 
 static void check_node(const struct config *c, struct cluster_node *cn, int nranks,
@@ -81,42 +44,37 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
         return;
     }
     report(d, "ok", nm, cn->node.local ? "local node" : "reachable over ssh", "");
-    struct buf out = BUF_INIT, err = BUF_INIT;
-    if (node_checks(c, cn, &out, &err) == 0) {
-        const char *p = buf_str(&out);
-        bool any_missing = false;
-        while (*p) {
-            size_t l = strcspn(p, "\n");
-            if (l > 8 && strncmp(p, "missing ", 8) == 0) {
-                any_missing = true;
-                snprintf(what, sizeof what, "missing %s/%.*s", cn->model_dir, (int)(l - 8), p + 8);
-                snprintf(fix, sizeof fix, "%s",
-                         cn->rank == 0 ? "dsv41-top download (or scripts/download.sh)"
-                                       : "dsv41-top copy-to-peer (or download on this node)");
-                report(d, "FAIL", nm, what, fix);
-            } else if (l == 8 && strncmp(p, "image no", 8) == 0) {
-                snprintf(what, sizeof what, "image %s is not present", config_get(c, "IMG"));
-                snprintf(fix, sizeof fix, "%s pull %s (launch pulls it too)",
-                         config_get(c, "RUNTIME"), config_get(c, "IMG"));
-                report(d, "warn", nm, what, fix);
-            } else if (l == 9 && strncmp(p, "image yes", 9) == 0) {
-                report(d, "ok", nm, "image present", "");
-            } else if (l > 3 && strncmp(p, "df ", 3) == 0) {
-                double gib = atof(p + 3) / 1048576.0;
-                snprintf(what, sizeof what, "%.0f GiB free for STATE_DIR caches", gib);
-                report(d, gib < 20 ? "warn" : "ok", nm, what,
-                       gib < 20 ? "free space on the STATE_DIR filesystem (kernel caches)" : "");
-            }
-            p += l;
-            if (*p)
-                p++;
+    struct buf err = BUF_INIT;
+    struct preflight pf;
+    char state_dir[512];
+    if (cluster_state_dir(c, cn, state_dir, sizeof state_dir, &err) == 0 &&
+        preflight_check(c, &cn->node, cn->model_dir, state_dir, &pf, &err) == 0) {
+        for (int i = 0; i < pf.missing.n; i++) {
+            snprintf(what, sizeof what, "missing %s/%s", cn->model_dir, pf.missing.v[i]);
+            report(d, "FAIL", nm, what,
+                   cn->rank == 0 ? "dsv41-top download (or scripts/download.sh)"
+                                 : "dsv41-top copy-to-peer (or download on this node)");
         }
-        if (!any_missing)
+        if (!pf.missing.n)
             report(d, "ok", nm, "model files and plan present", "");
+        if (pf.image == 1) {
+            report(d, "ok", nm, "image present", "");
+        } else if (pf.image == 0) {
+            snprintf(what, sizeof what, "image %s is not present", config_get(c, "IMG"));
+            snprintf(fix, sizeof fix, "%s pull %s (launch pulls it too)",
+                     config_get(c, "RUNTIME"), config_get(c, "IMG"));
+            report(d, "warn", nm, what, fix);
+        }
+        if (pf.free_kib >= 0) {
+            double gib = pf.free_kib / 1048576.0;
+            snprintf(what, sizeof what, "%.0f GiB free for STATE_DIR caches", gib);
+            report(d, gib < 20 ? "warn" : "ok", nm, what,
+                   gib < 20 ? "free space on the STATE_DIR filesystem (kernel caches)" : "");
+        }
+        preflight_free(&pf);
     } else {
         report(d, "FAIL", nm, buf_str(&err), "");
     }
-    buf_free(&out);
     buf_free(&err);
     if (!s->runtime_ok) {
         snprintf(what, sizeof what, "container runtime %s: %s", config_get(c, "RUNTIME"),

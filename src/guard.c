@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "mono.h"
 
 #define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
@@ -65,6 +66,23 @@ long guard_parse_available(const char *t, size_t len)
         }
     }
     return -1;
+}
+
+int guard_parse_gib(const char *s, long *kib)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* !(v > 0) also refuses NaN; the bound keeps the product in a long */
+    if (!*s || *end || errno || !(v > 0) || v > GUARD_MAX_GIB)
+        return -1;
+    *kib = (long)(v * 1048576);
+    return *kib > 0 ? 0 : -1;
+}
+
+bool guard_runtime_ok(const char *rt)
+{
+    return strcmp(rt, "docker") == 0 || strcmp(rt, "podman") == 0;
 }
 
 void guard_file(const char *state_dir, const char *kind, char *out, size_t sz)
@@ -170,28 +188,87 @@ void guard_set_pids(struct guard *g, const pid_t *pids, int n)
     guard_log(g, "ranks resolved: %s", n ? list : "none running");
 }
 
+/* The runtime with the words of verb, then "--" and the rank names: no
+ * shell. Its stdout (cut at outsz) in out; waited for at most timeout_ms,
+ * then killed. Its exit status, or -1 when it could not run. */
+static int runtime_run(struct guard *g, const char *const *verb, char *out, size_t outsz,
+                       int timeout_ms)
+{
+    char names[GUARD_MAX_RANKS][16];
+    char *argv[16 + GUARD_MAX_RANKS];
+    int n = 0;
+    argv[n++] = g->o.runtime;
+    for (int i = 0; verb[i] && n < 16; i++)
+        argv[n++] = (char *)verb[i];
+    argv[n++] = "--";
+    for (int i = 0; i < g->o.nranks && i < GUARD_MAX_RANKS; i++) {
+        snprintf(names[i], sizeof names[i], "dsv41-r%d", i);
+        argv[n++] = names[i];
+    }
+    argv[n] = NULL;
+    int p[2], null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd < 0)
+        return -1;
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        close(null_fd);
+        return -1;
+    }
+    pid_t pid;
+    int e = child_spawn(g->o.runtime, true, argv, p[1], null_fd, &pid);
+    close(p[1]);
+    close(null_fd);
+    if (e) {
+        close(p[0]);
+        return -1;
+    }
+    size_t got = 0;
+    double deadline = mono_s() + timeout_ms / 1000.0;
+    for (;;) {
+        int left = (int)((deadline - mono_s()) * 1000);
+        struct pollfd pf = {p[0], POLLIN, 0};
+        if (left <= 0 || (poll(&pf, 1, left) < 0 && errno != EINTR)) {
+            kill(-pid, SIGKILL); /* under memory pressure the CLI may hang */
+            break;
+        }
+        char tmp[512];
+        ssize_t r = read(p[0], tmp, sizeof tmp);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        size_t take = outsz > got + 1 ? outsz - got - 1 : 0;
+        if ((size_t)r < take)
+            take = (size_t)r;
+        memcpy(out + got, tmp, take);
+        got += take;
+    }
+    close(p[0]);
+    if (outsz)
+        out[got] = '\0';
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 int guard_resolve(struct guard *g)
 {
     if (!g->o.runtime[0])
         return g->npids;
-    char cmd[512];
-    int l = snprintf(cmd, sizeof cmd, "'%s' container inspect -f '{{.State.Running}} {{.State.Pid}}'",
-                     g->o.runtime);
-    for (int i = 0; i < g->o.nranks && l > 0 && (size_t)l < sizeof cmd; i++)
-        l += snprintf(cmd + l, sizeof cmd - (size_t)l, " dsv41-r%d", i);
-    strncat(cmd, " 2>/dev/null", sizeof cmd - strlen(cmd) - 1);
-    FILE *p = popen(cmd, "r");
-    if (!p)
+    static const char *const verb[] = {"container", "inspect", "-f",
+                                       "{{.State.Running}} {{.State.Pid}}", NULL};
+    char out[1024] = "";
+    if (runtime_run(g, verb, out, sizeof out, 10000) < 0 && !out[0])
         return g->npids;
     pid_t pids[GUARD_MAX_RANKS];
     int n = 0;
-    char line[128];
-    while (fgets(line, sizeof line, p) && n < GUARD_MAX_RANKS) {
+    for (char *line = out; *line && n < GUARD_MAX_RANKS;) {
+        size_t l = strcspn(line, "\n");
         long pid;
         if (strncmp(line, "true ", 5) == 0 && (pid = atol(line + 5)) > 0)
             pids[n++] = (pid_t)pid;
+        line += l + (line[l] == '\n');
     }
-    pclose(p);
     guard_set_pids(g, pids, n);
     return n;
 }
@@ -291,13 +368,10 @@ static void fire(struct guard *g, long avail)
               avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3);
     /* then the runtime removes what is left: forks, but the ranks are dead */
     if (g->o.runtime[0] && g->o.nranks > 0) {
-        char cmd[512];
-        int l = snprintf(cmd, sizeof cmd, "'%s' kill", g->o.runtime);
-        for (int i = 0; i < g->o.nranks && l > 0 && (size_t)l < sizeof cmd; i++)
-            l += snprintf(cmd + l, sizeof cmd - (size_t)l, " dsv41-r%d", i);
-        strncat(cmd, " >/dev/null 2>&1", sizeof cmd - strlen(cmd) - 1);
-        int rc = system(cmd);
-        guard_log(g, "runtime kill of the ranks: exit %d", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+        static const char *const verb[] = {"kill", NULL};
+        char out[256] = "";
+        int rc = runtime_run(g, verb, out, sizeof out, 30000);
+        guard_log(g, "runtime kill of the ranks: exit %d", rc);
     }
 }
 

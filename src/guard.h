@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #define GUARD_MAX_RANKS 8
+#define GUARD_MAX_GIB 1000000 /* a floor above every node's memory fires at once (tests) */
 
 struct guard_opts {
     char proc_root[256];
@@ -46,6 +47,11 @@ struct guard {
     char lastevent[160];
 };
 
+/* GiB as a positive number up to GUARD_MAX_GIB, in KiB; -1 for anything
+ * else (nan, inf, "1 --daemon", ...). */
+int guard_parse_gib(const char *s, long *kib);
+/* The runtimes the guard may start: docker or podman, by name. */
+bool guard_runtime_ok(const char *rt);
 /* Opens everything the loop needs and takes the node's guard lock; -1 with a
  * message (another guard holds the lock: errno EWOULDBLOCK). */
 int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t errsz);

@@ -30,7 +30,8 @@ void guard_opts_from_config(const struct config *c, struct guard_opts *o)
         for (const char *p = w; *p; p++)
             o->nranks += *p == ',';
     }
-    o->floor_kib = (long)(atof(config_get(c, "MEMGUARD_GIB")) * 1048576);
+    if (guard_parse_gib(config_get(c, "MEMGUARD_GIB"), &o->floor_kib) < 0)
+        o->floor_kib = 0; /* refused below with the setting's name */
     o->trace_kib = 10L << 20;
     o->rearm_kib = 512L << 10;
     o->resolve_s = 2;
@@ -51,8 +52,9 @@ int cmd_guard(const struct config *c, int argc, char **argv)
             a = GUARD_STOP;
         else if (strcmp(argv[i], "--status") == 0)
             a = GUARD_STATUS;
-        else if (strcmp(argv[i], "--floor") == 0 && i + 1 < argc && atof(argv[i + 1]) > 0)
-            o.floor_kib = (long)(atof(argv[++i]) * 1048576);
+        else if (strcmp(argv[i], "--floor") == 0 && i + 1 < argc &&
+                 guard_parse_gib(argv[i + 1], &o.floor_kib) == 0)
+            i++;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(GUARD_USAGE, stdout);
             return 0;
@@ -62,8 +64,9 @@ int cmd_guard(const struct config *c, int argc, char **argv)
         }
     }
     if (o.floor_kib <= 0) {
-        fprintf(stderr, "dsv41-top guard: MEMGUARD_GIB=%s is not a positive number\n",
-                config_get(c, "MEMGUARD_GIB"));
+        fprintf(stderr, "dsv41-top guard: MEMGUARD_GIB=%s: expected GiB, a number above 0 "
+                        "and at most %d\n",
+                config_get(c, "MEMGUARD_GIB"), GUARD_MAX_GIB);
         return 2;
     }
     if (all && a == GUARD_STATUS) {

@@ -200,9 +200,19 @@ int guardctl(const struct guard_opts *o, enum guardctl_action a)
     return 2;
 }
 
+/* A whole number in [lo, hi], or -1. */
+static long whole(const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return *s && !*end && !errno && v >= lo && v <= hi ? v : -1;
+}
+
 int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a)
 {
     *a = GUARD_RUN;
+    long n;
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -214,20 +224,21 @@ int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_ac
             *a = GUARD_STATUS;
         else if (strcmp(f, "--resolve") == 0)
             *a = GUARD_RESOLVE;
-        else if (v && strcmp(f, "--floor") == 0 && atof(v) > 0 && ++i)
-            o->floor_kib = (long)(atof(v) * 1048576);
-        else if (v && strcmp(f, "--trace") == 0 && atof(v) > 0 && ++i)
-            o->trace_kib = (long)(atof(v) * 1048576);
+        else if (v && strcmp(f, "--floor") == 0 && guard_parse_gib(v, &o->floor_kib) == 0 && ++i)
+            ;
+        else if (v && strcmp(f, "--trace") == 0 && guard_parse_gib(v, &o->trace_kib) == 0 && ++i)
+            ;
         else if (v && strcmp(f, "--state-dir") == 0 && ++i)
             snprintf(o->state_dir, sizeof o->state_dir, "%s", v);
         else if (v && strcmp(f, "--proc-root") == 0 && ++i)
             snprintf(o->proc_root, sizeof o->proc_root, "%s", v);
-        else if (v && strcmp(f, "--runtime") == 0 && ++i)
+        else if (v && strcmp(f, "--runtime") == 0 && guard_runtime_ok(v) && ++i)
             snprintf(o->runtime, sizeof o->runtime, "%s", v);
-        else if (v && strcmp(f, "--ranks") == 0 && atoi(v) >= 0 && ++i)
-            o->nranks = atoi(v);
-        else if (v && strcmp(f, "--pid") == 0 && atol(v) > 0 && o->npids < GUARD_MAX_RANKS && ++i)
-            o->pids[o->npids++] = (pid_t)atol(v);
+        else if (v && strcmp(f, "--ranks") == 0 && (n = whole(v, 0, GUARD_MAX_RANKS)) >= 0 && ++i)
+            o->nranks = (int)n;
+        else if (v && strcmp(f, "--pid") == 0 && (n = whole(v, 1, 1L << 22)) > 0 &&
+                 o->npids < GUARD_MAX_RANKS && ++i)
+            o->pids[o->npids++] = (pid_t)n;
         else
             return -1;
     }

@@ -4,23 +4,26 @@
 #include <string.h>
 
 #include "helper.h"
+#include "text.h"
 
 #define GUARD_BIN "dsv41-guard"
 
-static int run_guard(struct cluster_node *cn, const char *state_dir, const char *args,
+/* The node's installed guard with args; its first line of output in out. */
+static int run_guard(struct cluster_node *cn, const char *state_dir, const struct strv *args,
                      struct buf *out, struct buf *err)
 {
-    struct buf cmd = BUF_INIT;
-    buf_shell_quote(&cmd, state_dir);
-    buf_printf(&cmd, "/bin/%s --state-dir ", GUARD_BIN);
-    buf_shell_quote(&cmd, state_dir);
-    buf_printf(&cmd, " %s 2>&1", args);
+    struct shcmd cmd = SHCMD_INIT;
+    shcmd_script(&cmd, "exec \"$@\" 2>&1");
+    shcmd_argf(&cmd, "%s/bin/%s", state_dir, GUARD_BIN);
+    shcmd_arg(&cmd, "--state-dir");
+    shcmd_arg(&cmd, state_dir);
+    shcmd_args(&cmd, args);
     struct ssh_result res;
-    int rc = node_run(&cn->node, buf_str(&cmd), 30000, &res, err);
-    buf_free(&cmd);
+    int rc = node_run(&cn->node, &cmd, 30000, &res, err);
+    shcmd_free(&cmd);
     if (rc == 0) {
         char line[400];
-        probe_copy_field(line, sizeof line, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
+        text_clean(line, sizeof line, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
         buf_puts(out, line);
         rc = res.exit_status;
         ssh_result_free(&res);
@@ -33,19 +36,27 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
                      const char *state_dir, const struct buf *bin, FILE *out)
 {
     int bad = 0;
-    struct buf path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, args = BUF_INIT, old = BUF_INIT;
+    struct buf path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, old = BUF_INIT;
+    struct strv args = STRV_INIT, stop = STRV_INIT;
     /* installed first, then the old guard stops (its floor may differ; a
      * console's guard lets go), which also works on a first launch with no
      * binary yet */
     bool ok = helper_install(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
+    strv_add(&stop, "--stop");
     if (ok)
-        run_guard(cn, state_dir, "--stop", &old, &err);
+        run_guard(cn, state_dir, &stop, &old, &err);
     buf_free(&old);
-    buf_printf(&args, "--runtime %s --ranks %d --floor %s --proc-root ",
-               config_get(c, "RUNTIME"), nranks, config_get(c, "MEMGUARD_GIB"));
-    buf_shell_quote(&args, cn->node.proc_root);
-    buf_puts(&args, " --daemon");
-    int rc = ok ? run_guard(cn, state_dir, buf_str(&args), &said, &err) : -1;
+    strv_free(&stop);
+    strv_add(&args, "--runtime");
+    strv_add(&args, config_get(c, "RUNTIME"));
+    strv_add(&args, "--ranks");
+    strv_addf(&args, "%d", nranks);
+    strv_add(&args, "--floor");
+    strv_add(&args, config_get(c, "MEMGUARD_GIB"));
+    strv_add(&args, "--proc-root");
+    strv_add(&args, cn->node.proc_root);
+    strv_add(&args, "--daemon");
+    int rc = ok ? run_guard(cn, state_dir, &args, &said, &err) : -1;
     if (rc == 0) {
         fprintf(out, "%s: memory guard up: %s\n", cn->name, buf_str(&said));
     } else if (ok && strstr(buf_str(&said), "another guard is running")) {
@@ -58,7 +69,7 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
     buf_free(&path);
     buf_free(&err);
     buf_free(&said);
-    buf_free(&args);
+    strv_free(&args);
     return bad;
 }
 
@@ -92,10 +103,12 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
     return bad;
 }
 
-static int each(const struct config *c, struct cluster *cl, const char *args, FILE *out,
+static int each(const struct config *c, struct cluster *cl, const char *action, FILE *out,
                 bool report_rc)
 {
     int bad = 0;
+    struct strv args = STRV_INIT;
+    strv_add(&args, action);
     for (int i = 0; i < cl->n; i++) {
         struct cluster_node *cn = &cl->nodes[i];
         if (!cn->configured)
@@ -104,7 +117,7 @@ static int each(const struct config *c, struct cluster *cl, const char *args, FI
         struct buf err = BUF_INIT, said = BUF_INIT;
         int rc = cluster_state_dir(c, cn, dir, sizeof dir, &err);
         if (rc == 0)
-            rc = run_guard(cn, dir, args, &said, &err);
+            rc = run_guard(cn, dir, &args, &said, &err);
         if (rc == 127 || (rc != 0 && strstr(buf_str(&said), "not found")))
             fprintf(out, "%s: no memory guard installed\n", cn->name);
         else if (rc < 0)
@@ -115,6 +128,7 @@ static int each(const struct config *c, struct cluster *cl, const char *args, FI
         buf_free(&err);
         buf_free(&said);
     }
+    strv_free(&args);
     return bad;
 }
 

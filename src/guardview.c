@@ -1,3 +1,4 @@
+#include "text.h"
 #include "guardview.h"
 
 #include <errno.h>
@@ -126,7 +127,7 @@ enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, cha
             snprintf(shorter, sizeof shorter, "%s %s", tod, raw + off);
             shown = shorter;
         }
-        logbuf_clean(event, eventsz, shown, strlen(shown));
+        text_clean(event, eventsz, shown, strlen(shown));
     }
     int k = sscanf(text, "%ld %ld %ld %ld %ld %15s", &now, &ts, &pid, &avail, &fl, st);
     if (k >= 1 && k < 6) {
@@ -192,15 +193,16 @@ static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, si
         buf_free(&text);
         return (int)v;
     }
-    struct buf cmd = BUF_INIT, err = BUF_INIT;
-    buf_puts(&cmd, "cd ");
-    buf_shell_quote(&cmd, gv->dirs[i]);
-    buf_puts(&cmd, " 2>/dev/null || exit 0; h=$(cat guard.$(uname -n).heartbeat 2>/dev/null); "
-                   "echo \"$(date +%s) $h\"; set -- $h; "
-                   "if [ -n \"$2\" ] && kill -0 \"$2\" 2>/dev/null; then echo alive; "
-                   "else echo dead; fi; tail -n 1 memguard.log 2>/dev/null");
+    struct shcmd cmd = SHCMD_INIT;
+    struct buf err = BUF_INIT;
+    shcmd_script(&cmd, "cd -- \"$1\" 2>/dev/null || exit 0; "
+                       "h=$(cat guard.$(uname -n).heartbeat 2>/dev/null); "
+                       "echo \"$(date +%s) $h\"; set -- $h; "
+                       "if [ -n \"$2\" ] && kill -0 \"$2\" 2>/dev/null; then echo alive; "
+                       "else echo dead; fi; tail -n 1 memguard.log 2>/dev/null");
+    shcmd_arg(&cmd, gv->dirs[i]);
     struct ssh_result res;
-    int rc = node_run(&gv->cl->nodes[i].node, buf_str(&cmd), 15000, &res, &err);
+    int rc = node_run(&gv->cl->nodes[i].node, &cmd, 15000, &res, &err);
     enum guard_view v = GUARD_VIEW_UNKNOWN;
     if (rc == 0) {
         v = guardview_parse(buf_str(&res.out), desc, dsz, ev, esz);
@@ -209,7 +211,7 @@ static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, si
         snprintf(desc, dsz, "cannot ask: %.150s", buf_str(&err));
         ev[0] = '\0';
     }
-    buf_free(&cmd);
+    shcmd_free(&cmd);
     buf_free(&err);
     return (int)v;
 }

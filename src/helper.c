@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "text.h"
+
 int helper_read(const char *name, struct buf *data, struct buf *why)
 {
     char self[PATH_MAX];
@@ -26,14 +28,19 @@ int helper_read(const char *name, struct buf *data, struct buf *why)
 }
 
 /* A short command on the node that must exit 0. */
-static int run_ok(struct cluster_node *cn, const char *cmd, const char *what, struct buf *err)
+static int run_ok(struct cluster_node *cn, struct shcmd *cmd, const char *what, struct buf *err)
 {
     struct ssh_result res;
-    if (node_run(&cn->node, cmd, 30000, &res, err) < 0)
+    int rc = node_run(&cn->node, cmd, 30000, &res, err);
+    shcmd_free(cmd);
+    if (rc < 0)
         return -1;
-    int rc = res.exit_status == 0 ? 0 : -1;
-    if (rc)
-        buf_printf(err, "%s: cannot %s: %s", cn->name, what, buf_str(&res.out));
+    rc = res.exit_status == 0 ? 0 : -1;
+    if (rc) {
+        buf_printf(err, "%s: cannot %s: ", cn->name, what);
+        text_one_line(err, res.out.len ? buf_str(&res.out) : buf_str(&res.err),
+                      res.out.len ? res.out.len : res.err.len, 300);
+    }
     ssh_result_free(&res);
     return rc;
 }
@@ -41,26 +48,23 @@ static int run_ok(struct cluster_node *cn, const char *cmd, const char *what, st
 int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
                    const struct buf *data, struct buf *path, struct buf *err)
 {
-    struct buf dir = BUF_INIT, tmp = BUF_INIT, cmd = BUF_INIT;
+    struct buf dir = BUF_INIT, tmp = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
     buf_printf(&dir, "%s/bin", state_dir);
     buf_printf(path, "%s/%s", buf_str(&dir), name);
     buf_printf(&tmp, "%s.new", buf_str(path));
-    buf_puts(&cmd, "umask 077; mkdir -p ");
-    buf_shell_quote(&cmd, buf_str(&dir));
-    int rc = run_ok(cn, buf_str(&cmd), "make its bin directory", err);
+    shcmd_script(&cmd, "umask 077 && exec mkdir -p -- \"$1\" 2>&1");
+    shcmd_arg(&cmd, buf_str(&dir));
+    int rc = run_ok(cn, &cmd, "make its bin directory", err);
     if (rc == 0)
         rc = node_put(&cn->node, buf_str(&tmp), data->data, data->len, 0700, err);
     if (rc == 0) {
-        buf_reset(&cmd);
-        buf_puts(&cmd, "mv -f ");
-        buf_shell_quote(&cmd, buf_str(&tmp));
-        buf_puts(&cmd, " ");
-        buf_shell_quote(&cmd, buf_str(path));
-        buf_puts(&cmd, " 2>&1");
-        rc = run_ok(cn, buf_str(&cmd), "install the helper", err);
+        shcmd_script(&cmd, "exec mv -f -- \"$1\" \"$2\" 2>&1");
+        shcmd_arg(&cmd, buf_str(&tmp));
+        shcmd_arg(&cmd, buf_str(path));
+        rc = run_ok(cn, &cmd, "install the helper", err);
     }
     buf_free(&dir);
     buf_free(&tmp);
-    buf_free(&cmd);
     return rc;
 }

@@ -1,3 +1,4 @@
+#include "text.h"
 #include "job.h"
 
 #include <errno.h>
@@ -49,7 +50,7 @@ static void on_line(void *ctx, const char *line, size_t len)
         return;
     logbuf_push(&sj->out, line, len);
     if (len)
-        logbuf_clean(sj->last, sizeof sj->last, line, len);
+        text_clean(sj->last, sizeof sj->last, line, len);
 }
 
 static void *job_thread(void *arg)
@@ -141,7 +142,7 @@ static int spawn(char *const argv[], int out_fd, pid_t *pid)
         full[k++] = g_base[i];
     for (int i = 0; i < argc; i++)
         full[k++] = argv[i];
-    int rc = child_spawn(self, false, full, out_fd, pid);
+    int rc = child_spawn(self, false, full, out_fd, out_fd, pid);
     free(full);
     errno = rc;
     return rc == 0 ? 0 : -1;

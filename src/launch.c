@@ -18,16 +18,14 @@
 #include "guards.h"
 #include "mono.h"
 #include "phase.h"
+#include "preflight.h"
 #include "ranks.h"
 #include "runtime.h"
 #include "status.h"
+#include "text.h"
 
 #define TAIL_LINES 40
 #define PULL_TIMEOUT_MS (60 * 60 * 1000)
-
-static const char *MODEL_FILES[] = {"config.json", "model.safetensors.index.json",
-                                    "model-00005-of-00006.safetensors",
-                                    "model-00006-of-00006.safetensors"};
 
 /* What launch keeps per node. */
 struct lnode {
@@ -119,7 +117,7 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
     for (int i = 0; i < p->nnodes; i++) {
         const struct deploy_rank *r = &p->ranks[i];
         struct buf cmd = BUF_INIT, env = BUF_INIT;
-        strv_join_shell(&r->run, &cmd);
+        shcmd_join(&r->run, &cmd);
         deploy_env_text(r, NULL, &env);
         printf("# %s (rank %d): %s\n%s %s\n", ln[i].cn->name, r->rank, r->env_file,
                config_get(c, "RUNTIME"), buf_str(&cmd));
@@ -136,70 +134,54 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
 static int preflight_node(const struct config *c, struct lnode *l)
 {
     const char *rt = config_get(c, "RUNTIME"), *img = config_get(c, "IMG");
-    struct buf s = BUF_INIT, err = BUF_INIT;
-    buf_puts(&s, "D=");
-    buf_shell_quote(&s, l->dn.model_dir);
-    buf_puts(&s, "; for f in");
-    for (size_t i = 0; i < sizeof MODEL_FILES / sizeof *MODEL_FILES; i++)
-        buf_printf(&s, " %s", MODEL_FILES[i]);
-    buf_puts(&s, " exl3/plan/");
-    buf_shell_quote(&s, config_get(c, "PLAN_NAME"));
-    buf_puts(&s, "; do [ -e \"$D/$f\" ] || echo \"missing $D/$f\"; done; if ");
-    runtime_cmd_image_present(&s, rt, img);
-    buf_puts(&s, "; then echo image-present; fi; df -Pk ");
-    buf_shell_quote(&s, l->state_dir);
-    buf_puts(&s, " 2>/dev/null | awk 'NR==2 {print \"df \" $4}'");
-    struct ssh_result res;
-    int rc = 0;
-    if (node_run(&l->cn->node, buf_str(&s), 60000, &res, &err) < 0) {
+    struct buf err = BUF_INIT;
+    struct preflight pf;
+    if (preflight_check(c, &l->cn->node, l->dn.model_dir, l->state_dir, &pf, &err) < 0) {
         printf("%s: preflight failed: %s\n", l->cn->name, buf_str(&err));
-        rc = -1;
-        goto out;
+        buf_free(&err);
+        return -1;
     }
-    bool image = strstr(buf_str(&res.out), "image-present") != NULL;
-    for (const char *p = buf_str(&res.out); *p;) {
-        size_t n = strcspn(p, "\n");
-        if (n > 8 && strncmp(p, "missing ", 8) == 0) {
-            printf("%s: missing %.*s\n  fix: %s\n", l->cn->name, (int)(n - 8), p + 8,
-                   l->cn->rank == 0
-                       ? "dsv41-top download (the script era: scripts/download.sh)"
-                       : "dsv41-top copy-to-peer from the head (or download on this node)");
-            rc = -1;
-        } else if (n > 3 && strncmp(p, "df ", 3) == 0 && atof(p + 3) < 20 * 1048576.0) {
-            printf("warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
-                   atof(p + 3) / 1048576, l->state_dir);
-        }
-        p += n;
-        if (*p)
-            p++;
-    }
-    ssh_result_free(&res);
+    int rc = pf.missing.n ? -1 : 0;
+    for (int i = 0; i < pf.missing.n; i++)
+        printf("%s: missing %s/%s\n  fix: %s\n", l->cn->name, l->dn.model_dir, pf.missing.v[i],
+               l->cn->rank == 0
+                   ? "dsv41-top download (the script era: scripts/download.sh)"
+                   : "dsv41-top copy-to-peer from the head (or download on this node)");
+    if (pf.free_kib >= 0 && pf.free_kib < 20 * 1048576.0)
+        printf("warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
+               pf.free_kib / 1048576, l->state_dir);
+    bool image = pf.image == 1;
+    preflight_free(&pf);
     if (rc < 0 || image)
         goto out;
     printf("%s: image %s missing: pulling...\n", l->cn->name, img);
     fflush(stdout);
-    buf_reset(&s);
-    buf_shell_quote(&s, rt);
-    buf_puts(&s, " pull ");
-    buf_shell_quote(&s, img);
-    buf_puts(&s, " 2>&1 | tail -n 5");
-    if (node_run(&l->cn->node, buf_str(&s), PULL_TIMEOUT_MS, &res, &err) < 0) {
+    struct shcmd cmd = SHCMD_INIT;
+    struct ssh_result res;
+    shcmd_script(&cmd, "\"$@\" 2>&1 | tail -n 5");
+    shcmd_arg(&cmd, rt);
+    shcmd_arg(&cmd, "pull");
+    shcmd_arg(&cmd, "--");
+    shcmd_arg(&cmd, img);
+    int pulled = node_run(&l->cn->node, &cmd, PULL_TIMEOUT_MS, &res, &err);
+    shcmd_free(&cmd);
+    if (pulled < 0) {
         printf("%s: pull failed: %s\n", l->cn->name, buf_str(&err));
         rc = -1;
         goto out;
     }
     ssh_result_free(&res);
-    buf_reset(&s);
-    runtime_cmd_image_present(&s, rt, img);
-    if (node_run(&l->cn->node, buf_str(&s), 60000, &res, &err) < 0 || res.exit_status != 0) {
+    runtime_cmd_image_present(&cmd, rt, img);
+    pulled = node_run(&l->cn->node, &cmd, 60000, &res, &err);
+    shcmd_free(&cmd);
+    if (pulled < 0 || res.exit_status != 0) {
         printf("%s: cannot pull %s (no registry access? pull it by hand: %s pull %s)\n",
                l->cn->name, img, rt, img);
         rc = -1;
     }
-    if (res.out.data || res.err.data)
+    if (pulled == 0)
         ssh_result_free(&res);
 out:
-    buf_free(&s);
     buf_free(&err);
     return rc;
 }
@@ -209,14 +191,14 @@ static void show_image_ids(const struct config *c, struct lnode *ln, int n)
 {
     char first[80] = "";
     for (int i = 0; i < n; i++) {
-        struct buf s = BUF_INIT, err = BUF_INIT;
-        buf_shell_quote(&s, config_get(c, "RUNTIME"));
-        buf_puts(&s, " image inspect -f '{{.Id}}' ");
-        buf_shell_quote(&s, config_get(c, "IMG"));
+        struct shcmd s = SHCMD_INIT;
+        struct buf err = BUF_INIT;
+        shcmd_exec(&s, config_get(c, "RUNTIME"), "image", "inspect", "-f", "{{.Id}}", "--",
+                   config_get(c, "IMG"), (char *)NULL);
         struct ssh_result res;
-        if (node_run(&ln[i].cn->node, buf_str(&s), 60000, &res, &err) == 0) {
+        if (node_run(&ln[i].cn->node, &s, 60000, &res, &err) == 0) {
             char id[80];
-            probe_copy_field(id, sizeof id, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
+            text_clean(id, sizeof id, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
             printf("  %-8s image id %.24s\n", ln[i].cn->name, id);
             if (!first[0])
                 snprintf(first, sizeof first, "%s", id);
@@ -226,7 +208,7 @@ static void show_image_ids(const struct config *c, struct lnode *ln, int n)
                        ln[i].cn->name, id, first);
             ssh_result_free(&res);
         }
-        buf_free(&s);
+        shcmd_free(&s);
         buf_free(&err);
     }
 }
@@ -257,19 +239,18 @@ static int write_state(const struct config *c, const struct deploy_plan *p, stru
     }
     buf_free(&path);
     for (int i = 0; i < n; i++) {
-        struct buf cmd = BUF_INIT, env = BUF_INIT, target = BUF_INIT, err = BUF_INIT;
-        buf_puts(&cmd, "umask 077; mkdir -p ");
-        buf_shell_quote(&cmd, ln[i].state_dir);
-        buf_puts(&cmd, "/plans ");
-        buf_shell_quote(&cmd, ln[i].state_dir);
-        buf_puts(&cmd, "/cache");
+        struct buf env = BUF_INIT, target = BUF_INIT, err = BUF_INIT;
+        struct shcmd cmd = SHCMD_INIT;
+        shcmd_script(&cmd, "umask 077 && exec mkdir -p -- \"$1/plans\" \"$1/cache\"");
+        shcmd_arg(&cmd, ln[i].state_dir);
         struct ssh_result res;
-        bool ok = node_run(&ln[i].cn->node, buf_str(&cmd), 30000, &res, &err) == 0;
+        bool ok = node_run(&ln[i].cn->node, &cmd, 30000, &res, &err) == 0;
         if (ok) {
             ok = res.exit_status == 0;
-            if (!ok)
-                buf_printf(&err, "%s: cannot create %s: %.200s", ln[i].cn->name,
-                           ln[i].state_dir, buf_str(&res.err));
+            if (!ok) {
+                buf_printf(&err, "%s: cannot create %s: ", ln[i].cn->name, ln[i].state_dir);
+                text_one_line(&err, buf_str(&res.err), res.err.len, 200);
+            }
             ssh_result_free(&res);
         }
         deploy_env_text(&p->ranks[i], buf_str(&key), &env);
@@ -281,7 +262,7 @@ static int write_state(const struct config *c, const struct deploy_plan *p, stru
         if (!ok)
             printf("%s\n", buf_str(&err));
         apikey_scrub(&env);
-        buf_free(&cmd);
+        shcmd_free(&cmd);
         buf_free(&target);
         buf_free(&err);
         if (!ok)
@@ -340,19 +321,19 @@ static void say_guard_fired(struct lnode *ln, int n, double t0)
     localtime_r(&start, &tm);
     strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
     for (int i = 0; i < n; i++) {
-        struct buf cmd = BUF_INIT, err = BUF_INIT;
-        buf_puts(&cmd, "grep FIRED ");
-        buf_shell_quote(&cmd, ln[i].state_dir);
-        buf_puts(&cmd, "/memguard.log 2>/dev/null | tail -n 1");
+        struct shcmd cmd = SHCMD_INIT;
+        struct buf err = BUF_INIT;
+        shcmd_script(&cmd, "grep FIRED -- \"$1/memguard.log\" 2>/dev/null | tail -n 1");
+        shcmd_arg(&cmd, ln[i].state_dir);
         struct ssh_result res;
-        if (node_run(&ln[i].cn->node, buf_str(&cmd), 30000, &res, &err) == 0) {
+        if (node_run(&ln[i].cn->node, &cmd, 30000, &res, &err) == 0) {
             char line[300];
-            probe_copy_field(line, sizeof line, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
+            text_clean(line, sizeof line, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
             if (line[0] && strncmp(line, since, strlen(since)) >= 0)
                 printf("the memory guard fired on %s: %s\n", ln[i].cn->name, line);
             ssh_result_free(&res);
         }
-        buf_free(&cmd);
+        shcmd_free(&cmd);
         buf_free(&err);
     }
 }
@@ -365,13 +346,13 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     api_base_url(c, &base);
     api_load_key(c, &key, &why);
     for (int i = 0; i < n; i++) {
-        struct buf cmd = BUF_INIT;
+        struct shcmd cmd = SHCMD_INIT;
         char name[32];
         ln[i].t0 = t0;
         snprintf(name, sizeof name, "dsv41-r%d", ln[i].cn->rank);
         runtime_cmd_logs(&cmd, rt, name, true, -1);
-        ln[i].logs = node_stream_open(&ln[i].cn->node, buf_str(&cmd), on_log_line, NULL, &ln[i]);
-        buf_free(&cmd);
+        ln[i].logs = node_stream_open(&ln[i].cn->node, &cmd, on_log_line, NULL, &ln[i]);
+        shcmd_free(&cmd);
     }
     int rc = 1;
     double next_state = 0;
@@ -620,24 +601,24 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     }
     double t0 = mono_s();
     for (int i = n - 1; i >= 0; i--) {
-        struct buf cmd = BUF_INIT;
-        buf_shell_quote(&cmd, config_get(c, "RUNTIME"));
-        buf_puts(&cmd, " ");
-        strv_join_shell(&plan.ranks[i].run, &cmd);
+        struct shcmd cmd = SHCMD_INIT;
+        shcmd_exec(&cmd, config_get(c, "RUNTIME"), (char *)NULL);
+        shcmd_args(&cmd, &plan.ranks[i].run);
         struct ssh_result res;
         buf_reset(&err);
-        bool ok = node_run(&ln[i].cn->node, buf_str(&cmd), 120000, &res, &err) == 0;
+        bool ok = node_run(&ln[i].cn->node, &cmd, 120000, &res, &err) == 0;
         if (ok && res.exit_status != 0) {
-            char why[400];
-            probe_copy_field(why, sizeof why, buf_str(&res.err), res.err.len);
-            printf("%s: starting dsv41-r%d failed: %s\n", ln[i].cn->name, i, why);
+            struct buf why = BUF_INIT;
+            text_one_line(&why, buf_str(&res.err), res.err.len, 400);
+            printf("%s: starting dsv41-r%d failed: %s\n", ln[i].cn->name, i, buf_str(&why));
+            buf_free(&why);
             ok = false;
         } else if (!ok) {
             printf("%s: starting dsv41-r%d failed: %s\n", ln[i].cn->name, i, buf_str(&err));
         }
         if (ok || res.out.data || res.err.data)
             ssh_result_free(&res);
-        buf_free(&cmd);
+        shcmd_free(&cmd);
         if (!ok) {
             kill_all(c, ln, n);
             goto out;

@@ -1,9 +1,6 @@
 /* logbuf: a bounded ring of log lines from remote ranks. Every line is
- * cleaned on the way in: terminal control sequences (CSI, OSC, DCS, 2-byte
- * ESC), C0/C1 controls and bidi overrides are removed, invalid UTF-8 becomes
- * '?', tabs become spaces and a carriage return keeps what a terminal would
- * show (the text after it). So a line drawn from here can never move the
- * cursor or change colours. Lines carry increasing sequence numbers, so a
+ * cleaned on the way in (text.h), so a line drawn from here can never move
+ * the cursor or change colours. Lines carry increasing sequence numbers, so a
  * reader's position survives lines falling off the front. Not locked: the
  * owner (state) holds its mutex around every call. */
 #ifndef DSV41_LOGBUF_H
@@ -40,9 +37,6 @@ void logbuf_push(struct logbuf *lb, const char *raw, size_t len);
 /* The line with sequence number seq, or NULL when it is gone or not there yet. */
 const struct logline *logbuf_get(const struct logbuf *lb, uint64_t seq);
 
-/* Writes the cleaned form of src into dst (always terminated); returns its
- * length. Pure, for tests and for any other remote text. */
-size_t logbuf_clean(char *dst, size_t dstsz, const char *src, size_t len);
 /* An error line: Python tracebacks, ERROR/CRITICAL log levels, CUDA/NCCL
  * failures. Case matters where vLLM's format makes it matter. */
 bool logbuf_is_error(const char *text);

@@ -96,9 +96,8 @@ static void follow_rank(struct monitor *m, int idx, const struct probe_container
     }
     if (!want || f->st)
         return;
-    struct buf cmd = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
     runtime_cmd_logs(&cmd, config_get(m->c, "RUNTIME"), ct->name, true, ATTACH_TAIL);
-    buf_puts(&cmd, " 2>&1");
     char mark[160];
     int n = snprintf(mark, sizeof mark, "---- %s started %s: following its log ----", ct->name,
                      ct->started);
@@ -109,8 +108,8 @@ static void follow_rank(struct monitor *m, int idx, const struct probe_container
     snprintf(s->ranks[idx].started, sizeof s->ranks[idx].started, "%s", ct->started);
     state_unlock(s);
     snprintf(f->started, sizeof f->started, "%s", ct->started);
-    f->st = node_stream_open(f->node, buf_str(&cmd), on_log_line, on_log_event, f);
-    buf_free(&cmd);
+    f->st = node_stream_open(f->node, &cmd, on_log_line, on_log_event, f);
+    shcmd_free(&cmd);
     if (!f->st)
         state_say(s, "%s: cannot follow the log of %s", m->cl->nodes[idx].name, ct->name);
     state_changed(s);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "mono.h"
 
 #define NODE_MAX_OUTPUT (8u << 20)
@@ -51,24 +52,32 @@ struct sshio *node_io(struct node *n)
     return io;
 }
 
-int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result *res,
+int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh_result *res,
              struct buf *err)
 {
     if (n->local)
         return node_run_local(cmd, timeout_ms, NODE_MAX_OUTPUT, res, err);
+    memset(res, 0, sizeof *res);
+    res->exit_status = -1;
     struct sshio *io = node_io(n);
     if (!io) {
         buf_printf(err, "%s: cannot start its I/O thread", n->name);
         return -1;
     }
+    struct buf line = BUF_INIT;
+    if (shcmd_line(cmd, &line) < 0) {
+        buf_printf(err, "%s: out of memory building a command", n->name);
+        return -1;
+    }
     bool had_session = sshio_connected(io);
-    int rc = sshio_run(io, cmd, NODE_MAX_OUTPUT, timeout_ms, false, res, err);
+    int rc = sshio_run(io, buf_str(&line), NODE_MAX_OUTPUT, timeout_ms, false, res, err);
     /* An idle session may have died with the node's sshd: one fresh attempt
      * tells a stale session from a dead node. */
     if (rc < 0 && had_session && !sshio_connected(io)) {
         buf_reset(err);
-        rc = sshio_run(io, cmd, NODE_MAX_OUTPUT, timeout_ms, true, res, err);
+        rc = sshio_run(io, buf_str(&line), NODE_MAX_OUTPUT, timeout_ms, true, res, err);
     }
+    buf_free(&line);
     return rc;
 }
 
@@ -143,18 +152,22 @@ void node_free(struct node *n)
     pthread_mutex_destroy(&n->mu);
 }
 
-/* In a forked child: stdin from /dev/null, its own process group (so a
- * timeout kills the whole pipeline), then sh -c cmd. Never returns. */
-static void exec_sh(const char *cmd, int out_fd, int err_fd)
+/* cmd started as a child (child.h: its own process group, so a timeout
+ * kills the whole pipeline): /bin/sh on its script, or the program itself
+ * when the script would only exec it. 0, or -1 with errno. */
+static int spawn_cmd(const struct shcmd *cmd, int out_fd, int err_fd, pid_t *pid)
 {
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0)
-        dup2(devnull, 0);
-    dup2(out_fd, 1);
-    dup2(err_fd, 2);
-    setpgid(0, 0);
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-    _exit(127);
+    if (shcmd_plain_exec(cmd)) {
+        int rc = child_spawn(cmd->args.v[0], true, cmd->args.v, out_fd, err_fd, pid);
+        errno = rc;
+        return rc ? -1 : 0;
+    }
+    struct strv argv = STRV_INIT;
+    int rc = shcmd_argv(cmd, &argv) < 0 ? ENOMEM
+                                         : child_spawn(argv.v[0], false, argv.v, out_fd, err_fd, pid);
+    strv_free(&argv);
+    errno = rc;
+    return rc ? -1 : 0;
 }
 
 static void drain(int fd, struct buf *b, size_t max, bool *open)
@@ -169,8 +182,8 @@ static void drain(int fd, struct buf *b, size_t max, bool *open)
     }
 }
 
-int node_run_local(const char *cmd, int timeout_ms, size_t max_bytes, struct ssh_result *res,
-                   struct buf *err)
+int node_run_local(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
+                   struct ssh_result *res, struct buf *err)
 {
     memset(res, 0, sizeof *res);
     res->exit_status = -1;
@@ -182,16 +195,22 @@ int node_run_local(const char *cmd, int timeout_ms, size_t max_bytes, struct ssh
         close(po[1]);
         goto fail;
     }
-    pid_t pid = fork();
-    if (pid < 0) {
+    pid_t pid;
+    if (spawn_cmd(cmd, po[1], pe[1], &pid) < 0) {
+        int e = errno;
         close(po[0]);
         close(po[1]);
         close(pe[0]);
         close(pe[1]);
+        if (e == ENOENT && shcmd_plain_exec(cmd)) {
+            /* as sh says it: the command ran, and was not found */
+            buf_printf(&res->err, "%s: not found\n", cmd->args.v[0]);
+            res->exit_status = 127;
+            return 0;
+        }
+        errno = e;
         goto fail;
     }
-    if (pid == 0)
-        exec_sh(cmd, po[1], pe[1]);
     close(po[1]);
     close(pe[1]);
     fcntl(po[0], F_SETFL, O_NONBLOCK);
@@ -275,8 +294,8 @@ static void *local_stream_main(void *arg)
     return NULL;
 }
 
-struct node_stream *node_stream_open(struct node *n, const char *cmd, sshio_line_fn on_line,
-                                     sshio_event_fn on_event, void *ctx)
+struct node_stream *node_stream_open(struct node *n, const struct shcmd *cmd,
+                                     sshio_line_fn on_line, sshio_event_fn on_event, void *ctx)
 {
     struct node_stream *s = calloc(1, sizeof *s);
     if (!s)
@@ -286,7 +305,11 @@ struct node_stream *node_stream_open(struct node *n, const char *cmd, sshio_line
     s->ctx = ctx;
     if (!n->local) {
         struct sshio *io = node_io(n);
-        s->remote = io ? sshio_stream_open(io, cmd, false, on_line, on_event, ctx) : NULL;
+        struct buf line = BUF_INIT;
+        s->remote = io && shcmd_line(cmd, &line) == 0
+                        ? sshio_stream_open(io, buf_str(&line), false, on_line, on_event, ctx)
+                        : NULL;
+        buf_free(&line);
         if (!s->remote) {
             free(s);
             return NULL;
@@ -304,9 +327,8 @@ struct node_stream *node_stream_open(struct node *n, const char *cmd, sshio_line
         free(s);
         return NULL;
     }
-    s->pid = fork();
-    if (s->pid == 0)
-        exec_sh(cmd, po[1], po[1]);
+    if (spawn_cmd(cmd, po[1], po[1], &s->pid) < 0)
+        s->pid = -1;
     close(po[1]);
     s->out_fd = po[0];
     if (s->pid < 0 || pthread_create(&s->th, NULL, local_stream_main, s) != 0) {

@@ -1,7 +1,9 @@
 /* node: a machine of the deployment, local or reached over ssh. Everything
  * above this talks to nodes only through node_run, so local and remote nodes
  * behave alike. A remote node keeps one ssh session, reconnects with backoff
- * and remembers since when it has been unreachable. */
+ * and remembers since when it has been unreachable. Commands are shcmds: a
+ * fixed script and its values, run by /bin/sh on either side whatever the
+ * remote account's login shell is. */
 #ifndef DSV41_NODE_H
 #define DSV41_NODE_H
 
@@ -9,6 +11,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "shcmd.h"
 #include "ssh.h"
 #include "sshio.h"
 #include "sshconf.h"
@@ -31,9 +34,10 @@ void node_init_local(struct node *n, const char *name, const char *proc_root,
 int node_init_remote(struct node *n, const char *name, const char *target, const char *ssh_config,
                      const char *known_hosts, int timeout_ms, const char *proc_root,
                      const char *sys_root, struct buf *err);
-/* Runs a shell command on the node. 0 when it ran (see res->exit_status), -1
- * when the node could not be reached (err says why and what to do). */
-int node_run(struct node *n, const char *cmd, int timeout_ms, struct ssh_result *res,
+/* Runs a command on the node. 0 when it ran (see res->exit_status; 128+N
+ * when a signal N ended it), -1 when the node could not be reached (err says
+ * why and what to do). */
+int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh_result *res,
              struct buf *err);
 /* Writes a file on the node (sftp for a remote node; a temporary file and
  * rename locally), created with mode or set to it. The directory must exist.
@@ -45,8 +49,8 @@ int node_put(struct node *n, const char *path, const char *data, size_t len, int
  * a thread reading a child process. The callbacks run on that thread. */
 struct node_stream;
 
-struct node_stream *node_stream_open(struct node *n, const char *cmd, sshio_line_fn on_line,
-                                     sshio_event_fn on_event, void *ctx);
+struct node_stream *node_stream_open(struct node *n, const struct shcmd *cmd,
+                                     sshio_line_fn on_line, sshio_event_fn on_event, void *ctx);
 /* Stops the command and frees the stream; no callback runs after it. */
 void node_stream_close(struct node *n, struct node_stream *s);
 
@@ -56,9 +60,9 @@ struct sshio *node_io(struct node *n);
 bool node_reachable(struct node *n, time_t *down_since, char *why, size_t whysz);
 void node_free(struct node *n);
 
-/* Runs /bin/sh -c cmd locally with a deadline (the local half of node_run,
- * also used by tests). */
-int node_run_local(const char *cmd, int timeout_ms, size_t max_bytes, struct ssh_result *res,
-                   struct buf *err);
+/* Runs cmd locally with a deadline (the local half of node_run, also used by
+ * tests). */
+int node_run_local(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
+                   struct ssh_result *res, struct buf *err);
 
 #endif

@@ -20,6 +20,7 @@
 #include "peer.h"
 #include "probe.h"
 #include "progress.h"
+#include "text.h"
 
 static const char COPY_USAGE[] =
     "usage: dsv41-top copy-to-peer [--node NAME] [--dry-run] [--no-verify]\n"
@@ -69,8 +70,8 @@ static void show_line(struct copy_out *o, const char *line)
     if (!n || (line[0] == '+' && line[n - 1] == '/')) /* a directory: not news */
         return;
     progress_out_clear(&o->out);
-    char clean[1024]; /* a file name or rsync's message: no control bytes */
-    probe_copy_field(clean, sizeof clean, line, strlen(line));
+    char clean[1024]; /* a file name or rsync's message: shown as text, never obeyed */
+    text_clean(clean, sizeof clean, line, strlen(line));
     printf("%s: %s\n", o->node, clean);
 }
 
@@ -82,7 +83,7 @@ static int run_rsync(struct strv *argv, struct copy_out *o)
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return -1;
     pid_t pid;
-    int e = child_spawn("rsync", true, argv->v, pfd[1], &pid);
+    int e = child_spawn("rsync", true, argv->v, pfd[1], pfd[1], &pid);
     close(pfd[1]);
     if (e) {
         close(pfd[0]);
@@ -137,17 +138,17 @@ static int count_file(const char *path, const struct stat *sb, int type, struct 
 /* EXL3 bank files (every file under exl3/) on the head and on the worker. */
 static int compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
 {
-    struct buf dir = BUF_INIT, cmd = BUF_INIT, err = BUF_INIT;
+    struct buf dir = BUF_INIT, err = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
     buf_printf(&dir, "%s/exl3", src);
     g_files = 0;
     if (access(buf_str(&dir), F_OK) == 0)
         nftw(buf_str(&dir), count_file, 16, FTW_PHYS);
     int here = g_files, rc = 1;
-    buf_puts(&cmd, "find ");
-    buf_shell_quote(&cmd, cn->model_dir);
-    buf_puts(&cmd, "/exl3 -type f 2>/dev/null | wc -l");
+    shcmd_script(&cmd, "find \"$1/exl3\" -type f 2>/dev/null | wc -l");
+    shcmd_arg(&cmd, cn->model_dir);
     struct ssh_result res;
-    if (node_run(&cn->node, buf_str(&cmd), 120000, &res, &err) == 0) {
+    if (node_run(&cn->node, &cmd, 120000, &res, &err) == 0) {
         int there = atoi(buf_str(&res.out));
         if (there == here) {
             fprintf(out, "%s: EXL3 bank files: %d, as on the head\n", cn->name, there);
@@ -160,7 +161,7 @@ static int compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
         fprintf(out, "%s: cannot count the EXL3 bank files: %s\n", cn->name, buf_str(&err));
     }
     buf_free(&dir);
-    buf_free(&cmd);
+    shcmd_free(&cmd);
     buf_free(&err);
     return rc;
 }
@@ -168,26 +169,29 @@ static int compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
 /* The worker's directory made, and rsync there; 0, or 2 (said). */
 static int prepare(struct cluster_node *cn)
 {
-    struct buf cmd = BUF_INIT, err = BUF_INIT;
-    buf_puts(&cmd, "mkdir -p ");
-    buf_shell_quote(&cmd, cn->model_dir);
-    buf_puts(&cmd, " && command -v rsync >/dev/null || echo no-rsync");
+    struct buf err = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
+    shcmd_script(&cmd, "mkdir -p -- \"$1\" || exit 3; command -v rsync >/dev/null || exit 4");
+    shcmd_arg(&cmd, cn->model_dir);
     struct ssh_result res;
     int rc = 2;
-    if (node_run(&cn->node, buf_str(&cmd), 30000, &res, &err) < 0) {
+    if (node_run(&cn->node, &cmd, 30000, &res, &err) < 0) {
         fprintf(stderr, "dsv41-top copy-to-peer: %s: %s\n", cn->name, buf_str(&err));
     } else {
-        if (strstr(buf_str(&res.out), "no-rsync"))
+        struct buf why = BUF_INIT;
+        text_one_line(&why, buf_str(&res.err), res.err.len, 300);
+        if (res.exit_status == 4)
             fprintf(stderr, "dsv41-top copy-to-peer: %s: rsync is not installed there "
                             "(apt install rsync)\n", cn->name);
         else if (res.exit_status != 0)
             fprintf(stderr, "dsv41-top copy-to-peer: %s: cannot make %s: %s\n", cn->name,
-                    cn->model_dir, buf_str(&res.out));
+                    cn->model_dir, buf_str(&why));
         else
             rc = 0;
+        buf_free(&why);
         ssh_result_free(&res);
     }
-    buf_free(&cmd);
+    shcmd_free(&cmd);
     buf_free(&err);
     return rc;
 }

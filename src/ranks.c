@@ -10,12 +10,14 @@
 int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
                   struct buf *err)
 {
-    struct buf cmd = BUF_INIT;
-    buf_printf(&cmd, "N='dsv41-r%d'; ", rank);
-    runtime_cmd_inspect(&cmd, rt, "N");
+    struct shcmd cmd = SHCMD_INIT;
+    struct strv names = STRV_INIT;
+    strv_addf(&names, "dsv41-r%d", rank);
+    runtime_cmd_inspect(&cmd, rt, &names);
+    strv_free(&names);
     struct ssh_result res;
-    int rc = node_run(n, buf_str(&cmd), RANKS_TIMEOUT_MS, &res, err);
-    buf_free(&cmd);
+    int rc = node_run(n, &cmd, RANKS_TIMEOUT_MS, &res, err);
+    shcmd_free(&cmd);
     if (rc < 0)
         return -1;
     rc = -1;
@@ -30,16 +32,19 @@ int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_contain
     return rc;
 }
 
-static int run_verb(struct node *n, struct buf *cmd, struct buf *err)
+static int run_verb(struct node *n, const struct shcmd *cmd, struct buf *err)
 {
     struct ssh_result res;
-    if (node_run(n, buf_str(cmd), RANKS_TIMEOUT_MS, &res, err) < 0)
+    if (node_run(n, cmd, RANKS_TIMEOUT_MS, &res, err) < 0)
         return -1;
     int rc = 0;
     if (res.exit_status != 0) {
         char why[300];
+        struct buf words = BUF_INIT;
+        shcmd_join(&cmd->args, &words);
         probe_copy_field(why, sizeof why, buf_str(&res.err), res.err.len);
-        buf_printf(err, "%s: `%s` failed: %s", n->name, buf_str(cmd), why);
+        buf_printf(err, "%s: `%s` failed: %s", n->name, buf_str(&words), why);
+        buf_free(&words);
         rc = -1;
     }
     ssh_result_free(&res);
@@ -48,14 +53,14 @@ static int run_verb(struct node *n, struct buf *cmd, struct buf *err)
 
 /* A runtime verb on one rank's container: kill or rm -f. */
 static int rank_verb(struct node *n, const char *rt, int rank,
-                     int (*build)(struct buf *, const char *, const char *), struct buf *err)
+                     void (*build)(struct shcmd *, const char *, const char *), struct buf *err)
 {
-    struct buf cmd = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
     char name[32];
     snprintf(name, sizeof name, "dsv41-r%d", rank);
     build(&cmd, rt, name);
     int rc = run_verb(n, &cmd, err);
-    buf_free(&cmd);
+    shcmd_free(&cmd);
     return rc;
 }
 
@@ -79,14 +84,13 @@ static void add_line(void *ctx, const char *line, size_t len)
 int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *lines,
                struct buf *err)
 {
-    struct buf cmd = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
     char name[32];
     snprintf(name, sizeof name, "dsv41-r%d", rank);
     runtime_cmd_logs(&cmd, rt, name, false, tail);
-    buf_puts(&cmd, " 2>&1");
     struct ssh_result res;
-    int rc = node_run(n, buf_str(&cmd), RANKS_TIMEOUT_MS, &res, err);
-    buf_free(&cmd);
+    int rc = node_run(n, &cmd, RANKS_TIMEOUT_MS, &res, err);
+    shcmd_free(&cmd);
     if (rc < 0)
         return -1;
     buf_append(&res.out, "\n", 1);

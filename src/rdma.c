@@ -482,20 +482,10 @@ int rdma_collect_local(const char *sys_root, struct buf *out)
     return 0;
 }
 
-int rdma_remote_script(struct buf *out, const char *sys_root)
+void rdma_remote_cmd(struct shcmd *c, const char *sys_root)
 {
-    buf_puts(out, "if cd ");
-    buf_shell_quote(out, sys_root);
-    return buf_puts(
-        out,
-        "/class/infiniband 2>/dev/null; then "
-        "grep -H . */ports/*/state */ports/*/phys_state */ports/*/link_layer */ports/*/rate "
-        "*/ports/*/counters/port_xmit_data */ports/*/counters/port_rcv_data "
-        "*/ports/*/counters/*err* */ports/*/counters/link_* */ports/*/counters/port_xmit_discards "
-        "*/ports/*/hw_counters/* */ports/*/gid_attrs/types/* */ports/*/gid_attrs/ndevs/* "
-        "2>/dev/null; "
-        "grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' */ports/*/gids/* 2>/dev/null; "
-        "for n in */device/net/*; do [ -e \"$n\" ] && echo \"$n\"; done; cd /; fi\n");
+    shcmd_script(c, "SYS=$1\n" RDMA_SH_SYSFS);
+    shcmd_arg(c, sys_root);
 }
 
 int rdma_verbs_probe(struct buf *msg)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
+#include "shcmd.h"
 #include "probe.h"
 
 #define RDMA_MAX_PORTS 16
@@ -81,8 +82,19 @@ bool rdma_same_subnet(const struct rdma_fabric *a, const struct rdma_fabric *b);
 
 /* Reads sys_root/class/infiniband into the sysfs text format. */
 int rdma_collect_local(const char *sys_root, struct buf *out);
-/* The shell snippet that prints the same text on a remote node. */
-int rdma_remote_script(struct buf *out, const char *sys_root);
+/* The script that prints the same text on a remote node, reading the sysfs
+ * root from $SYS. */
+#define RDMA_SH_SYSFS                                                                              \
+    "if cd \"$SYS\"/class/infiniband 2>/dev/null; then "                                            \
+    "grep -H . */ports/*/state */ports/*/phys_state */ports/*/link_layer */ports/*/rate "           \
+    "*/ports/*/counters/port_xmit_data */ports/*/counters/port_rcv_data "                          \
+    "*/ports/*/counters/*err* */ports/*/counters/link_* */ports/*/counters/port_xmit_discards "    \
+    "*/ports/*/hw_counters/* */ports/*/gid_attrs/types/* */ports/*/gid_attrs/ndevs/* "             \
+    "2>/dev/null; "                                                                                \
+    "grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' */ports/*/gids/* 2>/dev/null; "        \
+    "for n in */device/net/*; do [ -e \"$n\" ] && echo \"$n\"; done; cd /; fi\n"
+/* That script alone, for sys_root. */
+void rdma_remote_cmd(struct shcmd *c, const char *sys_root);
 /* libibverbs view of the local node: number of devices, or 0 with a reason
  * when the kernel has no RDMA (NULL/ENOSYS is not an error). */
 int rdma_verbs_probe(struct buf *msg);

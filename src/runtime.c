@@ -1,8 +1,7 @@
 #include "runtime.h"
 
+#include <stdio.h>
 #include <string.h>
-
-#include "probe.h"
 
 int runtime_check(const char *rt, struct buf *err)
 {
@@ -12,48 +11,49 @@ int runtime_check(const char *rt, struct buf *err)
     return -1;
 }
 
-/* "$RT" or the quoted name: the sampling script keeps the runtime in $RT. */
-static void verb(struct buf *out, const char *rt, const char *args)
+void runtime_rank_names(struct strv *names, int n)
 {
-    if (rt[0] == '$')
-        buf_printf(out, "\"%s\"", rt);
-    else
-        buf_shell_quote(out, rt);
-    buf_printf(out, " %s", args);
+    for (int i = 0; i < n; i++)
+        strv_addf(names, "dsv41-r%d", i);
 }
 
-int runtime_cmd_inspect(struct buf *out, const char *rt, const char *names_var)
+void runtime_cmd_inspect(struct shcmd *c, const char *rt, const struct strv *names)
 {
-    verb(out, rt, "container inspect -f '" PROBE_INSPECT_FORMAT "' ");
-    return buf_printf(out, "$%s", names_var);
+    shcmd_exec(c, rt, "container", "inspect", "-f", PROBE_INSPECT_FORMAT, "--", (char *)NULL);
+    shcmd_args(c, names);
 }
 
-int runtime_cmd_image_present(struct buf *out, const char *rt, const char *image)
+void runtime_cmd_image_present(struct shcmd *c, const char *rt, const char *image)
 {
-    verb(out, rt, "image inspect ");
-    buf_shell_quote(out, image);
-    return buf_puts(out, " >/dev/null 2>&1");
+    shcmd_script(c, "exec \"$@\" >/dev/null 2>&1");
+    shcmd_arg(c, rt);
+    shcmd_arg(c, "image");
+    shcmd_arg(c, "inspect");
+    shcmd_arg(c, "--");
+    shcmd_arg(c, image);
 }
 
-int runtime_cmd_logs(struct buf *out, const char *rt, const char *name, bool follow, int tail)
+void runtime_cmd_logs(struct shcmd *c, const char *rt, const char *name, bool follow, int tail)
 {
-    verb(out, rt, "logs");
+    shcmd_script(c, "exec \"$@\" 2>&1");
+    shcmd_arg(c, rt);
+    shcmd_arg(c, "logs");
     if (follow)
-        buf_puts(out, " -f");
-    if (tail >= 0)
-        buf_printf(out, " --tail %d", tail);
-    buf_puts(out, " ");
-    return buf_shell_quote(out, name);
+        shcmd_arg(c, "-f");
+    if (tail >= 0) {
+        shcmd_arg(c, "--tail");
+        shcmd_argf(c, "%d", tail);
+    }
+    shcmd_arg(c, "--");
+    shcmd_arg(c, name);
 }
 
-int runtime_cmd_kill(struct buf *out, const char *rt, const char *name)
+void runtime_cmd_kill(struct shcmd *c, const char *rt, const char *name)
 {
-    verb(out, rt, "kill ");
-    return buf_shell_quote(out, name);
+    shcmd_exec(c, rt, "kill", "--", name, (char *)NULL);
 }
 
-int runtime_cmd_rm(struct buf *out, const char *rt, const char *name)
+void runtime_cmd_rm(struct shcmd *c, const char *rt, const char *name)
 {
-    verb(out, rt, "rm -f ");
-    return buf_shell_quote(out, name);
+    shcmd_exec(c, rt, "rm", "-f", "--", name, (char *)NULL);
 }

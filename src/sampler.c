@@ -77,28 +77,23 @@ struct sampler *sampler_start(struct node *n, const char *runtime, int nranks,
     pthread_cond_init(&s->cv, NULL);
     if (n->local)
         return s;
-    struct buf body = BUF_INIT, cmd = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
+    struct buf line = BUF_INIT;
     struct sshio *io = node_io(n);
     if (!io || snapshot_marker(s->marker, sizeof s->marker) < 0 ||
-        snapshot_script(&body, s->marker, n->proc_root, n->sys_root, runtime, nranks) < 0)
+        snapshot_cmd(&cmd, s->marker, n->proc_root, n->sys_root, runtime, nranks,
+                     SNAPSHOT_LOOP) < 0 ||
+        shcmd_line(&cmd, &line) < 0)
         goto fail;
-    /* one snapshot per line read; the loop dies with the channel */
-    struct buf loop = BUF_INIT;
-    buf_puts(&loop, "while read -r W; do\n");
-    buf_puts(&loop, buf_str(&body));
-    buf_puts(&loop, "done\n");
-    buf_puts(&cmd, "exec sh -c ");
-    buf_shell_quote(&cmd, buf_str(&loop));
-    buf_free(&loop);
-    s->stream = sshio_stream_open(io, buf_str(&cmd), true, on_line, on_event, s);
+    s->stream = sshio_stream_open(io, buf_str(&line), true, on_line, on_event, s);
     if (!s->stream)
         goto fail;
-    buf_free(&body);
-    buf_free(&cmd);
+    shcmd_free(&cmd);
+    buf_free(&line);
     return s;
 fail:
-    buf_free(&body);
-    buf_free(&cmd);
+    shcmd_free(&cmd);
+    buf_free(&line);
     sampler_stop(s);
     return NULL;
 }

@@ -17,35 +17,43 @@ int snapshot_marker(char *out, size_t outsz)
     return 0;
 }
 
-int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
-                    const char *sys_root, const char *runtime, int nranks)
+/* The values come as parameters: marker, /proc root, /sys root, runtime,
+ * W ("lite" or "full"), then the container names. */
+#define SNAPSHOT_SH_BODY                                                                           \
+    "s() { printf '\\n%s %s\\n' \"$M\" \"$1\"; }\n"                                                  \
+    "s host; hostname 2>/dev/null || cat /etc/hostname\n"                                         \
+    "s meminfo; cat \"$P/meminfo\"\n"                                                              \
+    "s vmstat; grep '^oom_kill ' \"$P/vmstat\"\n"                                                   \
+    "s gpu; nvidia-smi --query-gpu=" PROBE_GPU_QUERY                                               \
+    " --format=csv,noheader,nounits 2>&1; r=$?; s gpu_rc; echo $r\n"                               \
+    "s apps; [ $r = 0 ] && nvidia-smi --query-compute-apps=" PROBE_APPS_QUERY                      \
+    " --format=csv,noheader,nounits 2>/dev/null\n"                                                 \
+    "s rdma; " RDMA_SH_SYSFS                                                                       \
+    "s ipv4; ip -o -4 addr show 2>/dev/null | while read -r _ i _ a _; do "                        \
+    "echo \"$i $a\"; done\n"                                                                        \
+    "if [ \"${W:-full}\" != lite ]; then s ct; o=$(" RUNTIME_SH_INSPECT " 2>&1); r=$?; "            \
+    "printf '%s\\n' \"$o\"\n"                                                                       \
+    "s ct_rc; echo $r; fi\n"                                                                       \
+    "s end\n"
+
+int snapshot_cmd(struct shcmd *c, const char *marker, const char *proc_root,
+                 const char *sys_root, const char *runtime, int nranks, enum snapshot_mode mode)
 {
-    buf_printf(out, "M='%s'; P=", marker);
-    buf_shell_quote(out, proc_root);
-    buf_puts(out, "; RT=");
-    buf_shell_quote(out, runtime);
-    buf_puts(out, "; NAMES='");
-    for (int i = 0; i < nranks; i++)
-        buf_printf(out, "%sdsv41-r%d", i ? " " : "", i);
-    buf_puts(out, "'");
-    buf_puts(out, "\ns() { printf '\\n%s %s\\n' \"$M\" \"$1\"; }\n"
-                  "s host; hostname 2>/dev/null || cat /etc/hostname\n"
-                  "s meminfo; cat \"$P/meminfo\"\n"
-                  "s vmstat; grep '^oom_kill ' \"$P/vmstat\"\n"
-                  "s gpu; nvidia-smi --query-gpu=" PROBE_GPU_QUERY
-                  " --format=csv,noheader,nounits 2>&1; r=$?; s gpu_rc; echo $r\n"
-                  "s apps; [ $r = 0 ] && nvidia-smi --query-compute-apps=" PROBE_APPS_QUERY
-                  " --format=csv,noheader,nounits 2>/dev/null\n"
-                  "s rdma; ");
-    rdma_remote_script(out, sys_root);
-    buf_puts(out, "s ipv4; ip -o -4 addr show 2>/dev/null | while read -r _ i _ a _; do "
-                  "echo \"$i $a\"; done\n"
-                  "if [ \"${W:-full}\" != lite ]; then s ct; o=$(");
-    runtime_cmd_inspect(out, "$RT", "NAMES");
-    buf_puts(out, " 2>&1); r=$?; printf '%s\\n' \"$o\"\n"
-                  "s ct_rc; echo $r; fi\n"
-                  "s end\n");
-    return 0;
+    shcmd_script(c, "M=$1 P=$2 SYS=$3 RT=$4 W=$5; shift 5; NAMES=$*\n");
+    if (mode == SNAPSHOT_LOOP) /* one snapshot per line read; the loop dies with the channel */
+        shcmd_script(c, "while read -r W; do\n" SNAPSHOT_SH_BODY "done\n");
+    else
+        shcmd_script(c, SNAPSHOT_SH_BODY);
+    shcmd_arg(c, marker);
+    shcmd_arg(c, proc_root);
+    shcmd_arg(c, sys_root);
+    shcmd_arg(c, runtime);
+    shcmd_arg(c, mode == SNAPSHOT_LITE ? "lite" : "full");
+    struct strv names = STRV_INIT;
+    runtime_rank_names(&names, nranks);
+    shcmd_args(c, &names);
+    strv_free(&names);
+    return c->failed ? -1 : 0;
 }
 
 /* Finds section `name`; returns a malloc'ed copy of its body or NULL. */
@@ -228,18 +236,18 @@ int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
                             struct snapshot *s)
 {
     char marker[40];
-    struct buf script = BUF_INIT, err = BUF_INIT;
+    struct shcmd script = SHCMD_INIT;
+    struct buf err = BUF_INIT;
     struct ssh_result res;
     memset(s, 0, sizeof *s);
-    if (lite)
-        buf_puts(&script, "W=lite\n");
     if (snapshot_marker(marker, sizeof marker) < 0 ||
-        snapshot_script(&script, marker, n->proc_root, n->sys_root, runtime, nranks) < 0) {
+        snapshot_cmd(&script, marker, n->proc_root, n->sys_root, runtime, nranks,
+                     lite ? SNAPSHOT_LITE : SNAPSHOT_FULL) < 0) {
         snprintf(s->error, sizeof s->error, "%s: cannot build the sampling script", n->name);
-        buf_free(&script);
+        shcmd_free(&script);
         return -1;
     }
-    int rc = node_run(n, buf_str(&script), timeout_ms, &res, &err);
+    int rc = node_run(n, &script, timeout_ms, &res, &err);
     if (rc < 0) {
         snprintf(s->error, sizeof s->error, "%s", buf_str(&err));
     } else {
@@ -252,7 +260,7 @@ int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
         }
         ssh_result_free(&res);
     }
-    buf_free(&script);
+    shcmd_free(&script);
     buf_free(&err);
     return rc;
 }

@@ -41,10 +41,13 @@ struct snapshot {
     struct probe_container cont[SNAP_MAX_CONTAINERS];
 };
 
-/* marker must be shell-safe (letters, digits, '@', '-'). The containers
- * looked up are dsv41-r0 .. dsv41-r<nranks-1>. */
-int snapshot_script(struct buf *out, const char *marker, const char *proc_root,
-                    const char *sys_root, const char *runtime, int nranks);
+/* The sampling script: once (full or lite: without the containers), or in a
+ * loop printing one snapshot per line read from stdin ("lite" or not). The
+ * containers looked up are dsv41-r0 .. dsv41-r<nranks-1>. */
+enum snapshot_mode { SNAPSHOT_FULL, SNAPSHOT_LITE, SNAPSHOT_LOOP };
+
+int snapshot_cmd(struct shcmd *c, const char *marker, const char *proc_root,
+                 const char *sys_root, const char *runtime, int nranks, enum snapshot_mode mode);
 /* Pure: parses the script's output. */
 int snapshot_parse(const char *text, const char *marker, const struct rdma_override *ov,
                    struct snapshot *s);

@@ -59,20 +59,31 @@ static bool in_path(const char *cmd)
     return false;
 }
 
-/* Runs cmd and appends its output; returns its exit status (127: not run). */
-static int run_into(struct buf *out, const char *cmd)
+/* Runs cmd and appends its output (stderr too unless quiet); returns its
+ * exit status (127: not run). */
+static int run_into(struct buf *out, const struct shcmd *cmd, bool quiet)
 {
     struct ssh_result res;
     struct buf err = BUF_INIT;
     int code = 127;
     if (node_run_local(cmd, 30000, 1 << 20, &res, &err) == 0) {
         buf_puts(out, buf_str(&res.out));
-        buf_puts(out, buf_str(&res.err));
+        if (!quiet)
+            buf_puts(out, buf_str(&res.err));
         code = res.exit_status;
         ssh_result_free(&res);
     }
     buf_free(&err);
     return code;
+}
+
+static int smi_into(struct buf *out, const char *query, bool quiet)
+{
+    struct shcmd c = SHCMD_INIT;
+    shcmd_exec(&c, "nvidia-smi", query, "--format=csv,noheader,nounits", (char *)NULL);
+    int rc = run_into(out, &c, quiet);
+    shcmd_free(&c);
+    return rc;
 }
 
 static void ipv4_into(struct buf *out)
@@ -108,35 +119,29 @@ int snapshot_local_text(const struct node *n, const char *runtime, int nranks, b
     section(out, marker, "gpu");
     int rc = 127;
     if (in_path("nvidia-smi"))
-        rc = run_into(out, "nvidia-smi --query-gpu=" PROBE_GPU_QUERY
-                           " --format=csv,noheader,nounits 2>&1");
+        rc = smi_into(out, "--query-gpu=" PROBE_GPU_QUERY, false);
     else
         buf_puts(out, "nvidia-smi: not found\n");
     section(out, marker, "gpu_rc");
     buf_printf(out, "%d\n", rc);
     section(out, marker, "apps");
     if (rc == 0)
-        run_into(out, "nvidia-smi --query-compute-apps=" PROBE_APPS_QUERY
-                      " --format=csv,noheader,nounits 2>/dev/null");
+        smi_into(out, "--query-compute-apps=" PROBE_APPS_QUERY, true);
     section(out, marker, "rdma");
     rdma_collect_local(n->sys_root, out);
     section(out, marker, "ipv4");
     ipv4_into(out);
     if (!lite) {
-        struct buf cmd = BUF_INIT;
-        buf_puts(&cmd, "NAMES='");
-        for (int i = 0; i < nranks; i++)
-            buf_printf(&cmd, "%sdsv41-r%d", i ? " " : "", i);
-        buf_puts(&cmd, "'; RT=");
-        buf_shell_quote(&cmd, runtime);
-        buf_puts(&cmd, "; ");
-        runtime_cmd_inspect(&cmd, "$RT", "NAMES");
-        buf_puts(&cmd, " 2>&1");
+        struct shcmd cmd = SHCMD_INIT;
+        struct strv names = STRV_INIT;
+        runtime_rank_names(&names, nranks);
+        runtime_cmd_inspect(&cmd, runtime, &names);
+        strv_free(&names);
         section(out, marker, "ct");
-        int code = run_into(out, buf_str(&cmd));
+        int code = run_into(out, &cmd, false);
         section(out, marker, "ct_rc");
         buf_printf(out, "%d\n", code);
-        buf_free(&cmd);
+        shcmd_free(&cmd);
     }
     section(out, marker, "end");
     return 0;

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +430,25 @@ static int read_stream(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int stream, stru
     return got;
 }
 
+/* The remote command's status as a local shell reports it: 128+N when the
+ * signal N ended it (the exit status is then 0, as if it had succeeded). */
+static int exit_code(LIBSSH2_SESSION *s, LIBSSH2_CHANNEL *ch)
+{
+    char *sig = NULL;
+    size_t len = 0;
+    if (libssh2_channel_get_exit_signal(ch, &sig, &len, NULL, NULL, NULL, NULL) == 0 && sig) {
+        int num = 0;
+        for (int i = 1; i < NSIG && !num; i++) {
+            const char *abbrev = sigabbrev_np(i);
+            if (abbrev && strlen(abbrev) == len && memcmp(abbrev, sig, len) == 0)
+                num = i;
+        }
+        libssh2_free(s, sig);
+        return 128 + (num ? num : 127); /* an unknown name still reads as a signal */
+    }
+    return libssh2_channel_get_exit_status(ch);
+}
+
 int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct buf *out,
                   struct buf *err, size_t max, struct buf *why)
 {
@@ -491,7 +511,7 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
                 return 0;
             if (rc)
                 goto fail;
-            ch->exit_status = libssh2_channel_get_exit_status(ch->ch);
+            ch->exit_status = exit_code(c->s, ch->ch);
             ch->st = CH_DONE;
             return 1;
         case CH_DONE:

@@ -1,3 +1,4 @@
+#include "text.h"
 #include "state.h"
 
 #include <errno.h>
@@ -86,7 +87,7 @@ void state_say(struct state *s, const char *fmt, ...)
                      tm.tm_sec, line);
     state_lock(s);
     logbuf_push(&s->messages, stamped, (size_t)n);
-    logbuf_clean(s->status_line, sizeof s->status_line, line, strlen(line));
+    text_clean(s->status_line, sizeof s->status_line, line, strlen(line));
     s->status_at = now;
     state_unlock(s);
     state_changed(s);

@@ -64,29 +64,6 @@ const char *strv_env_get(const struct strv *s, const char *name)
     return NULL;
 }
 
-static int plain_word(const char *w)
-{
-    if (!*w)
-        return 0;
-    for (const char *p = w; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@%+",
-                    *p))
-            return 0;
-    return 1;
-}
-
-int strv_join_shell(const struct strv *s, struct buf *out)
-{
-    for (int i = 0; i < s->n; i++) {
-        if (i && buf_puts(out, " ") < 0)
-            return -1;
-        int rc = plain_word(s->v[i]) ? buf_puts(out, s->v[i]) : buf_shell_quote(out, s->v[i]);
-        if (rc < 0)
-            return -1;
-    }
-    return 0;
-}
-
 void strv_free(struct strv *s)
 {
     for (int i = 0; i < s->n; i++)

@@ -17,8 +17,6 @@ int strv_addf(struct strv *s, const char *fmt, ...) __attribute__((format(printf
 int strv_add_words(struct strv *s, const char *text);
 /* The value of NAME in a KEY=VALUE list, or NULL. */
 const char *strv_env_get(const struct strv *s, const char *name);
-/* Joins with ' ', each element shell-quoted when it needs it. */
-int strv_join_shell(const struct strv *s, struct buf *out);
 void strv_free(struct strv *s);
 
 #endif

@@ -84,7 +84,7 @@ static void on_event(void *ctx, bool up)
 
 /* The helper and the manifest on the node; the command that runs it. */
 static int install(const struct config *c, struct cluster_node *cn, const char *manifest_text,
-                   int jobs, struct buf *cmd, struct buf *err)
+                   int jobs, struct shcmd *cmd, struct buf *err)
 {
     char state[512];
     if (cluster_state_dir(c, cn, state, sizeof state, err) < 0)
@@ -97,12 +97,14 @@ static int install(const struct config *c, struct cluster_node *cn, const char *
     if (rc == 0)
         rc = node_put(&cn->node, buf_str(&mpath), manifest_text, strlen(manifest_text), 0600, err);
     if (rc == 0) {
-        buf_shell_quote(cmd, buf_str(&path));
-        buf_puts(cmd, " --dir ");
-        buf_shell_quote(cmd, cn->model_dir);
-        buf_puts(cmd, " --manifest ");
-        buf_shell_quote(cmd, buf_str(&mpath));
-        buf_printf(cmd, " --jobs %d 2>&1", jobs);
+        shcmd_script(cmd, "exec \"$@\" 2>&1");
+        shcmd_arg(cmd, buf_str(&path));
+        shcmd_arg(cmd, "--dir");
+        shcmd_arg(cmd, cn->model_dir);
+        shcmd_arg(cmd, "--manifest");
+        shcmd_arg(cmd, buf_str(&mpath));
+        shcmd_arg(cmd, "--jobs");
+        shcmd_argf(cmd, "%d", jobs);
     }
     buf_free(&bin);
     buf_free(&path);
@@ -115,16 +117,16 @@ int verify_peer_run(const struct config *c, struct cluster_node *cn, struct veri
                     struct verify_progress *p, verify_done_fn done, void *arg,
                     verify_tick_fn tick, struct buf *err)
 {
-    struct buf cmd = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
     if (install(c, cn, manifest_text, jobs, &cmd, err) < 0) {
-        buf_free(&cmd);
+        shcmd_free(&cmd);
         return -1;
     }
     struct peer pe = {.m = m, .p = p, .done = done, .arg = arg};
     pe.sorted = malloc((size_t)m->n * sizeof *pe.sorted);
     if (!pe.sorted) {
         buf_puts(err, "out of memory");
-        buf_free(&cmd);
+        shcmd_free(&cmd);
         return -1;
     }
     verify_manifest_reset(m);
@@ -133,8 +135,8 @@ int verify_peer_run(const struct config *c, struct cluster_node *cn, struct veri
     qsort(pe.sorted, (size_t)m->n, sizeof *pe.sorted, cmp_entry_path);
     pthread_mutex_init(&pe.mu, NULL);
     atomic_init(&pe.ended, false);
-    struct node_stream *st = node_stream_open(&cn->node, buf_str(&cmd), on_line, on_event, &pe);
-    buf_free(&cmd);
+    struct node_stream *st = node_stream_open(&cn->node, &cmd, on_line, on_event, &pe);
+    shcmd_free(&cmd);
     if (!st) {
         buf_printf(err, "%s: cannot start %s", cn->name, VERIFY_HELPER);
         pthread_mutex_destroy(&pe.mu);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "probe.h"
 #include "rdma.h"
 #include "snapshot.h"
@@ -38,11 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 8: {
         /* remote log bytes: what comes out must be inert and stable */
         static char out[8192], again[8192];
-        size_t n = logbuf_clean(out, sizeof out, (const char *)data + 1, size - 1);
+        size_t n = text_clean(out, sizeof out, (const char *)data + 1, size - 1);
         for (size_t i = 0; i < n; i++)
             if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
                 abort();
-        if (logbuf_clean(again, sizeof again, out, n) != n || memcmp(out, again, n) != 0)
+        if (text_clean(again, sizeof again, out, n) != n || memcmp(out, again, n) != 0)
             abort();
         static struct logbuf lb;
         if (!lb.ring)

@@ -44,13 +44,16 @@ static void *run_commands(void *arg)
     for (int i = 0; i < 5; i++) {
         struct ssh_result res;
         struct buf err = BUF_INIT;
-        char cmd[64], want[64];
-        snprintf(cmd, sizeof cmd, "echo hi-%d", i);
+        char want[64];
+        struct shcmd cmd = SHCMD_INIT;
+        shcmd_script(&cmd, "echo \"hi-$1\"");
+        shcmd_argf(&cmd, "%d", i);
         snprintf(want, sizeof want, "hi-%d\n", i);
-        if (node_run(r->n, cmd, 10000, &res, &err) == 0) {
+        if (node_run(r->n, &cmd, 10000, &res, &err) == 0) {
             r->ok += strcmp(buf_str(&res.out), want) == 0;
             ssh_result_free(&res);
         }
+        shcmd_free(&cmd);
         buf_free(&err);
     }
     return NULL;

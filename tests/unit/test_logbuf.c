@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "logbuf.h"
 
 static void clean_is(const char *in, size_t len, const char *want)
 {
     char out[256];
-    logbuf_clean(out, sizeof out, in, len);
+    text_clean(out, sizeof out, in, len);
     assert_string_equal(out, want);
 }
 #define CLEAN(in, want) clean_is(in, sizeof in - 1, want)
@@ -50,7 +51,7 @@ static void test_never_overflows(void **st)
 {
     (void)st;
     char out[8];
-    size_t n = logbuf_clean(out, sizeof out, "\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93", 9);
+    size_t n = text_clean(out, sizeof out, "\xe2\x9c\x93\xe2\x9c\x93\xe2\x9c\x93", 9);
     assert_int_equal(n, 6); /* a third character would not fit whole */
     assert_int_equal(strlen(out), 6);
 }

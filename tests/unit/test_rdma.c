@@ -116,12 +116,13 @@ static void no_ipv4_no_active(void **st)
 static void remote_snippet_matches_local_walk(void **st)
 {
     (void)st;
-    struct buf root = BUF_INIT, local = BUF_INIT, script = BUF_INIT, err = BUF_INIT;
+    struct buf root = BUF_INIT, local = BUF_INIT, err = BUF_INIT;
+    struct shcmd script = SHCMD_INIT;
     buf_printf(&root, "%s/sysfs/spark-worker", fixture_dir());
     assert_int_equal(rdma_collect_local(buf_str(&root), &local), 0);
-    rdma_remote_script(&script, buf_str(&root));
+    rdma_remote_cmd(&script, buf_str(&root));
     struct ssh_result res;
-    assert_int_equal(node_run_local(buf_str(&script), 10000, 1 << 20, &res, &err), 0);
+    assert_int_equal(node_run_local(&script, 10000, 1 << 20, &res, &err), 0);
     struct rdma_port a[RDMA_MAX_PORTS], b[RDMA_MAX_PORTS];
     int na = rdma_parse_sysfs(buf_str(&local), a, RDMA_MAX_PORTS);
     int nb = rdma_parse_sysfs(buf_str(&res.out), b, RDMA_MAX_PORTS);
@@ -141,7 +142,7 @@ static void remote_snippet_matches_local_walk(void **st)
     ssh_result_free(&res);
     buf_free(&root);
     buf_free(&local);
-    buf_free(&script);
+    shcmd_free(&script);
     buf_free(&err);
 }
 

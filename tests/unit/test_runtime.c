@@ -5,34 +5,50 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "node.h"
 #include "runtime.h"
 
+/* The words of a command, joined for comparing. */
+static const char *words(const struct shcmd *c, struct buf *b)
+{
+    buf_reset(b);
+    shcmd_join(&c->args, b);
+    return buf_str(b);
+}
+
 static void golden(void **st)
 {
     (void)st;
     struct buf b = BUF_INIT, err = BUF_INIT;
+    struct shcmd c = SHCMD_INIT;
     assert_int_equal(runtime_check("docker", &err), 0);
     assert_int_equal(runtime_check("podman", &err), 0);
     assert_int_equal(runtime_check("nerdctl; rm -rf /", &err), -1);
     assert_non_null(strstr(buf_str(&err), "expected docker or podman"));
-    runtime_cmd_logs(&b, "docker", "dsv41-r0", true, 200);
-    assert_string_equal(buf_str(&b), "'docker' logs -f --tail 200 'dsv41-r0'");
-    buf_reset(&b);
-    runtime_cmd_kill(&b, "podman", "dsv41-r1");
-    assert_string_equal(buf_str(&b), "'podman' kill 'dsv41-r1'");
-    buf_reset(&b);
-    runtime_cmd_rm(&b, "docker", "dsv41-r1");
-    assert_string_equal(buf_str(&b), "'docker' rm -f 'dsv41-r1'");
-    buf_reset(&b);
-    runtime_cmd_image_present(&b, "docker", "ghcr.io/x/y@sha256:ab");
-    assert_string_equal(buf_str(&b), "'docker' image inspect 'ghcr.io/x/y@sha256:ab' >/dev/null 2>&1");
-    buf_reset(&b);
-    runtime_cmd_inspect(&b, "$RT", "NAMES");
-    assert_non_null(strstr(buf_str(&b), "\"$RT\" container inspect -f '{{.Name}}|"));
-    assert_non_null(strstr(buf_str(&b), "' $NAMES"));
+    runtime_cmd_logs(&c, "docker", "dsv41-r0", true, 200);
+    assert_string_equal(words(&c, &b), "docker logs -f --tail 200 -- dsv41-r0");
+    assert_string_equal(buf_str(&c.script), "exec \"$@\" 2>&1");
+    shcmd_free(&c);
+    runtime_cmd_kill(&c, "podman", "dsv41-r1");
+    assert_string_equal(words(&c, &b), "podman kill -- dsv41-r1");
+    assert_true(shcmd_plain_exec(&c));
+    shcmd_free(&c);
+    runtime_cmd_rm(&c, "docker", "dsv41-r1");
+    assert_string_equal(words(&c, &b), "docker rm -f -- dsv41-r1");
+    shcmd_free(&c);
+    runtime_cmd_image_present(&c, "docker", "--help");
+    assert_string_equal(words(&c, &b), "docker image inspect -- --help");
+    shcmd_free(&c);
+    struct strv names = STRV_INIT;
+    runtime_rank_names(&names, 2);
+    runtime_cmd_inspect(&c, "podman", &names);
+    assert_non_null(strstr(words(&c, &b), "podman container inspect -f '{{.Name}}|"));
+    assert_non_null(strstr(buf_str(&b), "' -- dsv41-r0 dsv41-r1"));
+    shcmd_free(&c);
+    strv_free(&names);
     buf_free(&b);
     buf_free(&err);
 }
@@ -40,15 +56,17 @@ static void golden(void **st)
 static void hostile_name_is_one_word(void **st)
 {
     (void)st;
-    struct buf b = BUF_INIT, err = BUF_INIT;
+    struct buf err = BUF_INIT;
+    struct shcmd c = SHCMD_INIT;
     /* printf stands in for the runtime: it shows the words it was given */
-    buf_puts(&b, "printf '[%s]' ");
-    buf_shell_quote(&b, "x'; touch /tmp/dsv41-pwned; echo '$(id)`id`");
+    runtime_cmd_kill(&c, "printf", "x'; touch /tmp/dsv41-pwned; echo '$(id)`id`");
+    free(c.args.v[1]); /* "kill" becomes printf's format */
+    c.args.v[1] = strdup("[%s]");
     struct ssh_result res;
-    assert_int_equal(node_run_local(buf_str(&b), 5000, 4096, &res, &err), 0);
-    assert_string_equal(buf_str(&res.out), "[x'; touch /tmp/dsv41-pwned; echo '$(id)`id`]");
+    assert_int_equal(node_run_local(&c, 5000, 4096, &res, &err), 0);
+    assert_string_equal(buf_str(&res.out), "[--][x'; touch /tmp/dsv41-pwned; echo '$(id)`id`]");
     ssh_result_free(&res);
-    buf_free(&b);
+    shcmd_free(&c);
     buf_free(&err);
 }
 
