@@ -27,6 +27,9 @@ static int open_worker(const struct config *c, struct cluster *cl, const char *t
                          config_get(c, "WORKER_PROC_ROOT"), config_get(c, "WORKER_SYS_ROOT"),
                          err) < 0)
         return -1;
+    /* what the ssh config asks that we do not do, said once per run */
+    if (w->node.t.notes[0])
+        fprintf(stderr, "warning: %s: ssh config: %s\n", w->name, w->node.t.notes);
     w->configured = true;
     return 0;
 }

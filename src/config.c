@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "config_check.h"
+#include "text.h"
 
 /* A default may name another key as "${KEY}"; those are expanded after all
  * layers are applied, so MODEL_DIR set in the environment also moves
@@ -13,66 +17,92 @@ struct config_key {
     const char *dflt;
     const char *help;
     bool secret;
+    enum config_kind kind;
+    bool empty_ok;
+    double min, max; /* CK_INT, CK_NUM */
 };
 
 #define HIST_IMG                                                                                   \
     "ghcr.io/0xsero/deepseek-v4.1-flash-spark@sha256:"                                             \
     "5668e35e5ee021da4b9ce88a1964caf0e082e8ca01d81d1d64b6213a55c6add5"
 
+/* name, default, help, secret, kind, empty allowed, min, max */
 static const struct config_key KEYS[] = {
-    {"WORKER", "", "ssh target of the worker node (alias from ~/.ssh/config, user@host)", false},
-    {"MODEL_DIR", "~/models/DeepSeek-V4.1-Flash-Spark", "checkpoint directory on the head", false},
-    {"WORKER_MODEL_DIR", "${MODEL_DIR}", "checkpoint directory on the worker", false},
-    {"STATE_DIR", "~/.dsv41-two-sparks", "API key, plans, caches, guard log (every node)", false},
-    {"HEAD_IP", "", "head fabric IPv4 (empty: detected)", false},
-    {"WORKER_IP", "", "worker fabric IPv4 (empty: detected)", false},
-    {"HEAD_IFNAME", "", "head fabric netdev (empty: detected)", false},
-    {"WORKER_IFNAME", "", "worker fabric netdev (empty: detected)", false},
-    {"HEAD_HCAS", "", "head RDMA devices for NCCL (empty: detected)", false},
-    {"WORKER_HCAS", "", "worker RDMA devices for NCCL (empty: detected)", false},
-    {"PORT", "8000", "API port of rank 0", false},
-    {"MPORT", "29655", "torch distributed master port", false},
-    {"IMG", HIST_IMG, "server image, pinned by digest", false},
-    {"API_KEY_FILE", "${STATE_DIR}/api_key", "API key file (mode 0600)", false},
-    {"API_URL", "", "API base URL (empty: http://127.0.0.1:PORT)", false},
-    {"MEMGUARD_GIB", "1", "memory guard floor, GiB of MemAvailable", false},
-    {"KV_BYTES", "2700000000", "--kv-cache-memory-bytes", false},
-    {"MAX_LEN", "262144", "--max-model-len", false},
-    {"MAX_SEQS", "2", "--max-num-seqs", false},
-    {"NSPEC", "7", "speculative draft tokens", false},
-    {"BATCH", "2048", "--max-num-batched-tokens", false},
-    {"GPU_UTIL", "0.88", "--gpu-memory-utilization", false},
-    {"GRAPH_MODE", "FULL_DECODE_ONLY", "cudagraph_mode", false},
-    {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false},
-    {"EXTRA", "", "extra vLLM arguments for rank 0 (split on blanks)", false},
+    {"WORKER", "", "ssh target of the worker node (alias from ~/.ssh/config, user@host)", false,
+     CK_SSH_TARGET, true, 0, 0},
+    {"MODEL_DIR", "~/models/DeepSeek-V4.1-Flash-Spark", "checkpoint directory on the head", false,
+     CK_MOUNT_PATH, false, 0, 0},
+    {"WORKER_MODEL_DIR", "${MODEL_DIR}", "checkpoint directory on the worker", false,
+     CK_MOUNT_PATH, false, 0, 0},
+    {"STATE_DIR", "~/.dsv41-two-sparks", "API key, plans, caches, guard log (every node)", false,
+     CK_MOUNT_PATH, false, 0, 0},
+    {"HEAD_IP", "", "head fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
+    {"WORKER_IP", "", "worker fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
+    {"HEAD_IFNAME", "", "head fabric netdev (empty: detected)", false, CK_IFNAME, true, 0, 0},
+    {"WORKER_IFNAME", "", "worker fabric netdev (empty: detected)", false, CK_IFNAME, true, 0,
+     0},
+    {"HEAD_HCAS", "", "head RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true, 0, 0},
+    {"WORKER_HCAS", "", "worker RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true, 0,
+     0},
+    {"PORT", "8000", "API port of rank 0", false, CK_INT, false, 1, 65535},
+    {"MPORT", "29655", "torch distributed master port", false, CK_INT, false, 1, 65535},
+    {"IMG", HIST_IMG, "server image, pinned by digest", false, CK_IMAGE, false, 0, 0},
+    {"API_KEY_FILE", "${STATE_DIR}/api_key", "API key file (mode 0600)", false, CK_MOUNT_PATH,
+     false, 0, 0},
+    {"API_URL", "", "API base URL (empty: http://127.0.0.1:PORT)", false, CK_URL, true, 0, 0},
+    {"MEMGUARD_GIB", "1", "memory guard floor, GiB of MemAvailable", false, CK_NUM, false, 0,
+     1000000},
+    {"KV_BYTES", "2700000000", "--kv-cache-memory-bytes", false, CK_INT, false, 1, 1e15},
+    {"MAX_LEN", "262144", "--max-model-len", false, CK_INT, false, 1, 1 << 24},
+    {"MAX_SEQS", "2", "--max-num-seqs", false, CK_INT, false, 1, 256},
+    {"NSPEC", "7", "speculative draft tokens", false, CK_INT, false, 0, 32},
+    {"BATCH", "2048", "--max-num-batched-tokens", false, CK_INT, false, 1, 1 << 24},
+    {"GPU_UTIL", "0.88", "--gpu-memory-utilization", false, CK_NUM, false, 0, 1},
+    {"GRAPH_MODE", "FULL_DECODE_ONLY", "cudagraph_mode", false, CK_WORD, false, 0, 0},
+    {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false,
+     CK_FILE_NAME, false, 0, 0},
+    {"EXTRA", "", "extra vLLM arguments for rank 0 (split on blanks)", false, CK_WORDS, true, 0,
+     0},
     {"EXTRA_ENV", "", "extra KEY=VALUE words for every rank's environment (e.g. NCCL_DEBUG=INFO)",
-     false},
-    {"TP", "", "tensor parallel size (empty: the number of nodes)", false},
-    {"PP", "1", "pipeline parallel size (TP x PP = nodes)", false},
+     false, CK_ENV_WORDS, true, 0, 0},
+    {"TP", "", "tensor parallel size (empty: the number of nodes)", false, CK_INT, true, 1, 64},
+    {"PP", "1", "pipeline parallel size (TP x PP = nodes)", false, CK_INT, false, 1, 64},
     {"WORKERS", "", "more than one worker: host1,host2,... (rank i on node i; overrides WORKER)",
-     false},
-    {"VLLM_CMD", "vllm serve", "what the image runs before vLLM's arguments", false},
-    {"WEDGE_SECONDS", "10", "requests running with no token for this long: engine wedged", false},
-    {"READY_TIMEOUT", "2700", "seconds launch waits for the API (first boot ~12 min)", false},
+     false, CK_SSH_TARGETS, true, 0, 0},
+    {"VLLM_CMD", "vllm serve", "the command the image serves with, before vLLM's arguments (rank 0 "
+                               "runs it through the image's /bin/sh after reading the key file)",
+     false, CK_COMMAND, false, 0, 0},
+    {"WEDGE_SECONDS", "10", "requests running with no token for this long: engine wedged", false,
+     CK_INT, false, 1, 3600},
+    {"READY_TIMEOUT", "2700", "seconds launch waits for the API (first boot ~12 min)", false,
+     CK_INT, false, 1, 7 * 86400},
     {"WORKER_STATE_DIR", "", "STATE_DIR on the workers (empty: STATE_DIR if set, else "
-                             "~/.dsv41-two-sparks in the worker's home)", false},
-    {"REVISION", "main", "Hugging Face revision (pin a commit)", false},
-    {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false},
-    {"HF_TOKEN", "", "Hugging Face token", true},
-    {"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint", false},
-    {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true},
-    {"RUNTIME", "docker", "container runtime CLI: docker or podman", false},
-    {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false},
+                             "~/.dsv41-two-sparks in the worker's home)", false, CK_MOUNT_PATH,
+     true, 0, 0},
+    {"REVISION", "main", "Hugging Face revision (pin a commit)", false, CK_REVISION, false, 0, 0},
+    {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false, CK_BOOL, false, 0,
+     0},
+    {"HF_TOKEN", "", "Hugging Face token", true, CK_SECRET, true, 0, 0},
+    {"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint", false, CK_URL, false, 0, 0},
+    {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true, CK_SECRET, true, 0, 0},
+    {"RUNTIME", "docker", "container runtime CLI: docker or podman", false, CK_RUNTIME, false, 0,
+     0},
+    {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false,
+     CK_GPUS, true, 0, 0},
     {"ULIMITS", "memlock=-1", "--ulimit values for the ranks (empty: none, where a sandbox "
-                              "forbids raising limits)", false},
-    {"SSH_KNOWN_HOSTS", "~/.ssh/known_hosts", "known_hosts file for strict host key checks", false},
-    {"SSH_CONFIG", "~/.ssh/config", "ssh client config (Host, HostName, User, Port, IdentityFile)",
-     false},
-    {"SSH_TIMEOUT", "5", "seconds to wait for a node's ssh connection", false},
-    {"DSV41_PROC_ROOT", "/proc", "root of /proc on the head (tests)", false},
-    {"DSV41_SYS_ROOT", "/sys", "root of /sys on the head (tests)", false},
-    {"WORKER_PROC_ROOT", "/proc", "root of /proc on the worker (tests)", false},
-    {"WORKER_SYS_ROOT", "/sys", "root of /sys on the worker (tests)", false},
+                              "forbids raising limits)", false, CK_ULIMITS, true, 0, 0},
+    {"SSH_KNOWN_HOSTS", "~/.ssh/known_hosts", "known_hosts file for strict host key checks", false,
+     CK_LOCAL_PATH, false, 0, 0},
+    {"SSH_CONFIG", "~/.ssh/config", "ssh client config (Host, HostName, User, Port, IdentityFile, "
+                                    "Include, Match host, ProxyJump, ...)", false, CK_LOCAL_PATH,
+     false, 0, 0},
+    {"SSH_TIMEOUT", "5", "seconds to wait for a node's ssh connection", false, CK_INT, false, 1,
+     600},
+    {"DSV41_PROC_ROOT", "/proc", "root of /proc on the head (tests)", false, CK_LOCAL_PATH, false, 0, 0},
+    {"DSV41_SYS_ROOT", "/sys", "root of /sys on the head (tests)", false, CK_LOCAL_PATH, false, 0, 0},
+    {"WORKER_PROC_ROOT", "/proc", "root of /proc on the worker (tests)", false, CK_LOCAL_PATH, false, 0,
+     0},
+    {"WORKER_SYS_ROOT", "/sys", "root of /sys on the worker (tests)", false, CK_LOCAL_PATH, false, 0, 0},
 };
 
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -135,6 +165,7 @@ static int load_file(struct config *c, const char *path, struct buf *err)
     }
     char line[8192];
     int lineno = 0, rc = 0;
+    const char *secret = NULL;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(f)) {
@@ -167,6 +198,8 @@ static int load_file(struct config *c, const char *path, struct buf *err)
             rc = -1;
             break;
         }
+        if (KEYS[i].secret && *val)
+            secret = KEYS[i].name;
         char origin[4200];
         snprintf(origin, sizeof origin, "%s:%d", path, lineno);
         if (set_value(&c->values[i], val, CONFIG_SRC_FILE, origin) < 0) {
@@ -175,8 +208,55 @@ static int load_file(struct config *c, const char *path, struct buf *err)
             break;
         }
     }
+    /* like the key file: a secret in a file others can read is refused */
+    struct stat st;
+    if (rc == 0 && secret && fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+        buf_printf(err, "config file %s sets %s but group or others can read it (mode %03o): "
+                        "chmod 600 %s",
+                   path, secret, (unsigned)(st.st_mode & 0777), path);
+        rc = -1;
+    }
     fclose(f);
     return rc;
+}
+
+static const char *origin_of(const struct config_value *v)
+{
+    switch (v->source) {
+    case CONFIG_SRC_FILE:
+        return v->origin ? v->origin : "the config file";
+    case CONFIG_SRC_ENV:
+        return "the environment";
+    case CONFIG_SRC_FLAG:
+        return "--set";
+    case CONFIG_SRC_DEFAULT:
+        break;
+    }
+    return "the default";
+}
+
+/* Every value against its key's form; the first that does not fit is named
+ * with where it came from. */
+static int check_values(const struct config *c, struct buf *err)
+{
+    for (int i = 0; i < NKEYS; i++) {
+        const struct config_value *v = &c->values[i];
+        char form[160];
+        const char *want = config_check_value(KEYS[i].kind, KEYS[i].min, KEYS[i].max,
+                                              KEYS[i].empty_ok, v->value, form, sizeof form);
+        if (!want)
+            continue;
+        if (KEYS[i].secret) {
+            buf_printf(err, "%s (from %s): expected %s", KEYS[i].name, origin_of(v), want);
+        } else {
+            char shown[200];
+            text_clean(shown, sizeof shown, v->value, strlen(v->value));
+            buf_printf(err, "%s='%s' (from %s): expected %s", KEYS[i].name, shown, origin_of(v),
+                       want);
+        }
+        return -1;
+    }
+    return 0;
 }
 
 /* Expands "~/" and "${KEY}" in a default. One level is enough: defaults only
@@ -246,6 +326,17 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
                        flags[f]);
             return -1;
         }
+        if (KEYS[i].secret) {
+            /* the console passes its --set words to every job: ps would show
+             * them to every user of the node */
+            buf_printf(err, "--set %s=...: a secret on the command line is visible to every "
+                            "user (ps); export %s instead%s",
+                       KEYS[i].name, KEYS[i].name,
+                       strcmp(KEYS[i].name, "DSV41_API_KEY") == 0
+                           ? ", or keep the key in API_KEY_FILE (mode 0600)"
+                           : ", or set it in the config file (mode 0600)");
+            return -1;
+        }
         if (set_value(&c->values[i], eq + 1, CONFIG_SRC_FLAG, NULL) < 0)
             goto oom;
     }
@@ -267,7 +358,7 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
         if (!v->value)
             goto oom;
     }
-    return 0;
+    return check_values(c, err);
 oom:
     buf_puts(err, "out of memory loading configuration");
     return -1;

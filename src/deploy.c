@@ -134,7 +134,8 @@ static int vllm_args(const struct config *c, const struct deploy_plan *p, int ra
     rc |= strv_add(a, "0.0.0.0");
     rc |= strv_add(a, "--port");
     rc |= strv_add(a, config_get(c, "PORT"));
-    /* the API key reaches vLLM as VLLM_API_KEY from the env file */
+    /* the API key reaches vLLM as VLLM_API_KEY, read from its file inside
+     * the container (run_args) */
     static const char *fixed5[] = {"--reasoning-parser",       "deepseek_v41",
                                    "--tool-call-parser",       "deepseek_v41",
                                    "--enable-auto-tool-choice", "--enable-prompt-tokens-details",
@@ -234,9 +235,22 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
     rc |= strv_addf(v, "%s/plans:/plans:ro", n->state_dir);
     rc |= strv_add(v, "-v");
     rc |= strv_addf(v, "%s/cache:/cache", n->state_dir);
+    if (r->rank == 0) {
+        /* the key file itself, read-only: `docker inspect` shows this path,
+         * never the key, as it would show an environment variable */
+        rc |= strv_add(v, "-v");
+        rc |= strv_addf(v, "%s:" DEPLOY_KEY_PATH ":ro", config_get(c, "API_KEY_FILE"));
+    }
     rc |= strv_add(v, "--env-file");
     rc |= strv_add(v, r->env_file);
+    rc |= strv_add(v, "--"); /* the image and its command: never options of run */
     rc |= strv_add(v, config_get(c, "IMG"));
+    if (r->rank == 0) {
+        rc |= strv_add(v, "/bin/sh");
+        rc |= strv_add(v, "-c");
+        rc |= strv_add(v, DEPLOY_KEY_SCRIPT);
+        rc |= strv_add(v, r->container);
+    }
     rc |= strv_add_words(v, config_get(c, "VLLM_CMD"));
     for (int i = 0; i < r->args.n; i++)
         rc |= strv_add(v, r->args.v[i]);
@@ -247,7 +261,7 @@ int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
                  struct deploy_plan *p, struct buf *err)
 {
     memset(p, 0, sizeof *p);
-    long max_seqs, nspec, tp = n, pp = 1, lv;
+    long max_seqs, nspec, tp = n, pp = 1;
     if (n < 1 || n > DEPLOY_MAX_NODES) {
         buf_printf(err, "%d nodes: between 1 and %d are supported", n, DEPLOY_MAX_NODES);
         return -1;
@@ -259,36 +273,11 @@ int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
         return -1;
     if (*config_get(c, "PP") && config_get_long(c, "PP", &pp, err) < 0)
         return -1;
-    static const char *numeric[] = {"KV_BYTES", "MAX_LEN", "BATCH", "PORT", "MPORT"};
-    for (size_t i = 0; i < sizeof numeric / sizeof *numeric; i++)
-        if (config_get_long(c, numeric[i], &lv, err) < 0)
-            return -1;
-    double util;
-    if (config_get_double(c, "GPU_UTIL", &util, err) < 0)
-        return -1;
-    if (util <= 0 || util > 1) {
-        buf_printf(err, "GPU_UTIL=%s must be in (0, 1]", config_get(c, "GPU_UTIL"));
-        return -1;
-    }
-    if (max_seqs < 1 || max_seqs > 256 || nspec < 0 || nspec > 32) {
-        buf_printf(err, "MAX_SEQS=%ld or NSPEC=%ld out of range (1-256, 0-32)", max_seqs, nspec);
-        return -1;
-    }
-    if (tp < 1 || pp < 1 || tp * pp != n) {
+    /* each value's form and range was checked when the settings loaded */
+    if (tp * pp != n) {
         buf_printf(err, "TP=%ld x PP=%ld must equal the number of nodes (%d)", tp, pp, n);
         return -1;
     }
-    struct strv extra = STRV_INIT;
-    strv_add_words(&extra, config_get(c, "EXTRA_ENV"));
-    for (int i = 0; i < extra.n; i++)
-        if (!strchr(extra.v[i], '=') || extra.v[i][0] == '=' ||
-            strncmp(extra.v[i], "VLLM_API_KEY=", 13) == 0) {
-            buf_printf(err, "EXTRA_ENV: '%s' is not a KEY=VALUE word (and the key is not set "
-                            "this way)", extra.v[i]);
-            strv_free(&extra);
-            return -1;
-        }
-    strv_free(&extra);
     for (int i = 0; i < n; i++)
         if (!nodes[i].ipv4 || !*nodes[i].ipv4 || !nodes[i].ifname || !*nodes[i].ifname) {
             buf_printf(err, "%s: no fabric address (see `dsv41-top doctor`)", nodes[i].name);
@@ -314,13 +303,11 @@ int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
     return 0;
 }
 
-int deploy_env_text(const struct deploy_rank *r, const char *api_key, struct buf *out)
+int deploy_env_text(const struct deploy_rank *r, struct buf *out)
 {
     buf_puts(out, "# written by dsv41-top launch; mode 0600\n");
     for (int i = 0; i < r->env.n; i++)
         buf_printf(out, "%s\n", r->env.v[i]);
-    if (r->rank == 0 && api_key)
-        buf_printf(out, "VLLM_API_KEY=%s\n", api_key);
     return 0;
 }
 

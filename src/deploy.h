@@ -13,6 +13,14 @@
 #define DEPLOY_MAX_NODES 8
 #define DEPLOY_SERVED_NAME "deepseek-v4.1-flash"
 #define DEPLOY_LABEL "dsv41-top.managed"
+/* Where rank 0 finds the API key file (mounted read-only), and the script
+ * its /bin/sh runs: the key into VLLM_API_KEY, then VLLM_CMD and vLLM's
+ * arguments. A key file without a final newline still reads. */
+#define DEPLOY_KEY_PATH "/run/dsv41/api_key"
+#define DEPLOY_KEY_SCRIPT                                                                          \
+    "IFS= read -r VLLM_API_KEY < " DEPLOY_KEY_PATH " || [ -n \"$VLLM_API_KEY\" ] || "               \
+    "{ echo \"$0: cannot read the API key from " DEPLOY_KEY_PATH "\" >&2; exit 1; }; "            \
+    "export VLLM_API_KEY; exec \"$@\""
 
 /* What launch learned about a node. */
 struct deploy_node {
@@ -29,7 +37,7 @@ struct deploy_rank {
     int rank;
     char container[32]; /* dsv41-r<rank> */
     char env_file[512]; /* STATE_DIR/dsv41-r<rank>.env on its node */
-    struct strv run;    /* runtime arguments after the runtime's name: run -d ... IMG */
+    struct strv run;    /* runtime arguments after the runtime's name: run -d ... -- IMG ... */
     struct strv args;   /* vLLM's arguments (the tail of run) */
     struct strv env;    /* KEY=VALUE, the secret excluded */
     bool gid_guessed;   /* NCCL_IB_GID_INDEX fell back to 3 */
@@ -49,8 +57,8 @@ int deploy_capture_sizes(int max_seqs, int nspec, int *sizes, int max);
  * err for settings that cannot make a deployment. */
 int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
                  struct deploy_plan *p, struct buf *err);
-/* The env file's text; api_key NULL writes nothing secret. */
-int deploy_env_text(const struct deploy_rank *r, const char *api_key, struct buf *out);
+/* The env file's text (nothing secret: the key has its own file). */
+int deploy_env_text(const struct deploy_rank *r, struct buf *out);
 void deploy_free(struct deploy_plan *p);
 
 #endif

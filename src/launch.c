@@ -118,12 +118,14 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
         const struct deploy_rank *r = &p->ranks[i];
         struct buf cmd = BUF_INIT, env = BUF_INIT;
         shcmd_join(&r->run, &cmd);
-        deploy_env_text(r, NULL, &env);
+        deploy_env_text(r, &env);
         printf("# %s (rank %d): %s\n%s %s\n", ln[i].cn->name, r->rank, r->env_file,
                config_get(c, "RUNTIME"), buf_str(&cmd));
         printf("# %s, mode 0600:\n%s", r->env_file, buf_str(&env));
         if (r->rank == 0)
-            printf("VLLM_API_KEY=<redacted: read from %s>\n", config_get(c, "API_KEY_FILE"));
+            printf("# VLLM_API_KEY: read inside the container from %s (mounted read-only at "
+                   "%s)\n",
+                   config_get(c, "API_KEY_FILE"), DEPLOY_KEY_PATH);
         printf("\n");
         buf_free(&cmd);
         buf_free(&env);
@@ -253,7 +255,7 @@ static int write_state(const struct config *c, const struct deploy_plan *p, stru
             }
             ssh_result_free(&res);
         }
-        deploy_env_text(&p->ranks[i], buf_str(&key), &env);
+        deploy_env_text(&p->ranks[i], &env);
         ok = ok && node_put(&ln[i].cn->node, p->ranks[i].env_file, env.data, env.len, 0600,
                             &err) == 0;
         buf_printf(&target, "%s/plans/%s", ln[i].state_dir, config_get(c, "PLAN_NAME"));

@@ -17,13 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "knownhosts.h"
 #include "mono.h"
+#include "sshjump.h"
 
 struct ssh_conn {
     long long last_rx;
     int fd;
     LIBSSH2_SESSION *s;
-    char name[64];
+    struct ssh_jump *jump; /* the hop the session runs through (it owns fd), or NULL */
+    char name[400];
     char host[256];
 };
 
@@ -200,10 +203,31 @@ out:
     return rc;
 }
 
+/* OpenSSH's rule: ask the server first for the key types known_hosts holds
+ * for this host, then the rest in libssh2's order. */
+static void prefer_known_types(struct ssh_conn *c, const struct ssh_target *t,
+                               const char *known_hosts)
+{
+    const char **algs = NULL;
+    int n = libssh2_session_supported_algs(c->s, LIBSSH2_METHOD_HOSTKEY, &algs);
+    if (n <= 0)
+        return;
+    struct buf all = BUF_INIT, pref = BUF_INIT;
+    for (int i = 0; i < n; i++)
+        buf_printf(&all, "%s%s", i ? "," : "", algs[i]);
+    libssh2_free(c->s, (void *)algs);
+    knownhosts_pref(known_hosts, t->host, t->port, buf_str(&all), &pref);
+    if (pref.len)
+        libssh2_session_method_pref(c->s, LIBSSH2_METHOD_HOSTKEY, buf_str(&pref));
+    buf_free(&all);
+    buf_free(&pref);
+}
+
 static int authenticate(struct ssh_conn *c, const struct ssh_target *t, struct buf *err)
 {
     const char *tried_agent = "";
-    if (getenv("SSH_AUTH_SOCK") && *getenv("SSH_AUTH_SOCK")) {
+    /* IdentitiesOnly: the named files, not whatever the agent holds */
+    if (getenv("SSH_AUTH_SOCK") && *getenv("SSH_AUTH_SOCK") && !t->identities_only) {
         LIBSSH2_AGENT *agent = libssh2_agent_init(c->s);
         tried_agent = ", the ssh agent (no key accepted)";
         if (agent && libssh2_agent_connect(agent) == 0 && libssh2_agent_list_identities(agent) == 0) {
@@ -254,7 +278,13 @@ struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const
     }
     snprintf(c->name, sizeof c->name, "%s", name);
     snprintf(c->host, sizeof c->host, "%s", t->host);
-    c->fd = tcp_connect(name, t, timeout_ms, err);
+    if (t->jump[0]) {
+        c->jump = sshjump_open(name, t, known_hosts, timeout_ms, err);
+        c->fd = c->jump ? sshjump_fd(c->jump) : -1;
+    } else {
+        c->fd = tcp_connect(name, t, t->connect_timeout_s ? t->connect_timeout_s * 1000
+                                                           : timeout_ms, err);
+    }
     if (c->fd < 0) {
         free(c);
         return NULL;
@@ -268,6 +298,7 @@ struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const
         goto fail;
     }
     libssh2_session_set_timeout(c->s, timeout_ms);
+    prefer_known_types(c, t, known_hosts);
     if (libssh2_session_handshake(c->s, c->fd) != 0) {
         buf_printf(err, "%s: ssh handshake with %s:%d failed: %s (is it an ssh server?)", name,
                    t->host, t->port, last_error(c->s));
@@ -278,7 +309,7 @@ struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const
     if (authenticate(c, t, err) < 0)
         goto fail;
     /* No reply wanted: nothing reads replies on an idle session. */
-    libssh2_keepalive_config(c->s, 0, 10);
+    libssh2_keepalive_config(c->s, 0, t->alive_interval_s ? (unsigned)t->alive_interval_s : 10);
     libssh2_session_set_blocking(c->s, 0);
     return c;
 fail:
@@ -717,9 +748,30 @@ void ssh_close(struct ssh_conn *c)
         libssh2_session_disconnect(c->s, "bye");
         libssh2_session_free(c->s);
     }
-    if (c->fd >= 0)
+    if (c->jump)
+        sshjump_close(c->jump); /* its socket is c->fd */
+    else if (c->fd >= 0)
         close(c->fd);
     free(c);
+}
+
+LIBSSH2_CHANNEL *ssh_direct_tcpip(struct ssh_conn *c, const char *host, int port, int timeout_ms,
+                                  struct buf *why)
+{
+    long long deadline = mono_ms() + timeout_ms;
+    for (;;) {
+        LIBSSH2_CHANNEL *ch = libssh2_channel_direct_tcpip_ex(c->s, host, port, "127.0.0.1", 22);
+        if (ch)
+            return ch;
+        if (libssh2_session_last_errno(c->s) != LIBSSH2_ERROR_EAGAIN) {
+            buf_puts(why, last_error(c->s));
+            return NULL;
+        }
+        if (wait_socket(c, deadline) < 0) {
+            buf_puts(why, "timed out");
+            return NULL;
+        }
+    }
 }
 
 void ssh_result_free(struct ssh_result *r)

@@ -70,6 +70,10 @@ long long ssh_last_rx(const struct ssh_conn *c);
  * the connection is unusable and must be closed). */
 int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_ms,
              struct ssh_result *res, struct buf *err);
+/* A direct-tcpip channel from this session to host:port (ProxyJump), opened
+ * within timeout_ms; NULL with a reason. */
+struct _LIBSSH2_CHANNEL *ssh_direct_tcpip(struct ssh_conn *c, const char *host, int port,
+                                          int timeout_ms, struct buf *why);
 /* Sends a keepalive if one is due; -1 when the session is dead. */
 int ssh_keepalive(struct ssh_conn *c);
 void ssh_close(struct ssh_conn *c);

@@ -61,7 +61,7 @@ KEY=bench-$$
 mkdir -p "$IT_DIR/head/state"
 printf '%s' "$KEY" > "$IT_DIR/head/state/api_key"; chmod 600 "$IT_DIR/head/state/api_key"
 printf 'VLLM_API_KEY=%s\n' "$KEY" > "$IT_DIR/head/rank0.env"; chmod 600 "$IT_DIR/head/rank0.env"
-A="/model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2 --master-addr $HEAD_IP --master-port 29655"
+A="vllm serve /model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2 --master-addr $HEAD_IP --master-port 29655"
 # shellcheck disable=SC2086
 on_host worker podman run -d --name dsv41-r1 --network host -e DSV41_SIM_BOOT_MS=100 "$SIM_IMAGE" $A --node-rank 1 --headless >/dev/null
 # shellcheck disable=SC2086
@@ -147,7 +147,7 @@ done
 EOS
 trial() { # ours|script -> latency ms
     on_host head podman rm -f -t 0 dsv41-r0 >/dev/null 2>&1
-    on_host head podman run -d --name dsv41-r0 --network host "$SIM_IMAGE" /model --port 9008 >/dev/null
+    on_host head podman run -d --name dsv41-r0 --network host "$SIM_IMAGE" vllm serve /model --port 9008 >/dev/null
     local pid a floor gpid=
     pid=$(on_host head podman inspect -f '{{.State.Pid}}' dsv41-r0)
     a=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
@@ -183,7 +183,7 @@ printf '%-44s goal p99 <= 100 ms: %s\n' "" "$(awk -v p="${ours_p99:-99999}" 'BEG
 on_host head podman rm -f -t 0 dsv41-r0 >/dev/null 2>&1
 
 echo "== memory guard: CPU at steady state (30 s, one rank resolved)"
-on_host head podman run -d --name dsv41-r0 --network host "$SIM_IMAGE" /model --port 9008 >/dev/null
+on_host head podman run -d --name dsv41-r0 --network host "$SIM_IMAGE" vllm serve /model --port 9008 >/dev/null
 on_host head "$root/build/dsv41-guard" --state-dir "$GD" --runtime podman --ranks 1 --floor 1 --daemon >/dev/null
 sleep 3
 gp=$(head -1 "$GD"/guard.spark-head.lock)

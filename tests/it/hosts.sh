@@ -48,21 +48,27 @@ events_logger = "file"
 EOC
 }
 
-# A rootfs with the simulator and the libraries it links, imported as an
-# image: no registry, no base image.
+# A rootfs shaped like the real image's: the simulator as `vllm` (it takes
+# `vllm serve ...` as vLLM does) and a /bin/sh (rank 0 reads its key file
+# through it), with the libraries they link; imported as an image: no
+# registry, no base image, no entrypoint.
 build_image() {
-    local rootfs=$IT_DIR/rootfs
+    local rootfs=$IT_DIR/rootfs bin lib
     rm -rf "$rootfs"
-    mkdir -p "$rootfs/usr/local/bin" "$rootfs/tmp" "$rootfs/model" "$rootfs/etc"
+    mkdir -p "$rootfs/usr/local/bin" "$rootfs/bin" "$rootfs/tmp" "$rootfs/model" "$rootfs/etc"
     cp "$SIM" "$rootfs/usr/local/bin/dsv41-sim"
-    for lib in $(ldd "$SIM" | awk '/=>/ {print $3} /^\t\/lib/ {print $1}'); do
-        mkdir -p "$rootfs$(dirname "$lib")"
-        cp -L "$lib" "$rootfs$lib"
+    ln -s dsv41-sim "$rootfs/usr/local/bin/vllm"
+    cp /bin/dash "$rootfs/bin/sh"
+    for bin in "$SIM" /bin/dash; do
+        for lib in $(ldd "$bin" | awk '/=>/ {print $3} /^\t\/lib/ {print $1}'); do
+            mkdir -p "$rootfs$(dirname "$lib")"
+            cp -L "$lib" "$rootfs$lib"
+        done
     done
     echo "root:x:0:0:root:/root:/bin/sh" > "$rootfs/etc/passwd"
     tar -C "$rootfs" -c . > "$IT_DIR/rootfs.tar"
     for h in $HOSTS; do
-        on_host "$h" podman import --change 'ENTRYPOINT ["/usr/local/bin/dsv41-sim"]' \
+        on_host "$h" podman import --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin' \
             "$IT_DIR/rootfs.tar" "$SIM_IMAGE" >"$IT_DIR/import.log" 2>&1 ||
             { cat "$IT_DIR/import.log" >&2; return 1; }
     done

@@ -38,7 +38,7 @@ out=$(top_head guard --status --all 2>&1); rc=$?
 check "guard --status --all: every node's guard" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "^worker: guard pid [0-9]* armed"'
 
 # things the guard must not touch: another container and a plain process
-on_host worker podman run -d --name other-app --network host "$SIM_IMAGE" /model --port 9007 >/dev/null
+on_host worker podman run -d --name other-app --network host "$SIM_IMAGE" vllm serve /model --port 9007 >/dev/null
 on_host worker sleep 600 &
 sleeper=$!
 sleep 0.5

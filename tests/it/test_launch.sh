@@ -27,7 +27,8 @@ check "dry run: the worker's full command" contains "$out" "podman run -d --name
 check "dry run: rank 1 headless" contains "$out" "--node-rank 1 --headless"
 check "dry run: the worker's own GID index" contains "$out" "NCCL_IB_GID_INDEX=5"
 check "dry run: the head's own GID index" contains "$out" "NCCL_IB_GID_INDEX=3"
-check "dry run: the key redacted" contains "$out" "VLLM_API_KEY=<redacted"
+check "dry run: the key read from its file in the container" contains "$out" "# VLLM_API_KEY: read inside the container from $IT_DIR/head/state/api_key"
+check "dry run: the key file mounted read-only" contains "$out" "$IT_DIR/head/state/api_key:/run/dsv41/api_key:ro"
 check "dry run: no key file made" [ ! -e "$IT_DIR/head/state/api_key" ]
 check "dry run: no container made" eval '[ -z "$(on_host worker podman ps -aq)" ]'
 
@@ -120,7 +121,7 @@ check "rank exits quietly: exit code and phase" contains "$out" "launch failed: 
 
 # --- a container of that name that is not ours -------------------------------------------------
 clean_ranks
-on_host worker podman run -d --name dsv41-r1 "$SIM_IMAGE" /model >/dev/null 2>&1 || true
+on_host worker podman run -d --name dsv41-r1 "$SIM_IMAGE" vllm serve /model >/dev/null 2>&1 || true
 out=$(top_head "$FAST" launch 2>&1); rc=$?
 check "foreign container: refused" [ $rc -eq 1 ]
 check "foreign container: named" contains "$out" "worker: a container named dsv41-r1 exists that dsv41-top did not start"

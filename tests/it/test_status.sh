@@ -6,7 +6,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_hosts
 
-RANK_ARGS="/model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2
+RANK_ARGS="vllm serve /model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2
  --master-addr $HEAD_IP --master-port 29655"
 KEY=it-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -109,6 +110,153 @@ static void bad_file_names_line(void **st)
     buf_free(&err);
 }
 
+/* Every setting that reaches a command, a mount, a URL or a header, fed the
+ * values an attacker or a typo would give: each refused at load with the
+ * setting's name and the allowed form, whatever layer it came from. */
+static void hostile_values_refused(void **st)
+{
+    (void)st;
+    static const char *hostile[] = {
+        "x y", "it's", "$(touch /tmp/dsv41-cfg-pwned)", "`touch /tmp/dsv41-cfg-pwned`",
+        "a\nb", "--help", "../../etc", "a;b", "\x1b[31mred",
+    };
+    /* STRICT: every hostile value refused. TEXT: free words (each is one argv
+     * word, never shell), only what cannot be one line is refused. LEADING:
+     * TEXT, and no leading dash (a program, a local path). SECRET: any
+     * printable byte, but no blank or control (it goes into a header). */
+    enum { STRICT, TEXT, LEADING, SECRET };
+    static const struct {
+        const char *key;
+        int kind;
+    } keys[] = {
+        {"WORKER", STRICT},        {"WORKERS", STRICT},       {"MODEL_DIR", STRICT},
+        {"WORKER_MODEL_DIR", STRICT}, {"STATE_DIR", STRICT},  {"WORKER_STATE_DIR", STRICT},
+        {"HEAD_IP", STRICT},       {"WORKER_IP", STRICT},     {"HEAD_IFNAME", STRICT},
+        {"WORKER_IFNAME", STRICT}, {"HEAD_HCAS", STRICT},     {"WORKER_HCAS", STRICT},
+        {"PORT", STRICT},          {"MPORT", STRICT},         {"IMG", STRICT},
+        {"API_KEY_FILE", STRICT},  {"API_URL", STRICT},       {"MEMGUARD_GIB", STRICT},
+        {"KV_BYTES", STRICT},      {"MAX_LEN", STRICT},       {"MAX_SEQS", STRICT},
+        {"NSPEC", STRICT},         {"BATCH", STRICT},         {"GPU_UTIL", STRICT},
+        {"GRAPH_MODE", STRICT},    {"PLAN_NAME", STRICT},     {"EXTRA", TEXT},
+        {"EXTRA_ENV", STRICT},     {"TP", STRICT},            {"PP", STRICT},
+        {"VLLM_CMD", LEADING},     {"WEDGE_SECONDS", STRICT}, {"READY_TIMEOUT", STRICT},
+        {"REVISION", STRICT},      {"KEEP_PARTS", STRICT},    {"HF_ENDPOINT", STRICT},
+        {"RUNTIME", STRICT},       {"GPUS", STRICT},          {"ULIMITS", STRICT},
+        {"SSH_TIMEOUT", STRICT},   {"SSH_CONFIG", LEADING},   {"SSH_KNOWN_HOSTS", LEADING},
+        {"DSV41_PROC_ROOT", LEADING}, {"DSV41_SYS_ROOT", LEADING},
+        {"WORKER_PROC_ROOT", LEADING}, {"WORKER_SYS_ROOT", LEADING},
+        {"HF_TOKEN", SECRET},      {"DSV41_API_KEY", SECRET},
+    };
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        for (size_t h = 0; h < sizeof hostile / sizeof *hostile; h++) {
+            const char *v = hostile[h];
+            bool ctl = strchr(v, '\n') || strchr(v, '\x1b');
+            if ((keys[k].kind == TEXT && !ctl) ||
+                (keys[k].kind == LEADING && !ctl && v[0] != '-') ||
+                (keys[k].kind == SECRET && !ctl && !strchr(v, ' ')))
+                continue;
+            setenv(keys[k].key, v, 1);
+            struct config c;
+            struct buf err = BUF_INIT;
+            int rc = config_load(&c, "/nonexistent/config", NULL, 0, &err);
+            if (rc != -1 || !strstr(buf_str(&err), keys[k].key) ||
+                !strstr(buf_str(&err), "expected"))
+                fail_msg("%s=%s: rc %d, '%s'", keys[k].key, v, rc, buf_str(&err));
+            /* a secret's value is never repeated in the message */
+            if (keys[k].kind == SECRET && strlen(v) > 3 && strstr(buf_str(&err), v))
+                fail_msg("%s: the message shows the secret", keys[k].key);
+            assert_null(strchr(buf_str(&err), '\n'));
+            assert_null(strchr(buf_str(&err), '\x1b'));
+            config_free(&c);
+            buf_free(&err);
+            unsetenv(keys[k].key);
+        }
+    }
+    assert_int_equal(access("/tmp/dsv41-cfg-pwned", F_OK), -1);
+    /* the edges: ranges, NaN, huge numbers, a leading dash, a name with '/' */
+    static const char *refused[] = {
+        "PORT=0", "PORT=65536", "MPORT=-1", "MEMGUARD_GIB=0", "MEMGUARD_GIB=1e30",
+        "MEMGUARD_GIB=nan", "MEMGUARD_GIB=inf", "MEMGUARD_GIB=1 --daemon", "GPU_UTIL=1.5",
+        "GPU_UTIL=0", "MAX_SEQS=0", "MAX_SEQS=257", "NSPEC=33", "MAX_LEN=lots", "TP=0",
+        "RUNTIME=nerdctl", "IMG=-x", "PLAN_NAME=a/b", "PLAN_NAME=..", "PLAN_NAME=.hidden",
+        "EXTRA_ENV=NOEQUALS", "EXTRA_ENV=VLLM_API_KEY=x", "EXTRA_ENV=1X=2", "ULIMITS=memlock",
+        "MODEL_DIR=relative/dir", "STATE_DIR=/a:b", "API_KEY_FILE=/k,ey", "KEEP_PARTS=yes",
+        "WORKERS=a,,b", "WORKERS=a,-b", "HEAD_IP=10.0.0.300", "HEAD_IFNAME=sixteen-chars-xx",
+        "API_URL=file:///etc/passwd", "REVISION=../main", "GPUS=-x", "VLLM_CMD=--help", "VLLM_CMD=", "VLLM_CMD=  ",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        char *flags[] = {(char *)refused[i]};
+        struct config c;
+        struct buf err = BUF_INIT;
+        char key[32];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(refused[i], "="), refused[i]);
+        if (config_load(&c, "/nonexistent/config", flags, 1, &err) != -1 ||
+            !strstr(buf_str(&err), key) || !strstr(buf_str(&err), "from --set"))
+            fail_msg("%s: '%s'", refused[i], buf_str(&err));
+        config_free(&c);
+        buf_free(&err);
+    }
+    static const char *accepted[] = {
+        "PORT=1", "PORT=65535", "MEMGUARD_GIB=0.5", "MEMGUARD_GIB=100000", "GPU_UTIL=1",
+        "NSPEC=0", "TP=", "WORKER=root@10.10.10.11:2222", "WORKERS=spark2,ops@spark3",
+        "IMG=localhost/dsv41-sim:test", "EXTRA_ENV=NCCL_DEBUG=INFO A_1=x=y", "GPUS=device=0",
+        "GPUS=", "ULIMITS=memlock=-1 nofile=1024:2048", "HEAD_HCAS=rocep1s0f0,roceP2p1s0f0",
+        "EXTRA=--override-generation-config {\"temperature\":0.6}",
+        "REVISION=refs/pr/1", "MODEL_DIR=~/m", "WORKER=", "VLLM_CMD=/opt/serve --x",
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+        char *flags[] = {(char *)accepted[i]};
+        struct config c;
+        struct buf err = BUF_INIT;
+        if (config_load(&c, "/nonexistent/config", flags, 1, &err) != 0)
+            fail_msg("%s refused: '%s'", accepted[i], buf_str(&err));
+        config_free(&c);
+        buf_free(&err);
+    }
+}
+
+/* A secret never on a command line (the console hands its --set words to
+ * every job, and ps shows them); a config file that sets one is refused
+ * when others can read it. */
+static void secrets_stay_private(void **st)
+{
+    (void)st;
+    char *flags[] = {"DSV41_API_KEY=sk-very-secret"};
+    struct config c;
+    struct buf err = BUF_INIT;
+    assert_int_equal(config_load(&c, "/nonexistent/config", flags, 1, &err), -1);
+    assert_non_null(strstr(buf_str(&err), "export DSV41_API_KEY"));
+    assert_non_null(strstr(buf_str(&err), "API_KEY_FILE"));
+    assert_null(strstr(buf_str(&err), "sk-very-secret"));
+    config_free(&c);
+    buf_reset(&err);
+    char *tok[] = {"HF_TOKEN=hf_x"};
+    assert_int_equal(config_load(&c, "/nonexistent/config", tok, 1, &err), -1);
+    assert_non_null(strstr(buf_str(&err), "export HF_TOKEN"));
+    config_free(&c);
+    buf_reset(&err);
+    char path[128];
+    snprintf(path, sizeof path, "%s/secret-config", tmpdir);
+    write_file(path, "HF_TOKEN=hf_abc\n");
+    chmod(path, 0644);
+    assert_int_equal(config_load(&c, path, NULL, 0, &err), -1);
+    assert_non_null(strstr(buf_str(&err), "sets HF_TOKEN but group or others can read it"));
+    assert_non_null(strstr(buf_str(&err), "chmod 600"));
+    assert_null(strstr(buf_str(&err), "hf_abc"));
+    config_free(&c);
+    buf_reset(&err);
+    chmod(path, 0600);
+    assert_int_equal(config_load(&c, path, NULL, 0, &err), 0);
+    assert_string_equal(config_get(&c, "HF_TOKEN"), "hf_abc");
+    config_free(&c);
+    /* a readable file without a secret is fine */
+    write_file(path, "PORT=8001\n");
+    chmod(path, 0644);
+    assert_int_equal(config_load(&c, path, NULL, 0, &err), 0);
+    config_free(&c);
+    buf_free(&err);
+}
+
 static void sshconf(void **st)
 {
     (void)st;
@@ -144,12 +292,84 @@ static void sshconf(void **st)
     buf_free(&err);
 }
 
+/* What OpenSSH reads beyond Host: Include (globs under ~/.ssh, nested, inside
+ * a block), Match, ProxyJump, timeouts; and what is not supported is named. */
+static void sshconf_openssh(void **st)
+{
+    (void)st;
+    char dir[160], path[200], inc[220];
+    snprintf(dir, sizeof dir, "%s/.ssh/conf.d", tmpdir);
+    char mk[256];
+    snprintf(mk, sizeof mk, "mkdir -p %s", dir);
+    assert_int_equal(system(mk), 0);
+    snprintf(path, sizeof path, "%s/.ssh/config", tmpdir);
+    snprintf(inc, sizeof inc, "%s/10-sparks.conf", dir);
+    write_file(inc, "Host spark2\n  HostName 10.10.10.11\n  Include nested.conf\n"
+                    "Host jumped\n  HostName 10.10.10.11\n  ProxyJump ops@bastion:2201\n"
+                    "  ServerAliveInterval 7\n  ServerAliveCountMax 4\n  ConnectTimeout 9\n");
+    snprintf(inc, sizeof inc, "%s/.ssh/nested.conf", tmpdir);
+    /* included from inside Host spark2: applies to spark2 only */
+    write_file(inc, "User nested\n");
+    write_file(path, "Include conf.d/*.conf\n"
+                     "Match host 10.10.10.11 !originalhost jumped\n  Port 2222\n"
+                     "Match originalhost jumped\n  IdentitiesOnly yes\n  ProxyCommand nc %h %p\n"
+                     "  ForwardAgent yes\n  FrobnicateHosts yes\n  FrobnicateHosts no\n"
+                     "Match exec \"true\"\n  Port 1\n"
+                     "Match all\n  User fallback\n");
+    struct ssh_target t;
+    struct buf err = BUF_INIT;
+    assert_int_equal(sshconf_resolve(path, "spark2", &t, &err), 0);
+    assert_string_equal(t.host, "10.10.10.11");
+    assert_string_equal(t.user, "nested");
+    assert_int_equal(t.port, 2222); /* Match host saw the HostName set before it */
+    assert_string_equal(t.jump, "");
+    assert_false(t.identities_only);
+    /* Match exec is not run: named, and its block skipped */
+    assert_non_null(strstr(t.notes, "Match criteria other than"));
+    assert_int_equal(sshconf_resolve(path, "jumped", &t, &err), 0);
+    assert_string_equal(t.jump, "ops@bastion:2201");
+    assert_int_equal(t.port, 22);
+    assert_string_equal(t.user, "fallback");
+    assert_int_equal(t.alive_interval_s, 7);
+    assert_int_equal(t.alive_count_max, 4);
+    assert_int_equal(t.connect_timeout_s, 9);
+    assert_true(t.identities_only);
+    assert_non_null(strstr(t.notes, "ProxyCommand is not supported (use ProxyJump)"));
+    assert_non_null(strstr(t.notes, "FrobnicateHosts is not supported"));
+    assert_null(strstr(strstr(t.notes, "FrobnicateHosts") + 1, "FrobnicateHosts")); /* once */
+    assert_null(strstr(t.notes, "ForwardAgent")); /* changes nothing for us */
+    assert_string_equal(t.config, path);
+    /* a host no block names: no notes */
+    assert_int_equal(sshconf_resolve(path, "other", &t, &err), 0);
+    assert_string_equal(t.user, "fallback");
+    assert_null(strstr(t.notes, "ProxyCommand"));
+    /* a chain of jumps, and a Match without criteria, are errors with the line */
+    write_file(path, "Host x\n  ProxyJump a,b\n");
+    assert_int_equal(sshconf_resolve(path, "x", &t, &err), -1);
+    assert_non_null(strstr(buf_str(&err), ":2: ProxyJump a,b: dsv41-top goes through one jump"));
+    buf_reset(&err);
+    write_file(path, "Match\n");
+    assert_int_equal(sshconf_resolve(path, "x", &t, &err), -1);
+    assert_non_null(strstr(buf_str(&err), ":1: Match needs a criterion"));
+    buf_reset(&err);
+    /* Include loops end */
+    write_file(path, "Include config\n");
+    assert_int_equal(sshconf_resolve(path, "x", &t, &err), -1);
+    assert_non_null(strstr(buf_str(&err), "Include nested more than 16 deep"));
+    /* a target that would be an option to ssh */
+    assert_int_equal(sshconf_resolve(NULL, "-oProxyCommand=x", &t, &err), -1);
+    buf_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layering),
         cmocka_unit_test(bad_file_names_line),
+        cmocka_unit_test(hostile_values_refused),
+        cmocka_unit_test(secrets_stay_private),
         cmocka_unit_test(sshconf),
+        cmocka_unit_test(sshconf_openssh),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,19 @@
+/* knownhosts: which host key types a known_hosts file holds for a host, as
+ * OpenSSH reads it (plain and hashed "|1|salt|hash" names, patterns with *
+ * and ?, "!" negation, "[host]:port" for a port other than 22, @revoked and
+ * @cert-authority lines left out). OpenSSH then asks the server for those
+ * types first; libssh2 would take its own order (ECDSA first) and refuse a
+ * host whose only known key is the ed25519 key `ssh` stored on first contact. */
+#ifndef DSV41_KNOWNHOSTS_H
+#define DSV41_KNOWNHOSTS_H
+
+#include "buf.h"
+
+/* The hostkey method preference for libssh2_session_method_pref: the
+ * methods of the key types known for host:port, in the order of supported
+ * (a comma list of libssh2's names), then the rest of supported. Empty when
+ * the file holds nothing for the host (then libssh2's own order stands). */
+int knownhosts_pref(const char *path, const char *host, int port, const char *supported,
+                    struct buf *out);
+
+#endif
