@@ -30,6 +30,33 @@ int api_base_url(const struct config *c, struct buf *out)
     return buf_printf(out, "http://127.0.0.1:%s", config_get(c, "PORT"));
 }
 
+/* The host of a URL, lower case; -1 when it has none. */
+static int url_host(const char *url, char *out, size_t sz)
+{
+    CURLU *u = curl_url();
+    char *h = NULL;
+    int rc = -1;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &h, 0) == CURLUE_OK && h) {
+        snprintf(out, sz, "%s", h);
+        for (char *p = out; *p; p++)
+            if (*p >= 'A' && *p <= 'Z')
+                *p = (char)(*p - 'A' + 'a');
+        rc = 0;
+    }
+    curl_free(h);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+bool api_same_host(const char *url, const char *configured, char host[256], char want[256])
+{
+    host[0] = want[0] = '\0';
+    if (url_host(url, host, 256) < 0 || url_host(configured, want, 256) < 0)
+        return false;
+    return strcmp(host, want) == 0;
+}
+
 int api_load_key(const struct config *c, struct buf *key, struct buf *why)
 {
     const char *env = config_get(c, "DSV41_API_KEY");

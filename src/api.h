@@ -27,6 +27,9 @@ int api_global_init(void);
 int api_base_url(const struct config *c, struct buf *out);
 /* The key: DSV41_API_KEY, else the contents of API_KEY_FILE; -1 with a reason
  * when neither is available or the file is readable by others. */
+/* True when url names the host of the configured API URL (host and want
+ * get both hosts, lower case; "" when a URL has none). */
+bool api_same_host(const char *url, const char *configured, char host[256], char want[256]);
 int api_load_key(const struct config *c, struct buf *key, struct buf *why);
 /* GET base+path; body capped at 1 MiB. Returns the HTTP status or 0 on a
  * transport error (err says which). */

@@ -85,6 +85,11 @@ static const char *methods_of(const char *type, size_t len)
     return NULL;
 }
 
+/* OpenSSH's default HostKeyAlgorithms, the ones libssh2 knows. */
+#define OPENSSH_ORDER                                                                              \
+    "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,ecdsa-sha2-nistp521,rsa-sha2-512,"     \
+    "rsa-sha2-256"
+
 /* True when word is one of the comma-separated items of list. */
 static bool in_list(const char *list, const char *word, size_t wl)
 {
@@ -101,10 +106,8 @@ int knownhosts_pref(const char *path, const char *host, int port, const char *su
                     struct buf *out)
 {
     struct buf text = BUF_INIT, known = BUF_INIT;
-    if (buf_read_file(&text, path, 16u << 20) < 0) {
-        buf_free(&text);
-        return 0; /* no file: nothing known, the check says so later */
-    }
+    if (buf_read_file(&text, path, 16u << 20) < 0)
+        buf_reset(&text); /* no file: nothing known, the check says so later */
     char name[300];
     if (port == 22)
         snprintf(name, sizeof name, "%s", host);
@@ -134,19 +137,31 @@ int knownhosts_pref(const char *path, const char *host, int port, const char *su
             buf_puts(&known, m);
         }
     }
-    if (known.len) {
-        /* the known types first, in supported's order, then the others */
-        for (int pass = 0; pass < 2; pass++)
-            for (const char *s = supported; *s;) {
-                size_t n = strcspn(s, ",");
-                if (n && in_list(buf_str(&known), s, n) == (pass == 0)) {
-                    if (out->len)
-                        buf_puts(out, ",");
-                    buf_append(out, s, n);
-                }
-                s += n + (s[n] == ',');
-            }
+    /* the known types first, then the others; each group in OpenSSH's own
+     * order (ed25519 before ECDSA before RSA: with nothing known the key
+     * we report is the one `ssh` would show on first contact), then what
+     * libssh2 offers beyond it */
+    struct buf order = BUF_INIT;
+    buf_puts(&order, OPENSSH_ORDER);
+    for (const char *s = supported; *s;) {
+        size_t n = strcspn(s, ",");
+        if (n && !in_list(OPENSSH_ORDER, s, n)) {
+            buf_puts(&order, ",");
+            buf_append(&order, s, n);
+        }
+        s += n + (s[n] == ',');
     }
+    for (int pass = 0; pass < 2; pass++)
+        for (const char *s = buf_str(&order); *s;) {
+            size_t n = strcspn(s, ",");
+            if (n && in_list(supported, s, n) && in_list(buf_str(&known), s, n) == (pass == 0)) {
+                if (out->len)
+                    buf_puts(out, ",");
+                buf_append(out, s, n);
+            }
+            s += n + (s[n] == ',');
+        }
+    buf_free(&order);
     buf_free(&text);
     buf_free(&known);
     return 0;

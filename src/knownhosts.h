@@ -9,10 +9,10 @@
 
 #include "buf.h"
 
-/* The hostkey method preference for libssh2_session_method_pref: the
- * methods of the key types known for host:port, in the order of supported
- * (a comma list of libssh2's names), then the rest of supported. Empty when
- * the file holds nothing for the host (then libssh2's own order stands). */
+/* The hostkey method preference for libssh2_session_method_pref, from
+ * supported (a comma list of libssh2's names): the methods of the key types
+ * known for host:port first, then the rest, each group in OpenSSH's order
+ * (so an unknown host is asked for the key `ssh` would show). */
 int knownhosts_pref(const char *path, const char *host, int port, const char *supported,
                     struct buf *out);
 

@@ -1,4 +1,5 @@
 /* `dsv41-top smoke | bench`: the serving checks, as commands. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,31 @@ static int usage(FILE *f, const char *text, int rc)
     return rc;
 }
 
-/* The API base from a URL argument ("http://head:8000/v1" as the script era
- * wrote it is accepted) or the configuration, and the key. */
-static void target(const struct config *c, const char *url, struct buf *base, struct buf *key)
+/* --key-for-any-host, taken out of argv (every serving command knows it). */
+static bool take_any_host(int *argc, char **argv)
 {
+    bool any = false;
+    int k = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--key-for-any-host") == 0)
+            any = true;
+        else
+            argv[k++] = argv[i];
+    }
+    *argc = k;
+    argv[k] = NULL;
+    return any;
+}
+
+/* The API base from a URL argument ("http://head:8000/v1" as the script era
+ * wrote it is accepted) or the configuration, and the key - which goes only
+ * to the configured API's host unless the operator says otherwise: a URL
+ * typed by hand must not carry the deployment's key somewhere else. */
+static void target(const struct config *c, const char *url, bool any_host, struct buf *base,
+                   struct buf *key)
+{
+    struct buf conf = BUF_INIT;
+    api_base_url(c, &conf);
     if (url) {
         size_t l = strlen(url);
         while (l && url[l - 1] == '/')
@@ -29,8 +51,17 @@ static void target(const struct config *c, const char *url, struct buf *base, st
         if (base->len >= 3 && strcmp(base->data + base->len - 3, "/v1") == 0)
             base->data[base->len -= 3] = '\0';
     } else {
-        api_base_url(c, base);
+        buf_puts(base, buf_str(&conf));
     }
+    char host[256] = "", want[256] = "";
+    if (url && !any_host && !api_same_host(buf_str(base), buf_str(&conf), host, want)) {
+        fprintf(stderr, "note: the API key is not sent to %s (the configured API is on %s); "
+                        "--key-for-any-host sends it\n",
+                host[0] ? host : buf_str(base), want);
+        buf_free(&conf);
+        return;
+    }
+    buf_free(&conf);
     struct buf why = BUF_INIT;
     if (api_load_key(c, key, &why) < 0)
         fprintf(stderr, "warning: %s; trying without a key\n", buf_str(&why));
@@ -38,13 +69,16 @@ static void target(const struct config *c, const char *url, struct buf *base, st
 }
 
 static const char SMOKE_USAGE[] =
-    "usage: dsv41-top smoke [URL] [--timeout SEC]\n"
+    "usage: dsv41-top smoke [URL] [--timeout SEC] [--key-for-any-host]\n"
     "  Text (17 * 23), a tool call (get_weather for Warsaw) and vision (a red/blue\n"
     "  PNG) against the API (default: API_URL or http://127.0.0.1:PORT), no output\n"
-    "  caps. PASS/FAIL per check with the evidence; exit 0 only when all pass.\n";
+    "  caps. PASS/FAIL per check with the evidence; exit 0 only when all pass.\n"
+    "  The API key goes only to the configured API's host; --key-for-any-host\n"
+    "  sends it to the URL given.\n";
 
 int cmd_smoke(const struct config *c, int argc, char **argv)
 {
+    bool any_host = take_any_host(&argc, argv);
     int timeout_s = 600;
     const char *url = NULL;
     for (int i = 1; i < argc; i++) {
@@ -60,7 +94,7 @@ int cmd_smoke(const struct config *c, int argc, char **argv)
     if (timeout_s <= 0)
         return usage(stderr, SMOKE_USAGE, 2);
     struct buf base = BUF_INIT, key = BUF_INIT;
-    target(c, url, &base, &key);
+    target(c, url, any_host, &base, &key);
     printf("smoke: %s\n", buf_str(&base));
     struct smoke_result res[SMOKE_CHECKS];
     int passed = smoke_run(buf_str(&base), buf_str(&key), timeout_s * 1000, stdout, res);
@@ -73,7 +107,7 @@ int cmd_smoke(const struct config *c, int argc, char **argv)
 static const char BENCH_USAGE[] =
     "usage: dsv41-top bench [URL] [--out FILE] [--label L] [--prefill N...] [--conc C...]\n"
     "                       [--kinds prose code] [--ctx N...] [--reps R] [--dec-reps R]\n"
-    "                       [--greedy] [--timeout SEC]\n"
+    "                       [--greedy] [--timeout SEC] [--key-for-any-host]\n"
     "  Prefill tok/s on fresh random token ids (default 8192 32768, 3 reps), decode\n"
     "  per stream and aggregate at each concurrency (default 1 2) for prose and code,\n"
     "  long-context runs (--ctx, none by default); no output caps; waits for an idle\n"
@@ -96,6 +130,7 @@ static int numbers(int argc, char **argv, int *i, int *out, int max)
 
 int cmd_bench(const struct config *c, int argc, char **argv)
 {
+    bool any_host = take_any_host(&argc, argv);
     struct bench_opts o;
     memset(&o, 0, sizeof o);
     o.prefill[0] = 8192;
@@ -156,7 +191,7 @@ int cmd_bench(const struct config *c, int argc, char **argv)
             return usage(stderr, BENCH_USAGE, 2);
     }
     struct buf base = BUF_INIT, key = BUF_INIT;
-    target(c, url, &base, &key);
+    target(c, url, any_host, &base, &key);
     o.base = buf_str(&base);
     o.key = buf_str(&key);
     printf("bench: %s%s%s\n", o.base, o.label ? ", label " : "", o.label ? o.label : "");
@@ -167,7 +202,7 @@ int cmd_bench(const struct config *c, int argc, char **argv)
 }
 
 static const char GATES_USAGE[] =
-    "usage: dsv41-top gates [URL] [--ctx N] [--out FILE] [--timeout SEC]\n"
+    "usage: dsv41-top gates [URL] [--ctx N] [--out FILE] [--timeout SEC] [--key-for-any-host]\n"
     "  The six acceptance gates: load, chat, reasoning, tools (a call and the\n"
     "  answer that uses its result), context (a code planted in N tokens of filler,\n"
     "  default 175000), speed (>= 15 tok/s in the first 30 s after the first token).\n"
@@ -175,6 +210,7 @@ static const char GATES_USAGE[] =
 
 int cmd_gates(const struct config *c, int argc, char **argv)
 {
+    bool any_host = take_any_host(&argc, argv);
     struct gates_opts o = {0};
     o.ctx_tokens = 175000;
     o.timeout_s = 1800;
@@ -202,7 +238,7 @@ int cmd_gates(const struct config *c, int argc, char **argv)
     if (o.ctx_tokens < 100 || o.timeout_s <= 0)
         return usage(stderr, GATES_USAGE, 2);
     struct buf base = BUF_INIT, key = BUF_INIT;
-    target(c, url, &base, &key);
+    target(c, url, any_host, &base, &key);
     o.base = buf_str(&base);
     o.key = buf_str(&key);
     printf("gates: %s, evidence in %s\n", o.base, o.out);

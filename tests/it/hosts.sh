@@ -15,6 +15,8 @@ down() {
     done
     stop_sshd worker
     stop_sshd worker2
+    # the worker account whose login shell is fish (an alias of root: podman)
+    grep -q "^$FISH_USER:" /etc/passwd && userdel -f "$FISH_USER" >/dev/null 2>&1
     for ns in $(for h in $HOSTS; do echo "dsv41-$h"; done); do
         if ip netns list | grep -qw "$ns"; then
             # anything still inside (a stray simulator) goes with it
@@ -78,6 +80,7 @@ sshd_conf() { # host address
     cat > "$IT_DIR/sshd_config.$1" <<EOC
 ListenAddress $2
 Port 22
+HostKey $IT_DIR/ssh_host_ecdsa_key
 HostKey $IT_DIR/ssh_host_ed25519_key
 PidFile $IT_DIR/sshd.$1.pid
 AuthorizedKeysFile $IT_DIR/authorized_keys
@@ -112,8 +115,11 @@ up() {
     done
     for h in $HOSTS; do storage_conf "$h"; done
 
-    # throwaway keys: the worker's host key, our user key, a wrong user key
+    # throwaway keys: the worker's host keys (it offers ECDSA too, known_hosts
+    # holds ed25519 only: what `ssh` stores on first contact), our user key,
+    # a wrong user key
     ssh-keygen -q -t ed25519 -N '' -f "$IT_DIR/ssh_host_ed25519_key" -C it-host
+    ssh-keygen -q -t ecdsa -N '' -f "$IT_DIR/ssh_host_ecdsa_key" -C it-host
     ssh-keygen -q -t ed25519 -N '' -f "$IT_DIR/other_host_key" -C it-other
     ssh-keygen -q -t ed25519 -N '' -f "$IT_DIR/home/.ssh/id_ed25519" -C it-user
     ssh-keygen -q -t ed25519 -N '' -f "$IT_DIR/wrong_user_key" -C it-wrong
@@ -122,7 +128,27 @@ up() {
     local pub
     pub=$(cut -d' ' -f1,2 "$IT_DIR/ssh_host_ed25519_key.pub")
     printf '%s %s\n%s %s\n' "$WORKER_IP" "$pub" "$WORKER2_IP" "$pub" > "$IT_DIR/known_hosts"
+    # OpenSSH's own default too: a ProxyJump's inner ssh reads only that one
+    cp "$IT_DIR/known_hosts" "$IT_DIR/home/.ssh/known_hosts"
+    # more hosts through Include, as an operator's conf.d would: the worker
+    # reached as an account whose shell is fish, and through a jump host
+    mkdir -p "$IT_DIR/ssh_config.d"
+    cat > "$IT_DIR/ssh_config.d/first-contact.conf" <<EOC
+Host worker-fish
+    HostName $WORKER_IP
+    User $FISH_USER
+    IdentityFile $IT_DIR/home/.ssh/id_ed25519
+Host worker-jump
+    HostName $WORKER_IP
+    ProxyJump worker2
+Match originalhost worker-jump
+    User root
+    IdentityFile $IT_DIR/home/.ssh/id_ed25519
+EOC
+    useradd -o -u 0 -g 0 -M -d "$IT_DIR/fishhome" -s /usr/bin/fish -p '*' "$FISH_USER"
+    mkdir -p "$IT_DIR/fishhome"
     cat > "$IT_DIR/ssh_config" <<EOC
+Include $IT_DIR/ssh_config.d/*.conf
 Host worker
     HostName $WORKER_IP
     User root

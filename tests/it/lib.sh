@@ -12,6 +12,7 @@ FABRIC_IF=enp1s0f0np0
 BIN=${DSV41_BIN:-$IT_ROOT/build/dsv41-top}
 SIM=${DSV41_SIM:-$IT_ROOT/build/dsv41-sim}
 SIM_IMAGE=localhost/dsv41-sim:test
+FISH_USER=dsv41fish # a uid-0 account of the test hosts whose login shell is fish
 
 # Runs a command on a test host, with that host's hostname (own UTS
 # namespace) and podman storage.

@@ -1,6 +1,7 @@
 /* Holds one cluster (and so one ssh session to the worker) across commands
  * read from stdin, so a test can cut the session under it: each "status" line
- * prints the status JSON on one line. */
+ * prints the status JSON on one line; "killed" runs a command that SIGKILLs
+ * its own shell and prints the exit status the node reported. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,21 @@ int main(void)
         }
         if (strncmp(line, "multiplex", 9) == 0 && r) {
             multiplex(&c, &cl, r);
+            continue;
+        }
+        if (strncmp(line, "killed", 6) == 0) { /* a remote command a signal ends */
+            struct shcmd cmd = SHCMD_INIT;
+            struct ssh_result res;
+            struct buf err = BUF_INIT;
+            shcmd_script(&cmd, "kill -9 $$");
+            if (node_run(&cl.nodes[1].node, &cmd, 10000, &res, &err) == 0) {
+                printf("{\"exit\":%d}\n", res.exit_status);
+                ssh_result_free(&res);
+            } else {
+                printf("err: %s\n", buf_str(&err));
+            }
+            shcmd_free(&cmd);
+            buf_free(&err);
             continue;
         }
         if (strncmp(line, "put ", 4) == 0) {

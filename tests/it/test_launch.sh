@@ -45,8 +45,13 @@ check "key: created 0600" [ "$(stat -c %a "$key")" = 600 ]
 check "key: 43 URL-safe characters" eval '[ "$(tr -d "\n" < "$key" | grep -cE "^[A-Za-z0-9_-]{43}$")" = 1 ]'
 K=$(cat "$key")
 check "key: not in argv of any process" eval '! grep -qa -- "$K" /proc/[0-9]*/cmdline 2>/dev/null'
-check "key: not in podman inspect of the rank's command" eval '! on_host head podman inspect -f "{{.Config.Cmd}} {{.Args}}" dsv41-r0 | grep -q -- "$K"'
+inspect=$(on_host head podman inspect dsv41-r0)
+check "key: not anywhere in podman inspect of rank 0 (command, env, mounts)" eval '! printf "%s" "$inspect" | grep -q -- "$K"'
+check "key: inspect shows the key file's path, mounted read-only" contains "$inspect" '"Destination": "/run/dsv41/api_key"'
+check "key: no VLLM_API_KEY in rank 0's environment as inspect sees it" eval '! printf "%s" "$inspect" | grep -q "\"VLLM_API_KEY="'
+check "key: the rank's process has it (read from the file)" eval 'grep -qa -- "VLLM_API_KEY=$K" /proc/$(on_host head podman inspect -f "{{.State.Pid}}" dsv41-r0)/environ'
 check "key: rank 0's env file 0600" [ "$(stat -c %a "$IT_DIR/head/state/dsv41-r0.env")" = 600 ]
+check "key: not in rank 0's env file" eval '! grep -q -- "$K" "$IT_DIR/head/state/dsv41-r0.env"'
 check "key: not in the worker's env file" eval '! grep -q -- "$K" "$IT_DIR/worker/state/dsv41-r1.env"'
 check "env file: the worker's fabric address" contains "$(cat "$IT_DIR/worker/state/dsv41-r1.env")" "VLLM_HOST_IP=$WORKER_IP"
 check "plan: rewritten on the worker" contains "$(cat "$IT_DIR/worker/state/plans/$PLAN")" '"qdir":"/model/exl3/qn:/model/exl3/q31:/model/exl3/q31s"'

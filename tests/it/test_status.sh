@@ -190,6 +190,9 @@ echo flood >&"${SESSION[1]}"
 IFS= read -r -t 60 fl <&"${SESSION[0]}"
 check "one session: a 4.3 MB burst of lines arrives whole and in order (the channel waits)" \
     jq_is "$fl" '[.lines, .in_order] | tostring' '[400000,true]'
+echo killed >&"${SESSION[1]}"
+IFS= read -r -t 30 kl <&"${SESSION[0]}"
+check "a remote command killed by a signal reports 128+9, not success" jq_is "$kl" '.exit' 137
 put() { echo "put $1" >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
 mkdir -p "$IT_DIR/worker/putdir"
 r=$(put "$IT_DIR/worker/putdir/f")

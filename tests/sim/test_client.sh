@@ -50,6 +50,16 @@ out=$(DSV41_API_KEY=wrong "$TOP" smoke "$URL" 2>&1); rc=$?
 check "smoke, wrong key: exit 1" [ $rc -eq 1 ]
 check "smoke, wrong key: 401 named" contains "$out" "FAIL text      HTTP 401: Unauthorized"
 check "smoke: the key is never printed" eval '! printf "%s" "$out" | grep -q "$KEY"'
+# the key goes only to the configured API's host (here 127.0.0.1): a URL
+# naming another host gets no key, says so, and fails on the 401
+out=$("$TOP" smoke "http://localhost:$PORT/v1" 2>&1); rc=$?
+check "smoke, another host: no key sent, exit 1" [ $rc -eq 1 ]
+check "smoke, another host: said, with the way to send it" contains "$out" "the API key is not sent to localhost (the configured API is on 127.0.0.1); --key-for-any-host sends it"
+check "smoke, another host: the server saw no key" contains "$out" "HTTP 401"
+out=$("$TOP" smoke "http://localhost:$PORT/v1" --key-for-any-host 2>&1); rc=$?
+check "smoke --key-for-any-host: the key sent, all pass" [ $rc -eq 0 ]
+out=$(API_URL="http://localhost:$PORT" "$TOP" smoke "http://LOCALHOST:$PORT" 2>&1); rc=$?
+check "smoke, the configured host in another case: the key sent" [ $rc -eq 0 ]
 
 # gates and bench on a good server (rank 0 as launch starts it: usage on every chunk)
 stop_sim
