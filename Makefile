@@ -50,7 +50,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test unit sim-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
+.PHONY: all deps test check unit sim-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
@@ -148,6 +148,10 @@ deps:
 	@command -v npm >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
 
+# Static checks: nothing reaches a shell unquoted (tests/check_commands.sh).
+check:
+	tests/check_commands.sh
+
 # Unit tests (cmocka) under the current SAN setting.
 unit: $(UNIT_BIN) $(BUILD)/dsv41-top
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; DSV41_FIXTURES=tests/fixtures $$t; done
@@ -181,6 +185,7 @@ fuzz-smoke:
 	tests/fuzz/run.sh 10
 
 test: deps
+	$(MAKE) check
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) SAN=address,undefined unit

@@ -99,8 +99,9 @@ const char *config_check_value(enum config_kind kind, double min, double max, bo
     case CK_ANY:
         return has_control(v) ? "text without control characters" : NULL;
     case CK_MOUNT_PATH:
-        if (strpbrk(v, ":,"))
-            return "an absolute path without ':' or ',' (it is mounted into the containers)";
+        /* -v SRC:DST splits on ':'; podman reads --env-file's value as CSV */
+        if (strpbrk(v, ":,\""))
+            return "an absolute path without ':', ',' or '\"' (the containers mount it)";
         /* fall through */
     case CK_PATH:
         return v[0] != '/' || has_control(v)

@@ -11,7 +11,7 @@
 enum config_kind {
     CK_ANY,         /* free text without control characters */
     CK_PATH,        /* an absolute path without control characters */
-    CK_MOUNT_PATH,  /* CK_PATH that also goes into `-v SRC:DST`: no ':' or ',' */
+    CK_MOUNT_PATH,  /* CK_PATH that also goes into `-v SRC:DST` and --env-file: no : , " */
     CK_LOCAL_PATH,  /* a path on the head (may be relative) */
     CK_FILE_NAME,   /* one plain file name: letters, digits, . _ -; not . or .. */
     CK_INT,         /* a whole number in [min, max] */

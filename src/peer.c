@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shcmd.h"
+
 bool peer_parse_progress(const char *line, struct peer_progress *p)
 {
     const char *s = line;
@@ -37,20 +39,6 @@ bool peer_parse_progress(const char *line, struct peer_progress *p)
     return true;
 }
 
-/* A word of rsync's -e command: rsync splits it itself (no shell), keeping
- * quoted spaces, and reads '' inside single quotes as one quote. */
-static void rsync_quote(struct buf *b, const char *word)
-{
-    buf_puts(b, "'");
-    for (const char *p = word; *p; p++) {
-        if (*p == '\'')
-            buf_puts(b, "''");
-        else
-            buf_append(b, p, 1);
-    }
-    buf_puts(b, "'");
-}
-
 void peer_rsync_argv(const struct config *c, const char *src_dir, const char *target,
                      const char *dst_dir, bool dry_run, struct strv *argv)
 {
@@ -59,14 +47,14 @@ void peer_rsync_argv(const struct config *c, const char *src_dir, const char *ta
     const char *cfg = config_get(c, "SSH_CONFIG");
     if (cfg && *cfg && access(cfg, R_OK) == 0) {
         buf_puts(&ssh, " -F ");
-        rsync_quote(&ssh, cfg);
+        shcmd_quote_rsync(&ssh, cfg);
     }
     const char *kh = config_get(c, "SSH_KNOWN_HOSTS");
     if (kh && *kh) {
         struct buf opt = BUF_INIT;
         buf_printf(&opt, "UserKnownHostsFile=%s", kh);
         buf_puts(&ssh, " -o ");
-        rsync_quote(&ssh, buf_str(&opt));
+        shcmd_quote_rsync(&ssh, buf_str(&opt));
         buf_free(&opt);
     }
     const char *to = config_get(c, "SSH_TIMEOUT");

@@ -69,6 +69,14 @@ int shcmd_quote(struct buf *b, const char *word)
     return rc ? rc : buf_puts(b, "'");
 }
 
+int shcmd_quote_rsync(struct buf *b, const char *word)
+{
+    int rc = buf_puts(b, "'");
+    for (const char *p = word; *p && rc == 0; p++)
+        rc = *p == '\'' ? buf_puts(b, "''") : buf_append(b, p, 1);
+    return rc ? rc : buf_puts(b, "'");
+}
+
 static bool plain_word(const char *w)
 {
     if (!*w)

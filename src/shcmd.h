@@ -47,6 +47,9 @@ void shcmd_free(struct shcmd *c);
 
 /* A word quoted so that every shell above reads it back as it is. */
 int shcmd_quote(struct buf *b, const char *word);
+/* A word of rsync's -e command: rsync splits that itself, no shell, and
+ * reads '' inside single quotes as one quote. */
+int shcmd_quote_rsync(struct buf *b, const char *word);
 /* Words joined with ' ', each quoted when it needs it (for people to read
  * and paste: `launch --dry-run`). */
 int shcmd_join(const struct strv *words, struct buf *out);

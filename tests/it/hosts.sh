@@ -128,8 +128,6 @@ up() {
     local pub
     pub=$(cut -d' ' -f1,2 "$IT_DIR/ssh_host_ed25519_key.pub")
     printf '%s %s\n%s %s\n' "$WORKER_IP" "$pub" "$WORKER2_IP" "$pub" > "$IT_DIR/known_hosts"
-    # OpenSSH's own default too: a ProxyJump's inner ssh reads only that one
-    cp "$IT_DIR/known_hosts" "$IT_DIR/home/.ssh/known_hosts"
     # more hosts through Include, as an operator's conf.d would: the worker
     # reached as an account whose shell is fish, and through a jump host
     mkdir -p "$IT_DIR/ssh_config.d"
@@ -141,6 +139,10 @@ Host worker-fish
 Host worker-jump
     HostName $WORKER_IP
     ProxyJump worker2
+# OpenSSH's ProxyJump runs \`ssh -F this-file -W ... worker2\`: no -o options,
+# and ~ is the passwd home, not \$HOME (dsv41-top names this key in a note)
+Host worker2
+    UserKnownHostsFile $IT_DIR/known_hosts
 Match originalhost worker-jump
     User root
     IdentityFile $IT_DIR/home/.ssh/id_ed25519

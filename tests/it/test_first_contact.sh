@@ -28,7 +28,8 @@ hostile=(
     "WORKERS=worker,-oProxyCommand=touch"
     "MODEL_DIR=relative/\$(touch $P)"
     "WORKER_STATE_DIR=/x:/etc"
-    "EXTRA_ENV=A=1;touch"
+    "EXTRA_ENV=\$(touch $P)=1"
+    "STATE_DIR=/tmp/x\"y"
     "GPUS=all\`touch $P\`"
     "ULIMITS=memlock=-1;touch"
     "HEAD_IFNAME=eth0;touch"
@@ -78,7 +79,7 @@ check "status: the worker reached with the ed25519 key" jq_is "$out" '.nodes[1].
 
 # --- legal values full of shell syntax, on a worker whose login shell is fish ------------------
 check "the fish account's shell is fish" [ "$(getent passwd "$FISH_USER" | cut -d: -f7)" = /usr/bin/fish ]
-O="$IT_DIR/odd dir \$(touch $P) 'q' \`touch $P\` !x \\y ;&|<> %s \"dq\""
+O="$IT_DIR/odd dir \$(touch $P) 'q' \`touch $P\` !x \\y ;&|<> %s *"
 M="$O/model"
 rm -rf "$O"
 mkdir -p "$O"

@@ -180,7 +180,7 @@ static void hostile_values_refused(void **st)
         "GPU_UTIL=0", "MAX_SEQS=0", "MAX_SEQS=257", "NSPEC=33", "MAX_LEN=lots", "TP=0",
         "RUNTIME=nerdctl", "IMG=-x", "PLAN_NAME=a/b", "PLAN_NAME=..", "PLAN_NAME=.hidden",
         "EXTRA_ENV=NOEQUALS", "EXTRA_ENV=VLLM_API_KEY=x", "EXTRA_ENV=1X=2", "ULIMITS=memlock",
-        "MODEL_DIR=relative/dir", "STATE_DIR=/a:b", "API_KEY_FILE=/k,ey", "KEEP_PARTS=yes",
+        "MODEL_DIR=relative/dir", "STATE_DIR=/a:b", "API_KEY_FILE=/k,ey", "WORKER_STATE_DIR=/a\"b", "KEEP_PARTS=yes",
         "WORKERS=a,,b", "WORKERS=a,-b", "HEAD_IP=10.0.0.300", "HEAD_IFNAME=sixteen-chars-xx",
         "API_URL=file:///etc/passwd", "REVISION=../main", "GPUS=-x", "VLLM_CMD=--help", "VLLM_CMD=", "VLLM_CMD=  ",
     };
