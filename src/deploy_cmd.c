@@ -13,6 +13,7 @@
 #include "launch.h"
 #include "ranks.h"
 #include "runtime.h"
+#include "text.h"
 
 static int usage(FILE *f, const char *text, int rc)
 {
@@ -139,7 +140,7 @@ static void print_line(void *ctx, const char *line, size_t len)
     struct log_ctx *l = ctx;
     /* a log line must never move the cursor or change colours */
     char clean[8192];
-    probe_copy_field(clean, sizeof clean, line, len);
+    text_clean(clean, sizeof clean, line, len);
     flockfile(stdout);
     if (l->prefix)
         printf("r%d| ", l->rank);

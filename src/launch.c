@@ -62,7 +62,7 @@ static void on_log_line(void *ctx, const char *line, size_t len)
         strv_addf(&l->transitions, "[%7.1fs] r%d %-7s %-22s %.90s", mono_s() - l->t0, l->cn->rank,
                   l->cn->name, phase_name(l->ph.phase), l->ph.detail);
     }
-    probe_copy_field(l->tail[l->ntail % TAIL_LINES], sizeof l->tail[0], line, len);
+    text_clean(l->tail[l->ntail % TAIL_LINES], sizeof l->tail[0], line, len);
     l->ntail++;
     pthread_mutex_unlock(&l->mu);
 }

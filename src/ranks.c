@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "text.h"
 
 #define RANKS_TIMEOUT_MS 60000
 
@@ -25,9 +26,12 @@ int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_contain
         rc = 1;
     else if (strcasestr(buf_str(&res.out), "no such") || strcasestr(buf_str(&res.err), "no such"))
         rc = 0;
-    else
-        buf_printf(err, "%s: %s container inspect failed: %.200s%.200s", n->name, rt,
-                   buf_str(&res.out), buf_str(&res.err));
+    else {
+        buf_printf(err, "%s: %s container inspect failed: ", n->name, rt);
+        text_one_line(err, buf_str(&res.out), res.out.len, 200);
+        buf_puts(err, " ");
+        text_one_line(err, buf_str(&res.err), res.err.len, 200);
+    }
     ssh_result_free(&res);
     return rc;
 }
@@ -39,11 +43,10 @@ static int run_verb(struct node *n, const struct shcmd *cmd, struct buf *err)
         return -1;
     int rc = 0;
     if (res.exit_status != 0) {
-        char why[300];
         struct buf words = BUF_INIT;
         shcmd_join(&cmd->args, &words);
-        probe_copy_field(why, sizeof why, buf_str(&res.err), res.err.len);
-        buf_printf(err, "%s: `%s` failed: %s", n->name, buf_str(&words), why);
+        buf_printf(err, "%s: `%s` failed: ", n->name, buf_str(&words));
+        text_one_line(err, buf_str(&res.err), res.err.len, 300);
         buf_free(&words);
         rc = -1;
     }
@@ -77,7 +80,7 @@ int ranks_kill(struct node *n, const char *rt, int rank, struct buf *err)
 static void add_line(void *ctx, const char *line, size_t len)
 {
     char clean[512];
-    probe_copy_field(clean, sizeof clean, line, len);
+    text_clean(clean, sizeof clean, line, len);
     strv_add(ctx, clean);
 }
 

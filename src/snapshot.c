@@ -1,6 +1,7 @@
 #include "snapshot.h"
 
 #include "runtime.h"
+#include "text.h"
 
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -255,7 +256,7 @@ int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
         rc = snapshot_parse(buf_str(&res.out), marker, ov, s);
         if (rc < 0) {
             char why[320];
-            probe_copy_field(why, sizeof why, buf_str(&res.err), res.err.len);
+            text_clean(why, sizeof why, buf_str(&res.err), res.err.len);
             snprintf(s->error, sizeof s->error, "%s: sampling script failed: %s", n->name, why);
         }
         ssh_result_free(&res);

@@ -9,6 +9,7 @@
 #include "helper.h"
 #include "probe.h"
 #include "verify_wire.h"
+#include "text.h"
 
 #define VERIFY_HELPER "dsv41-verify"
 
@@ -69,7 +70,7 @@ static void on_line(void *ctx, const char *line, size_t len)
     } else if (pe->text.len < 4096) {
         /* shown to the operator: no control bytes from the remote side */
         char clean[512];
-        probe_copy_field(clean, sizeof clean, copy, strlen(copy));
+        text_clean(clean, sizeof clean, copy, strlen(copy));
         buf_printf(&pe->text, "%s%s", pe->text.len ? "; " : "", clean);
     }
     pthread_mutex_unlock(&pe->mu);

@@ -135,6 +135,31 @@ printf 'Host worker-proxycmd\n  HostName %s\n  ProxyCommand nc %%h %%p\n  User r
 out=$(top_head WORKER=worker-proxycmd status 2>&1)
 check "ssh config: what is not supported is said" contains "$out" "ProxyCommand is not supported (use ProxyJump)"
 
+# --- what a hostile node prints never reaches the terminal raw --------------------------------
+# the worker's sessions find $IT_DIR/bin first: a mkdir and a podman that fail
+# with escape sequences (a title, a clear screen, colours) on both streams
+fake() { # name
+    printf '%s\n' '#!/bin/sh' \
+        "printf '\\033]0;owned\\007\\033[2J\\033[31mEVIL-ERR\\033[0m\\n' >&2" \
+        "printf '\\033[31mEVIL-OUT\\033[0m\\n'" 'exit 1' > "$IT_DIR/bin/$1"
+    chmod +x "$IT_DIR/bin/$1"
+}
+raw() { printf '%s' "$1" | grep -q $'\e'; }
+fake mkdir
+check "hostile node: the fake prints escape sequences" eval 'raw "$(on_host worker "$IT_DIR/bin/mkdir" 2>&1)"'
+out=$(top_head verify --node worker 2>&1)
+check "hostile node: the helper's failure quoted (mkdir's words)" contains "$out" "EVIL"
+check "hostile node: ... without one escape byte" eval '! raw "$out"'
+out=$(top_head WORKER_MODEL_DIR="$IT_DIR/never-made" copy-to-peer 2>&1)
+check "hostile node: copy-to-peer's mkdir failure quoted" contains "$out" "cannot make $IT_DIR/never-made: EVIL"
+check "hostile node: ... without one escape byte" eval '! raw "$out"'
+rm -f "$IT_DIR/bin/mkdir"
+fake podman
+out=$(top_head stop 2>&1)
+check "hostile node: the runtime's failure quoted" contains "$out" "container inspect failed: EVIL"
+check "hostile node: ... without one escape byte" eval '! raw "$out"'
+rm -f "$IT_DIR/bin/podman"
+
 stop_test_guards
 rm -rf "$O" "$IT_DIR/jump-copy"
 summary
