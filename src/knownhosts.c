@@ -105,15 +105,24 @@ static bool in_list(const char *list, const char *word, size_t wl)
 int knownhosts_pref(const char *path, const char *host, int port, const char *supported,
                     struct buf *out)
 {
-    struct buf text = BUF_INIT, known = BUF_INIT;
+    struct buf text = BUF_INIT;
     if (buf_read_file(&text, path, 16u << 20) < 0)
         buf_reset(&text); /* no file: nothing known, the check says so later */
+    int rc = knownhosts_pref_text(buf_str(&text), host, port, supported, out);
+    buf_free(&text);
+    return rc;
+}
+
+int knownhosts_pref_text(const char *text, const char *host, int port, const char *supported,
+                         struct buf *out)
+{
+    struct buf known = BUF_INIT;
     char name[300];
     if (port == 22)
         snprintf(name, sizeof name, "%s", host);
     else
         snprintf(name, sizeof name, "[%s]:%d", host, port);
-    for (const char *l = buf_str(&text); *l;) {
+    for (const char *l = text; *l;) {
         size_t len = strcspn(l, "\n");
         const char *p = l, *end = l + len;
         l += len + (l[len] == '\n');
@@ -162,7 +171,6 @@ int knownhosts_pref(const char *path, const char *host, int port, const char *su
             s += n + (s[n] == ',');
         }
     buf_free(&order);
-    buf_free(&text);
     buf_free(&known);
     return 0;
 }

@@ -15,5 +15,8 @@
  * (so an unknown host is asked for the key `ssh` would show). */
 int knownhosts_pref(const char *path, const char *host, int port, const char *supported,
                     struct buf *out);
+/* The same from the file's text. */
+int knownhosts_pref_text(const char *text, const char *host, int port, const char *supported,
+                         struct buf *out);
 
 #endif

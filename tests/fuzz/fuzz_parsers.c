@@ -18,8 +18,46 @@
 #include "verify.h"
 #include "verify_wire.h"
 #include "peer.h"
+#include "knownhosts.h"
+#include "shcmd.h"
+#include "config_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Reads back a word shcmd_quote wrote, by POSIX rules for what it emits:
+ * '...' literal, "..." holding only quotes, \x outside quotes. NULL when the
+ * word is not of that shape. */
+static char *unquote(const char *q)
+{
+    char *out = malloc(strlen(q) + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *p = q; *p;) {
+        if (*p == '\'') {
+            const char *e = strchr(p + 1, '\'');
+            if (!e)
+                goto bad;
+            memcpy(o, p + 1, (size_t)(e - p - 1));
+            o += e - p - 1;
+            p = e + 1;
+        } else if (*p == '"') {
+            for (p++; *p == '\''; p++)
+                *o++ = '\'';
+            if (*p++ != '"')
+                goto bad;
+        } else if (*p == '\\' && p[1]) {
+            *o++ = p[1];
+            p += 2;
+        } else {
+            goto bad;
+        }
+    }
+    *o = '\0';
+    return out;
+bad:
+    free(out);
+    return NULL;
+}
 
 static int fuzz_event(void *ctx, const char *d, size_t len)
 {
@@ -35,7 +73,54 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 15) {
+    switch (data[0] % 18) {
+    case 15: {
+        /* known_hosts text: the preference holds supported methods only, once each */
+        static const char sup[] = "ecdsa-sha2-nistp256,ssh-ed25519,rsa-sha2-512,ssh-rsa";
+        struct buf b = BUF_INIT;
+        knownhosts_pref_text(s, "10.10.10.11", 22, sup, &b);
+        int n = 0;
+        for (const char *p = buf_str(&b); *p; n++) {
+            size_t l = strcspn(p, ",");
+            char m[64];
+            snprintf(m, sizeof m, ",%.*s,", (int)l, p);
+            char all[80];
+            snprintf(all, sizeof all, ",%s,", sup);
+            if (!l || !strstr(all, m))
+                abort();
+            p += l + (p[l] == ',');
+        }
+        if (n != 4)
+            abort();
+        buf_free(&b);
+        break;
+    }
+    case 16: {
+        /* a value quoted for a login shell reads back as the same bytes, and a
+         * remote line has no newline (csh could not read it) */
+        struct buf q = BUF_INIT;
+        shcmd_quote(&q, s);
+        char *back = unquote(buf_str(&q));
+        if (!back || strcmp(back, s) != 0)
+            abort();
+        free(back);
+        struct shcmd c = SHCMD_INIT;
+        shcmd_script(&c, "printf '%s\\n' \"$@\"\n");
+        shcmd_arg(&c, s);
+        buf_reset(&q);
+        if (shcmd_line(&c, &q) < 0 || strchr(buf_str(&q), '\n'))
+            abort();
+        shcmd_free(&c);
+        buf_free(&q);
+        break;
+    }
+    case 17: {
+        /* a setting's check never reads past the value, whatever it holds */
+        char form[160];
+        for (int k = CK_ANY; k <= CK_SECRET; k++)
+            config_check_value((enum config_kind)k, 0, 65535, true, s, form, sizeof form);
+        break;
+    }
     case 8: {
         /* remote log bytes: what comes out must be inert and stable */
         static char out[8192], again[8192];

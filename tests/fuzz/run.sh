@@ -29,6 +29,11 @@ printf '\x091000 999 42 1 1 armed\nalive\n2026-11-30 13:22:35 h FIRED\n' > "$cor
 printf '\x0c# m\n%064d  model-00001-of-00006.safetensors\n\\%064d *a\\\\b\\nc\n' 0 0 > "$corpus/seed-manifest"
 printf '\x0dprogress 1 2\nfile OK 3 %064d 0 a\\nb\nend 0 0\n' 0 > "$corpus/seed-wire"
 printf '\x0e    300,000,000  99%%  775.26MB/s    0:00:00 (xfr#1, to-chk=4/6)' > "$corpus/seed-rsync"
+for f in "$root"/tests/fixtures/known_hosts/*; do
+    { printf '\x0f'; cat "$f"; } > "$corpus/seed-kh-$(basename "$f")"
+done
+printf "\x10it's \\ back\\slash ! \$(x) \"q\"" > "$corpus/seed-quote"
+printf '\x11/tmp/a b:c' > "$corpus/seed-setting"
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done
