@@ -252,11 +252,24 @@ static int include(struct parse *ps, char *args, const char *where, bool active,
     return 0;
 }
 
+/* A number key: in [lo, hi], the first value wins (0: not set yet). */
+static int int_key(struct parse *ps, const char *where, const char *k, const char *v, int lo,
+                   int hi, int *field)
+{
+    int n;
+    if (parse_int(v, lo, hi, &n) < 0) {
+        buf_printf(ps->err, "%s: bad %s '%s' (%d to %d)", where, k, v, lo, hi);
+        return -1;
+    }
+    if (!*field)
+        *field = n;
+    return 0;
+}
+
 static int apply(struct parse *ps, const char *k, char *v, const char *where, bool *active,
                  bool never, int depth)
 {
     struct ssh_target *t = ps->t;
-    int n;
     if (strcasecmp(k, "Host") == 0) {
         *active = !never && host_line_matches(v, t->alias);
     } else if (strcasecmp(k, "Match") == 0) {
@@ -274,12 +287,7 @@ static int apply(struct parse *ps, const char *k, char *v, const char *where, bo
         if (!ps->user[0])
             snprintf(ps->user, sizeof ps->user, "%s", v);
     } else if (strcasecmp(k, "Port") == 0) {
-        if (parse_int(v, 1, 65535, &n) < 0) {
-            buf_printf(ps->err, "%s: bad Port '%s'", where, v);
-            return -1;
-        }
-        if (!ps->port)
-            ps->port = n;
+        return int_key(ps, where, k, v, 1, 65535, &ps->port);
     } else if (strcasecmp(k, "IdentityFile") == 0) {
         if (t->nids < SSHCONF_MAX_IDS)
             snprintf(t->ids[t->nids++], sizeof t->ids[0], "%s", v);
@@ -299,26 +307,11 @@ static int apply(struct parse *ps, const char *k, char *v, const char *where, bo
         }
         ps->jump_set = true;
     } else if (strcasecmp(k, "ConnectTimeout") == 0) {
-        if (parse_int(v, 1, 3600, &n) < 0) {
-            buf_printf(ps->err, "%s: bad ConnectTimeout '%s' (seconds)", where, v);
-            return -1;
-        }
-        if (!t->connect_timeout_s)
-            t->connect_timeout_s = n;
+        return int_key(ps, where, k, v, 1, 3600, &t->connect_timeout_s);
     } else if (strcasecmp(k, "ServerAliveInterval") == 0) {
-        if (parse_int(v, 0, 86400, &n) < 0) {
-            buf_printf(ps->err, "%s: bad ServerAliveInterval '%s' (seconds)", where, v);
-            return -1;
-        }
-        if (!t->alive_interval_s)
-            t->alive_interval_s = n;
+        return int_key(ps, where, k, v, 0, 86400, &t->alive_interval_s);
     } else if (strcasecmp(k, "ServerAliveCountMax") == 0) {
-        if (parse_int(v, 1, 1000, &n) < 0) {
-            buf_printf(ps->err, "%s: bad ServerAliveCountMax '%s'", where, v);
-            return -1;
-        }
-        if (!t->alive_count_max)
-            t->alive_count_max = n;
+        return int_key(ps, where, k, v, 1, 1000, &t->alive_count_max);
     } else if (strcasecmp(k, "StrictHostKeyChecking") == 0) {
         if (strcasecmp(v, "yes") != 0)
             note(ps, where, "StrictHostKeyChecking", "is always yes in dsv41-top");
