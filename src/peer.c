@@ -40,7 +40,8 @@ bool peer_parse_progress(const char *line, struct peer_progress *p)
 }
 
 void peer_rsync_argv(const struct config *c, const char *src_dir, const char *target,
-                     const char *dst_dir, bool dry_run, struct strv *argv)
+                     const char *also_known_hosts, const char *dst_dir, bool dry_run,
+                     struct strv *argv)
 {
     struct buf ssh = BUF_INIT;
     buf_puts(&ssh, "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes");
@@ -51,8 +52,16 @@ void peer_rsync_argv(const struct config *c, const char *src_dir, const char *ta
     }
     const char *kh = config_get(c, "SSH_KNOWN_HOSTS");
     if (kh && *kh) {
+        /* OpenSSH splits this value on blanks itself: each file in quotes;
+         * the ssh config's own file for the host stays in the list, as we
+         * read it too */
         struct buf opt = BUF_INIT;
-        buf_printf(&opt, "UserKnownHostsFile=%s", kh);
+        buf_puts(&opt, "UserKnownHostsFile=");
+        shcmd_quote_openssh(&opt, kh);
+        if (also_known_hosts && *also_known_hosts && strcmp(also_known_hosts, kh) != 0) {
+            buf_puts(&opt, " ");
+            shcmd_quote_openssh(&opt, also_known_hosts);
+        }
         buf_puts(&ssh, " -o ");
         shcmd_quote_rsync(&ssh, buf_str(&opt));
         buf_free(&opt);

@@ -27,9 +27,11 @@ struct peer_progress {
 bool peer_parse_progress(const char *line, struct peer_progress *p);
 
 /* rsync's argv for copying src_dir's contents to target:dst_dir, the ssh
- * it runs configured as dsv41-top's own (SSH_CONFIG, SSH_KNOWN_HOSTS,
- * strict host keys, no password prompts). */
+ * it runs configured as dsv41-top's own (SSH_CONFIG, SSH_KNOWN_HOSTS and the
+ * config's UserKnownHostsFile for the host, strict host keys, no password
+ * prompts). */
 void peer_rsync_argv(const struct config *c, const char *src_dir, const char *target,
-                     const char *dst_dir, bool dry_run, struct strv *argv);
+                     const char *also_known_hosts, const char *dst_dir, bool dry_run,
+                     struct strv *argv);
 
 #endif

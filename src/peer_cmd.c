@@ -215,7 +215,8 @@ static int copy_one(const struct config *c, struct cluster_node *cn, const char 
            dry_run ? " (dry run: nothing is copied)" : "");
     fflush(stdout);
     struct strv argv = STRV_INIT;
-    peer_rsync_argv(c, src, cn->node.target, cn->model_dir, dry_run, &argv);
+    peer_rsync_argv(c, src, cn->node.target, cn->node.t.known_hosts, cn->model_dir, dry_run,
+                    &argv);
     o->node = cn->name;
     progress_out_init(&o->out, o->every_s, stdout);
     int st = run_rsync(&argv, o);

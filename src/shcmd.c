@@ -77,6 +77,14 @@ int shcmd_quote_rsync(struct buf *b, const char *word)
     return rc ? rc : buf_puts(b, "'");
 }
 
+int shcmd_quote_openssh(struct buf *b, const char *word)
+{
+    int rc = buf_puts(b, "\"");
+    for (const char *p = word; *p && rc == 0; p++)
+        rc = (*p == '"' || *p == '\\') ? buf_printf(b, "\\%c", *p) : buf_append(b, p, 1);
+    return rc ? rc : buf_puts(b, "\"");
+}
+
 static bool plain_word(const char *w)
 {
     if (!*w)

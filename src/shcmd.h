@@ -50,6 +50,9 @@ int shcmd_quote(struct buf *b, const char *word);
 /* A word of rsync's -e command: rsync splits that itself, no shell, and
  * reads '' inside single quotes as one quote. */
 int shcmd_quote_rsync(struct buf *b, const char *word);
+/* A word of an OpenSSH option value (UserKnownHostsFile=...): ssh splits
+ * those on blanks itself, honouring double quotes and \ escapes. */
+int shcmd_quote_openssh(struct buf *b, const char *word);
 /* Words joined with ' ', each quoted when it needs it (for people to read
  * and paste: `launch --dry-run`). */
 int shcmd_join(const struct strv *words, struct buf *out);

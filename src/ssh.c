@@ -154,11 +154,18 @@ static int check_host_key(struct ssh_conn *c, const struct ssh_target *t, const 
         return -1;
     }
     int rc = -1;
-    if (libssh2_knownhost_readfile(kh, known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0 &&
-        access(known_hosts, F_OK) == 0) {
-        buf_printf(err, "%s: cannot read known_hosts file %s: %s", c->name, known_hosts,
-                   last_error(c->s));
-        goto out;
+    /* SSH_KNOWN_HOSTS, and the ssh config's UserKnownHostsFile for this host
+     * too: a key known in either is known, as OpenSSH reads several files */
+    const char *files[2] = {known_hosts, t->known_hosts};
+    for (int i = 0; i < 2; i++) {
+        if (!files[i][0] || (i && strcmp(files[1], files[0]) == 0))
+            continue;
+        if (libssh2_knownhost_readfile(kh, files[i], LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0 &&
+            access(files[i], F_OK) == 0) {
+            buf_printf(err, "%s: cannot read known_hosts file %s: %s", c->name, files[i],
+                       last_error(c->s));
+            goto out;
+        }
     }
     struct libssh2_knownhost *found = NULL;
     int check = libssh2_knownhost_checkp(kh, t->host, t->port, key, len,
@@ -216,7 +223,15 @@ static void prefer_known_types(struct ssh_conn *c, const struct ssh_target *t,
     for (int i = 0; i < n; i++)
         buf_printf(&all, "%s%s", i ? "," : "", algs[i]);
     libssh2_free(c->s, (void *)algs);
-    knownhosts_pref(known_hosts, t->host, t->port, buf_str(&all), &pref);
+    struct buf text = BUF_INIT;
+    if (buf_read_file(&text, known_hosts, 16u << 20) < 0)
+        buf_reset(&text);
+    if (t->known_hosts[0] && strcmp(t->known_hosts, known_hosts) != 0 &&
+        (buf_puts(&text, "\n") < 0 || buf_read_file(&text, t->known_hosts, 16u << 20) < 0)) {
+        /* a missing second file holds nothing */
+    }
+    knownhosts_pref_text(buf_str(&text), t->host, t->port, buf_str(&all), &pref);
+    buf_free(&text);
     if (pref.len)
         libssh2_session_method_pref(c->s, LIBSSH2_METHOD_HOSTKEY, buf_str(&pref));
     buf_free(&all);

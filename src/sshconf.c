@@ -318,7 +318,11 @@ static int apply(struct parse *ps, const char *k, char *v, const char *where, bo
     } else if (strcasecmp(k, "ProxyCommand") == 0) {
         note(ps, where, "ProxyCommand", "is not supported (use ProxyJump)");
     } else if (strcasecmp(k, "UserKnownHostsFile") == 0) {
-        note(ps, where, "UserKnownHostsFile", "is not read: dsv41-top checks SSH_KNOWN_HOSTS");
+        char *first = next_word(&v);
+        if (first && !t->known_hosts[0] && strcasecmp(first, "none") != 0)
+            snprintf(t->known_hosts, sizeof t->known_hosts, "%s", first);
+        if (next_word(&v))
+            note(ps, where, "UserKnownHostsFile", "with several files: the first is read");
     } else if (strcasecmp(k, "IdentityAgent") == 0) {
         note(ps, where, "IdentityAgent", "is not read: dsv41-top asks the agent of SSH_AUTH_SOCK");
     } else if (!passed_over(k)) {
@@ -435,6 +439,11 @@ int sshconf_resolve(const char *config_path, const char *target, struct ssh_targ
         snprintf(out->user, sizeof out->user, "%s", ps.user[0] ? ps.user : local_user());
     if (!out->port)
         out->port = ps.port ? ps.port : 22;
+    if (out->known_hosts[0]) {
+        char tmp[512];
+        expand_path(out->known_hosts, out, tmp, sizeof tmp);
+        snprintf(out->known_hosts, sizeof out->known_hosts, "%s", tmp);
+    }
     if (out->nids) {
         for (int i = 0; i < out->nids; i++) {
             char tmp[512];

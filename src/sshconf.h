@@ -2,7 +2,8 @@
  * OpenSSH's client would from ~/.ssh/config: Host and Match blocks (Match
  * host, originalhost, user, all), Include (globs, relative to ~/.ssh, nested),
  * first value wins. Read: HostName, User, Port, IdentityFile, IdentitiesOnly,
- * ProxyJump (one hop), ConnectTimeout, ServerAliveInterval/CountMax. Keys that
+ * ProxyJump (one hop), ConnectTimeout, ServerAliveInterval/CountMax,
+ * UserKnownHostsFile (its first file, checked beside SSH_KNOWN_HOSTS). Keys that
  * change nothing for us are passed over; any other key in a block that
  * applies is named in notes, once, instead of being ignored silently. */
 #ifndef DSV41_SSHCONF_H
@@ -24,6 +25,7 @@ struct ssh_target {
     bool identities_only;           /* only those files, not every key of the agent */
     char jump[256];                 /* ProxyJump: [user@]host[:port] or alias; "" none */
     char config[512];               /* the file it came from, to resolve the jump host */
+    char known_hosts[512];          /* UserKnownHostsFile: read beside SSH_KNOWN_HOSTS; "" none */
     int connect_timeout_s;          /* ConnectTimeout; 0 unset */
     int alive_interval_s;           /* ServerAliveInterval; 0 unset */
     int alive_count_max;            /* ServerAliveCountMax; 0 unset (OpenSSH: 3) */

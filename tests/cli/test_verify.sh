@@ -30,7 +30,7 @@ check "all files match: the summary" contains "$out" "3 of 3 file(s) OK"
 check "MODEL_DIR from the environment" contains "$out" "in $D against $D/sha256-manifest.txt"
 
 # one byte flipped in the middle of the shard, one file gone
-printf 'X' | dd of="$D/model-00001-of-00006.safetensors" bs=1 seek=33554432 conv=notrunc status=none
+flip_byte "$D/model-00001-of-00006.safetensors" 33554432
 rm "$D/config.json"
 out=$("$TOP" verify --dir "$D" 2>&1); rc=$?
 check "a corrupt and a missing file: exit 1" [ $rc = 1 ]

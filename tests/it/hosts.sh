@@ -140,7 +140,7 @@ Host worker-jump
     HostName $WORKER_IP
     ProxyJump worker2
 # OpenSSH's ProxyJump runs \`ssh -F this-file -W ... worker2\`: no -o options,
-# and ~ is the passwd home, not \$HOME (dsv41-top names this key in a note)
+# and ~ is the passwd home, not \$HOME (dsv41-top reads this file too)
 Host worker2
     UserKnownHostsFile $IT_DIR/known_hosts
 Match originalhost worker-jump

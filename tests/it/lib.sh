@@ -79,6 +79,14 @@ require_hosts() {
     done
 }
 
+# Changes one byte of a file at an offset: to 'X', or to 'Y' where it was
+# 'X' already (random test data holds an 'X' there one time in 256).
+flip_byte() { # file offset
+    local c=X
+    [ "$(dd if="$1" bs=1 skip="$2" count=1 status=none)" = X ] && c=Y
+    printf '%s' "$c" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
 PASSED=0
 FAILED=0
 ok() { PASSED=$((PASSED + 1)); echo "ok   - $*"; }

@@ -44,7 +44,7 @@ check "--no-verify: no check" eval '! contains "$out" "verify worker" 2>/dev/nul
 
 # a damaged copy on the worker is found by the check after the copy (rsync
 # itself skips a file whose size and time match)
-printf 'X' | dd of="$W/model-00001-of-00006.safetensors" bs=1 seek=100 conv=notrunc status=none
+flip_byte "$W/model-00001-of-00006.safetensors" 100
 touch -r "$H/model-00001-of-00006.safetensors" "$W/model-00001-of-00006.safetensors"
 # shellcheck disable=SC2086
 out=$(top_head $V copy-to-peer 2>&1); rc=$?

@@ -39,7 +39,7 @@ check "the head's manifest is what the worker checked" cmp -s "$H/sha256-manifes
 
 # the worker's copy damaged, and its own manifest forged to match: the
 # head's manifest still catches it
-printf 'X' | dd of="$W/model-00001-of-00006.safetensors" bs=1 seek=1000 conv=notrunc status=none
+flip_byte "$W/model-00001-of-00006.safetensors" 1000
 (cd "$W" && sha256sum model-00001-of-00006.safetensors config.json > sha256-manifest.txt)
 # shellcheck disable=SC2086
 out=$(top_head $V verify --all 2>&1); rc=$?

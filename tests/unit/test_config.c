@@ -314,6 +314,7 @@ static void sshconf_openssh(void **st)
                      "Match host 10.10.10.11 !originalhost jumped\n  Port 2222\n"
                      "Match originalhost jumped\n  IdentitiesOnly yes\n  ProxyCommand nc %h %p\n"
                      "  ForwardAgent yes\n  FrobnicateHosts yes\n  FrobnicateHosts no\n"
+                     "  UserKnownHostsFile ~/.ssh/kh_%h /etc/kh2\n"
                      "Match exec \"true\"\n  Port 1\n"
                      "Match all\n  User fallback\n");
     struct ssh_target t;
@@ -338,6 +339,11 @@ static void sshconf_openssh(void **st)
     assert_non_null(strstr(t.notes, "FrobnicateHosts is not supported"));
     assert_null(strstr(strstr(t.notes, "FrobnicateHosts") + 1, "FrobnicateHosts")); /* once */
     assert_null(strstr(t.notes, "ForwardAgent")); /* changes nothing for us */
+    /* read beside SSH_KNOWN_HOSTS, tokens expanded; a second file is said */
+    char kh[300];
+    snprintf(kh, sizeof kh, "%s/.ssh/kh_10.10.10.11", tmpdir);
+    assert_string_equal(t.known_hosts, kh);
+    assert_non_null(strstr(t.notes, "UserKnownHostsFile with several files: the first is read"));
     assert_string_equal(t.config, path);
     /* a host no block names: no notes */
     assert_int_equal(sshconf_resolve(path, "other", &t, &err), 0);

@@ -41,21 +41,23 @@ static void rsync_command_line(void **st)
     struct buf err = BUF_INIT;
     assert_int_equal(config_load(&c, "/nonexistent", flags, 3, &err), 0);
     struct strv a = STRV_INIT;
-    peer_rsync_argv(&c, "/m/DeepSeek", "worker", "/w/Deep Seek", false, &a);
+    peer_rsync_argv(&c, "/m/DeepSeek", "worker", "/cfg/kh", "/w/Deep Seek", false, &a);
     struct buf all = BUF_INIT;
     for (int i = 0; i < a.n; i++)
         buf_printf(&all, "[%s]", a.v[i]);
     const char *s = buf_str(&all);
     assert_non_null(strstr(s, "[rsync][-a][-s][--partial]"));
     assert_non_null(strstr(s, "[--exclude=*.safetensors.part[0-9]*][--exclude=/.cache/]"));
-    /* no config file: no -F; the known_hosts path quoted for the remote shell */
+    /* no config file: no -F; each known_hosts file quoted for ssh's own
+     * split, the whole option for rsync's; the config's file kept */
     assert_non_null(strstr(s, "[ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -o "
-                              "'UserKnownHostsFile=/k h/known_hosts' -o ConnectTimeout=7]"));
+                              "'UserKnownHostsFile=\"/k h/known_hosts\" \"/cfg/kh\"' -o "
+                              "ConnectTimeout=7]"));
     assert_non_null(strstr(s, "[/m/DeepSeek/][worker:/w/Deep Seek/]"));
     assert_null(strstr(s, "--dry-run"));
     assert_null(a.v[a.n]);
     strv_free(&a);
-    peer_rsync_argv(&c, "/m", "w", "/d", true, &a);
+    peer_rsync_argv(&c, "/m", "w", "", "/d", true, &a);
     buf_reset(&all);
     for (int i = 0; i < a.n; i++)
         buf_printf(&all, "[%s]", a.v[i]);
