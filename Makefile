@@ -2,6 +2,9 @@
 # Every library comes through pkg-config; nothing is vendored.
 
 CC      ?= cc
+# every build in parallel, on every core (make 4.3 takes -j from here too)
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
+MAKEFLAGS += -j$(NPROC)
 PREFIX  ?= /usr/local
 DESTDIR ?=
 SAN     ?=
@@ -38,10 +41,17 @@ TEST_LIBS   = $(shell pkg-config --libs $(TEST_PKGS))
 SIM_CFLAGS  = $(shell pkg-config --cflags $(SIM_PKGS))
 SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 
-ENGINE_SRC := $(filter-out src/main.c src/guardd.c src/verifyd.c,$(wildcard src/*.c))
-GUARD_SRC  := src/guardd.c src/guardctl.c src/guard.c src/mono.c src/child.c
-VERIFYD_SRC := src/verifyd.c src/verify.c src/verify_wire.c src/buf.c src/mono.c
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+# src/ is one folder per subsystem, lowest first; each is an archive, so a
+# program links the folders it needs and the linker takes what it uses. The
+# include direction between them is checked by tests/check_layout.sh.
+SUBSYSTEMS := util config nodes guard serve checkpoint deploy live cmd
+INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui
+# The static helpers' mains: each links its own folder and util, nothing else.
+HELPER_MAINS := src/guard/guardd.c src/checkpoint/verifyd.c
+lib_objs    = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(HELPER_MAINS),$(wildcard src/$(1)/*.c)))
+ENGINE_LIBS := $(foreach s,$(SUBSYSTEMS),$(BUILD)/lib$(s).a)
+# archives in a group: a subsystem may call one below it, whatever the order
+LINK_ENGINE  = -Wl,--start-group $(ENGINE_LIBS) -Wl,--end-group
 MAIN_OBJ   := $(BUILD)/src/main.o
 TUI_SRC    := $(wildcard tui/*.c)
 TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
@@ -68,54 +78,57 @@ tests/sim/dsv41-sim: $(BUILD)/dsv41-sim
 	cp $< $@.tmp && mv -f $@.tmp $@
 endif
 
-$(BUILD)/libdsv41.a: $(ENGINE_OBJ)
-	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+define SUBSYSTEM_LIB
+$(BUILD)/lib$(1).a: $(call lib_objs,$(1))
+	@mkdir -p $$(@D)
+	rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+$(foreach s,$(SUBSYSTEMS),$(eval $(call SUBSYSTEM_LIB,$(s))))
 
 $(BUILD)/libtui.a: $(TUI_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libtui.a $(BUILD)/libdsv41.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libtui.a $(ENGINE_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(BUILD)/libtui.a $(LINK_ENGINE) $(PKG_LIBS)
 
-# The guard alone, static: launch pushes it to workers that have nothing of ours.
-# (Sanitizer builds link it dynamically: the sanitizers do not link statically.)
-$(BUILD)/dsv41-guard: $(GUARD_SRC) src/guard.h src/guardctl.h
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(if $(SAN),,-static) -o $@ $(GUARD_SRC) $(LDFLAGS)
+# The guard alone, static: launch pushes it to workers that have nothing of
+# ours. Its folder and util only (see src/guard/README.md); sanitizer builds
+# link it dynamically: the sanitizers do not link statically.
+$(BUILD)/dsv41-guard: $(BUILD)/src/guard/guardd.o $(BUILD)/libguard.a $(BUILD)/libutil.a
+	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^
 
 # The checkpoint verifier for workers, static for the same reason (OpenSSL's
 # libcrypto.a; it loads no engines or providers, so its dlopen is unused).
-$(BUILD)/dsv41-verify: $(VERIFYD_SRC) src/verify.h src/verify_wire.h src/buf.h
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(if $(SAN),,-static) -o $@ $(VERIFYD_SRC) $(LDFLAGS) -lcrypto -pthread
+$(BUILD)/dsv41-verify: $(BUILD)/src/checkpoint/verifyd.o $(BUILD)/libcheckpoint.a \
+                       $(BUILD)/libutil.a
+	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^ -lcrypto -pthread
 
 $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itui -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -MMD -MP -c -o $@ $<
 
 # The console: the only code that includes curses.
 $(BUILD)/tui/%.o: tui/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itui -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/sim/%.o: tests/sim/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SIM_CFLAGS) -Isrc -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(SIM_CFLAGS) -Isrc/util -MMD -MP -c -o $@ $<
 
-$(BUILD)/dsv41-sim: $(SIM_OBJ) $(BUILD)/src/buf.o
+$(BUILD)/dsv41-sim: $(SIM_OBJ) $(BUILD)/src/util/buf.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(SIM_LIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libtui.a $(BUILD)/libdsv41.a
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libtui.a $(ENGINE_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) -Isrc -Itui -MMD -MP -o $@ $< $(BUILD)/libtui.a \
-	  $(BUILD)/libdsv41.a \
-	  $(LDFLAGS) $(PKG_LIBS) $(TEST_LIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $(INCLUDES) -MMD -MP -o $@ $< $(BUILD)/libtui.a \
+	  $(LINK_ENGINE) $(LDFLAGS) $(PKG_LIBS) $(TEST_LIBS)
 
-$(BUILD)/tests/it-session: tests/it/session_helper.c $(BUILD)/libdsv41.a
+$(BUILD)/tests/it-session: tests/it/session_helper.c $(ENGINE_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -Itests/it -o $@ $< $(LINK_ENGINE) $(LDFLAGS) \
+	  $(PKG_LIBS)
 
 $(BUILD)/tests/bench-guard: tests/bench/bench_guard.c
 	@mkdir -p $(@D)
@@ -125,13 +138,14 @@ $(BUILD)/tests/eatmem: tests/it/eatmem.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(BUILD)/tests/bench-client: tests/bench/bench_client.c $(BUILD)/libdsv41.a
+$(BUILD)/tests/bench-client: tests/bench/bench_client.c $(ENGINE_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -o $@ $< $(LINK_ENGINE) $(LDFLAGS) $(PKG_LIBS)
 
-$(BUILD)/tests/bench-status: tests/bench/bench_status.c $(BUILD)/libdsv41.a
+$(BUILD)/tests/bench-status: tests/bench/bench_status.c $(ENGINE_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc -Itests/it -o $@ $< $(BUILD)/libdsv41.a $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -Itests/it -o $@ $< $(LINK_ENGINE) $(LDFLAGS) \
+	  $(PKG_LIBS)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
@@ -148,9 +162,22 @@ deps:
 	@command -v npm >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
 
-# Static checks: nothing reaches a shell unquoted (tests/check_commands.sh).
+# Static checks: nothing reaches a shell unquoted (tests/check_commands.sh);
+# includes run one way between the subsystem folders (tests/check_layout.sh).
 check:
 	tests/check_commands.sh
+	tests/check_layout.sh
+
+# The three builds of make test side by side: plain, ASan+UBSan, TSan.
+.PHONY: builds build-plain build-asan build-tsan unit-bins
+unit-bins: $(UNIT_BIN)
+build-plain:
+	$(MAKE) all unit-bins
+build-asan:
+	$(MAKE) SAN=address,undefined all unit-bins
+build-tsan:
+	$(MAKE) SAN=thread CFLAGS='-O1 -g' all unit-bins
+builds: build-plain build-asan build-tsan
 
 # Unit tests (cmocka) under the current SAN setting.
 unit: $(UNIT_BIN) $(BUILD)/dsv41-top
@@ -186,7 +213,7 @@ fuzz-smoke:
 
 test: deps
 	$(MAKE) check
-	$(MAKE) all
+	$(MAKE) builds
 	$(MAKE) unit
 	$(MAKE) SAN=address,undefined unit
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' unit
@@ -215,7 +242,7 @@ install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify
 	  $(DESTDIR)$(PREFIX)/share/dsv41-top/themes/; done; true
 
 format:
-	clang-format -i src/*.c src/*.h tui/*.c tui/*.h tests/sim/*.c tests/unit/*.c
+	clang-format -i src/*.c src/*/*.c src/*/*.h tui/*.c tui/*.h tests/sim/*.c tests/unit/*.c
 
 clean:
 	rm -rf build build-* dsv41-top dsv41-guard dsv41-verify tests/sim/dsv41-sim

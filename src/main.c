@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "config.h"
 #include "ssh.h"
+#include "keys.h"
 #include "tui.h"
 
 #define DSV41_VERSION "0.1.0"

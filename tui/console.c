@@ -16,7 +16,11 @@
 
 #include "api.h"
 #include "cluster.h"
+#include "draw.h"
+#include "draw_util.h"
+#include "help.h"
 #include "job.h"
+#include "keys.h"
 #include "tui.h"
 
 static const char CONSOLE_USAGE[] =
@@ -164,7 +168,9 @@ static void handle_key(struct ui *u, int ch)
         return;
     }
     if (u->help) { /* Space pages through the keys; any other key closes */
-        u->help = ch == ' ' && u->help < draw_help_pages(u) ? u->help + 1 : 0;
+        int n;
+        keys_table(&n);
+        u->help = ch == ' ' && u->help < help_pages(u, n) ? u->help + 1 : 0;
         return;
     }
     if (u->l.too_small && ch != 'q')
@@ -239,6 +245,11 @@ static void loop(struct ui *u)
             u->dirty = false;
             last_draw = now;
             draw_screen(u);
+            if (u->help) {
+                int n;
+                const struct key_entry *k = keys_table(&n);
+                help_draw(u, k, n);
+            }
             refresh();
         }
         /* wake for: a key, state changes (not sooner than the 20 Hz cap), the clock */

@@ -1,4 +1,5 @@
-/* draw_util: clipped text output shared by the panes (curses side). */
+/* draw_util: the drawing primitives every part of the console uses (curses
+ * side): colour pairs of the theme, clipped text output, titles, "n/a". */
 #ifndef DSV41_TUI_DRAW_UTIL_H
 #define DSV41_TUI_DRAW_UTIL_H
 
@@ -7,7 +8,12 @@
 #include <wchar.h>
 
 #include "probe.h"
-#include "tui.h"
+#include "ui.h"
+
+/* Attributes for a role under the current theme (colour pairs set up by
+ * draw_apply_theme). */
+int draw_attr(const struct ui *u, enum theme_role r);
+void draw_apply_theme(struct ui *u);
 
 /* One character of text: its bytes, and the columns put() gives it. An
  * invalid byte, a control byte, an unprintable character and (ascii)

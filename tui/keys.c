@@ -6,8 +6,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "draw_util.h"
 #include "job.h"
-#include "tui.h"
+#include "keys.h"
 
 static void confirm(struct ui *u, const char *question, void (*yes)(struct ui *u))
 {

@@ -2,7 +2,7 @@
 #ifndef DSV41_TUI_PANES_H
 #define DSV41_TUI_PANES_H
 
-#include "tui.h"
+#include "ui.h"
 
 void pane_header(struct ui *u);
 void pane_nodes(struct ui *u);

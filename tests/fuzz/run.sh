@@ -9,9 +9,10 @@ mkdir -p "$out"
 pkgs="libssh2 libibverbs libcurl libcjson openssl zlib"
 # shellcheck disable=SC2046
 clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=all -I"$root/src" -I"$root/tui" $(pkg-config --cflags $pkgs) \
+    -fno-sanitize-recover=all $(for d in "$root"/src/*/; do printf -- '-I%s ' "$d"; done) \
+    -I"$root/tui" $(pkg-config --cflags $pkgs) \
     -o "$out/fuzz_parsers" "$root/tests/fuzz/fuzz_parsers.c" "$root/tui/theme.c" \
-    $(ls "$root"/src/*.c | grep -vE '/(main|guardd|verifyd)\.c$') $(pkg-config --libs $pkgs ncursesw) -pthread -lm
+    $(ls "$root"/src/*/*.c | grep -vE '/(guardd|verifyd)\.c$') $(pkg-config --libs $pkgs ncursesw) -pthread -lm
 corpus=$out/corpus-parsers
 mkdir -p "$corpus"
 i=0

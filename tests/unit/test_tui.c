@@ -11,8 +11,9 @@
 
 #include "draw_util.h"
 #include "graph.h"
+#include "help.h"
+#include "keys.h"
 #include "theme.h"
-#include "tui.h"
 
 static void theme_parses(void **st)
 {
@@ -155,7 +156,7 @@ static void glyphs_measured_as_drawn(void **st)
 
 /* The help overlay pages when the terminal is too short for the table, and
  * every key is on some page. */
-static void help_pages(void **st)
+static void help_paging(void **st)
 {
     (void)st;
     int n;
@@ -163,12 +164,12 @@ static void help_pages(void **st)
     struct ui u;
     memset(&u, 0, sizeof u);
     u.w = 300, u.h = 100;
-    assert_int_equal(draw_help_pages(&u), 1);
+    assert_int_equal(help_pages(&u, n), 1);
     u.w = 80, u.h = 24; /* 22 rows: the box, 18 keys a page */
-    assert_int_equal(draw_help_pages(&u), (n + 17) / 18);
-    assert_true(draw_help_pages(&u) >= 2);
+    assert_int_equal(help_pages(&u, n), (n + 17) / 18);
+    assert_true(help_pages(&u, n) >= 2);
     u.h = 5; /* tiny: one key a page, never zero */
-    assert_int_equal(draw_help_pages(&u), n);
+    assert_int_equal(help_pages(&u, n), n);
 }
 
 int main(void)
@@ -180,7 +181,7 @@ int main(void)
         cmocka_unit_test(graph_braille_and_ascii),
         cmocka_unit_test(key_table_is_sane),
         cmocka_unit_test(glyphs_measured_as_drawn),
-        cmocka_unit_test(help_pages),
+        cmocka_unit_test(help_paging),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

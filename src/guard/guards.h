@@ -22,5 +22,9 @@ void guards_resolve(const struct config *c, struct cluster *cl, FILE *out);
 int guards_stop(const struct config *c, struct cluster *cl, FILE *out);
 /* A line per node: the guard's heartbeat and its last log line. */
 int guards_status(const struct config *c, struct cluster *cl, FILE *out);
+/* This node's guard settings from the configuration (nranks: every rank
+ * name; floor_kib 0 when MEMGUARD_GIB is not a floor). */
+struct guard_opts;
+void guard_opts_from_config(const struct config *c, struct guard_opts *o);
 
 #endif

@@ -29,7 +29,4 @@ int verify_on_node(const struct config *c, struct cluster_node *cn, double progr
 /* True once a signal asked verify to stop. */
 bool verify_interrupted(void);
 
-struct guard_opts;
-void guard_opts_from_config(const struct config *c, struct guard_opts *o);
-
 #endif

@@ -1,4 +1,3 @@
-#include "text.h"
 #include "job.h"
 
 #include <errno.h>
@@ -13,6 +12,7 @@
 
 #include "buf.h"
 #include "child.h"
+#include "text.h"
 
 
 static char **g_base;

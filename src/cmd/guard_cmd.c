@@ -16,27 +16,6 @@ static const char GUARD_USAGE[] =
     "  Log: STATE_DIR/memguard.log. --status exits 1 when no fresh heartbeat;\n"
     "  --status --all asks every node's guard over ssh.\n";
 
-/* The guard's settings from the configuration (nranks: every rank name). */
-void guard_opts_from_config(const struct config *c, struct guard_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    snprintf(o->proc_root, sizeof o->proc_root, "%s", config_get(c, "DSV41_PROC_ROOT"));
-    snprintf(o->state_dir, sizeof o->state_dir, "%s", config_get(c, "STATE_DIR"));
-    snprintf(o->runtime, sizeof o->runtime, "%s", config_get(c, "RUNTIME"));
-    const char *w = config_get(c, "WORKERS");
-    o->nranks = 2;
-    if (w && *w) {
-        o->nranks = 2;
-        for (const char *p = w; *p; p++)
-            o->nranks += *p == ',';
-    }
-    if (guard_parse_gib(config_get(c, "MEMGUARD_GIB"), &o->floor_kib) < 0)
-        o->floor_kib = 0; /* refused below with the setting's name */
-    o->trace_kib = 10L << 20;
-    o->rearm_kib = 512L << 10;
-    o->resolve_s = 2;
-}
-
 int cmd_guard(const struct config *c, int argc, char **argv)
 {
     struct guard_opts o;

@@ -1,4 +1,3 @@
-#include "text.h"
 #include "guardview.h"
 
 #include <errno.h>
@@ -11,12 +10,12 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "commands.h"
 #include "guard.h"
 #include "guardctl.h"
 #include "guards.h"
 #include "job.h"
 #include "mono.h"
+#include "text.h"
 
 /* How often the guards are read, and how long the console waits after
  * letting go of the lock before it takes it again (a daemon is coming). */

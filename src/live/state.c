@@ -1,5 +1,5 @@
-#include "text.h"
 #include "state.h"
+#include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
