@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "sim_hub.h"
 
 static volatile int g_stop;
 static volatile int g_peer_lost;
@@ -244,6 +245,8 @@ static void *watch_peers(void *arg)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && strcmp(argv[1], "hub") == 0)
+        return hub_main(argc - 1, argv + 1);
     struct sim_opts o;
     if (sim_parse_args(argc, argv, &o) < 0)
         return 2;
