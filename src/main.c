@@ -50,6 +50,8 @@ static const struct cmd_entry COMMANDS[] = {
     {"guard", "[--daemon|--stop|--status]   this node's memory guard", cmd_guard},
     {"verify", "[--node NAME|--all] [PATH...]   the checkpoint against its sha256 manifest",
      cmd_verify},
+    {"download", "[--dir DIR] [--include GLOB]... [--dry-run]   the checkpoint from the hub",
+     cmd_download},
     {"copy-to-peer", "[--node NAME] [--dry-run]   the checkpoint to the workers, verified there",
      cmd_copy_to_peer},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
@@ -65,8 +67,7 @@ static void usage(FILE *f)
                "it opens the console (dsv41-top --help-console for its options).\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].usage);
-    fprintf(f, "\ndownload is not built yet.\n"
-               "Run 'dsv41-top COMMAND --help' for a command's options.\n");
+    fprintf(f, "\nRun 'dsv41-top COMMAND --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv)

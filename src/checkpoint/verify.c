@@ -56,8 +56,7 @@ static int hexval(char c)
     return -1;
 }
 
-/* A path that stays inside the directory: relative, no ".." part. */
-static const char *path_problem(const char *p)
+const char *verify_path_problem(const char *p)
 {
     if (!*p)
         return "empty path";
@@ -151,7 +150,7 @@ static int parse_line(const char *s, size_t len, struct verify_entry *e, struct 
         buf_printf(err, "%s:%d: out of memory", name, line);
         return -1;
     }
-    const char *why = path_problem(e->path);
+    const char *why = verify_path_problem(e->path);
     if (why) {
         buf_printf(err, "%s:%d: %s", name, line, why);
         free(e->path);

@@ -40,6 +40,9 @@ struct verify_manifest {
     int n;
 };
 
+/* Why a path from the network would leave the directory (absolute, a ".."
+ * part, empty), or NULL when it stays inside. */
+const char *verify_path_problem(const char *path);
 /* Parses sha256sum output ("HEX  PATH" or "HEX *PATH"; blank lines and
  * '#' comments skipped). On a malformed line: -1 and "NAME:LINE: why" in
  * err. A path listed twice, absolute, or with a ".." part is malformed. */

@@ -79,10 +79,16 @@ static const struct config_key KEYS[] = {
     {"WORKER_STATE_DIR", "", "STATE_DIR on the workers (empty: STATE_DIR if set, else "
                              "~/.dsv41-two-sparks in the worker's home)", false, CK_MOUNT_PATH,
      true, 0, 0},
+    {"HF_REPO", "0xSero/DeepSeek-V4.1-Flash-Spark", "Hugging Face repository of the checkpoint",
+     false, CK_REVISION, false, 0, 0},
     {"REVISION", "main", "Hugging Face revision (pin a commit)", false, CK_REVISION, false, 0, 0},
     {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false, CK_BOOL, false, 0,
      0},
-    {"HF_TOKEN", "", "Hugging Face token", true, CK_SECRET, true, 0, 0},
+    {"HF_TOKEN", "", "Hugging Face token (else read from HF_TOKEN_PATH)", true, CK_SECRET, true, 0,
+     0},
+    {"HF_TOKEN_PATH", "~/.cache/huggingface/token", "file with the Hugging Face token, as "
+                                                    "huggingface_hub keeps it", false,
+     CK_LOCAL_PATH, false, 0, 0},
     {"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint", false, CK_URL, false, 0, 0},
     {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true, CK_SECRET, true, 0, 0},
     {"RUNTIME", "docker", "container runtime CLI: docker or podman", false, CK_RUNTIME, false, 0,

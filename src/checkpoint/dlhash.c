@@ -1,0 +1,161 @@
+/* dlhash: the download's hasher thread (see dlrun.h). Each piece is hashed
+ * over the contiguous prefix of its bytes that has landed, read back from
+ * the file while it is still in the page cache; nothing is read twice. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dlrun.h"
+#include "mono.h"
+
+#define HASH_STEP (4 << 20)
+#define MAX_REFETCHES 2
+
+int dlhash_init(struct hasher *h, int64_t start, int64_t len, bool sha1)
+{
+    if (!h->ctx)
+        h->ctx = EVP_MD_CTX_new();
+    if (!h->ctx || !EVP_DigestInit_ex(h->ctx, sha1 ? EVP_sha1() : EVP_sha256(), NULL))
+        return -1;
+    h->start = start;
+    h->len = len;
+    h->done = 0;
+    h->sha1 = sha1;
+    h->finished = h->ok = false;
+    if (sha1) { /* git's blob id: "blob SIZE\0" then the content */
+        char head[40];
+        int n = snprintf(head, sizeof head, "blob %lld", (long long)len);
+        EVP_DigestUpdate(h->ctx, head, (size_t)n + 1);
+    }
+    return 0;
+}
+
+void dlhash_free(struct hasher *h)
+{
+    EVP_MD_CTX_free(h->ctx);
+    h->ctx = NULL;
+}
+
+static bool finish(struct hasher *h, const char *want)
+{
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int dl = 0;
+    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    EVP_DigestFinal_ex(h->ctx, d, &dl);
+    for (unsigned i = 0; i < dl; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    h->finished = true;
+    h->ok = strcmp(hex, want) == 0;
+    return h->ok;
+}
+
+/* One step of h over what has landed; true when it hashed something. Called
+ * with the lock held; drops it around the read. */
+static bool step(struct dl_run *d, struct out_rt *r, struct hasher *h, char *buf)
+{
+    if (h->finished)
+        return false;
+    int64_t from = h->start + h->done, end = h->start + h->len;
+    int64_t reach = ranges_reach(&r->st->landed, from);
+    if (reach > end)
+        reach = end;
+    if (reach <= from)
+        return false;
+    size_t n = (size_t)(reach - from < HASH_STEP ? reach - from : HASH_STEP);
+    int fd = r->fd;
+    pthread_mutex_unlock(&d->mu);
+    ssize_t got = pread(fd, buf, n, from);
+    if (got > 0)
+        EVP_DigestUpdate(h->ctx, buf, (size_t)got);
+    pthread_mutex_lock(&d->mu);
+    if (got <= 0) {
+        snprintf(r->err, sizeof r->err, "cannot read back %s.incomplete", r->o->path);
+        r->status = OUT_FAILED;
+        return false;
+    }
+    h->done += got;
+    return true;
+}
+
+/* A piece whose hash differed: its bytes count as not landed, and it is
+ * fetched again (a bad copy, or bytes changed on the way). */
+static void start_over(struct out_rt *r, int i)
+{
+    struct piece_rt *p = &r->pc[i];
+    const struct dl_piece *dp = &r->o->p[i];
+    ranges_sub(&r->st->landed, dp->off, dp->off + dp->f->size);
+    ranges_sub(&r->st->durable, dp->off, dp->off + dp->f->size);
+    dlhash_init(&p->h, dp->off, dp->f->size, !dp->f->lfs);
+    if (r->has_whole) /* the whole was hashed over the bad bytes too */
+        dlhash_init(&r->whole, 0, r->o->size, false);
+    p->refetches++;
+}
+
+static bool advance(struct dl_run *d, struct out_rt *r, char *buf)
+{
+    bool worked = false;
+    for (int i = 0; i < r->o->np && r->status == OUT_ACTIVE; i++) {
+        struct piece_rt *p = &r->pc[i];
+        const struct hub_file *f = r->o->p[i].f;
+        worked |= step(d, r, &p->h, buf);
+        if (p->h.finished || p->h.done < p->h.len)
+            continue;
+        if (finish(&p->h, f->lfs ? f->sha256 : f->sha1))
+            continue;
+        if (p->refetches >= MAX_REFETCHES || r->final_name) {
+            snprintf(r->err, sizeof r->err,
+                     "%s: %s differs from the hub's %s %s%s", r->o->path, f->path,
+                     f->lfs ? "sha256" : "git sha1", f->lfs ? f->sha256 : f->sha1,
+                     r->final_name ? "" : " three times: the hub's copy or the way here "
+                                          "corrupts it");
+            r->status = OUT_FAILED;
+            return true;
+        }
+        start_over(r, i);
+        worked = true;
+    }
+    if (r->status != OUT_ACTIVE)
+        return worked;
+    if (r->has_whole) {
+        worked |= step(d, r, &r->whole, buf);
+        if (!r->whole.finished && r->whole.done == r->whole.len &&
+            !finish(&r->whole, r->o->whole_sha256)) {
+            snprintf(r->err, sizeof r->err,
+                     "%s: each part matches its own sha256, but the whole does not match "
+                     "sha256-manifest.txt (%s): the repository disagrees with itself",
+                     r->o->path, r->o->whole_sha256);
+            r->status = OUT_FAILED;
+            return true;
+        }
+    }
+    bool all = !r->has_whole || r->whole.ok;
+    for (int i = 0; i < r->o->np; i++)
+        all &= r->pc[i].h.ok;
+    if (all)
+        r->status = OUT_READY;
+    return worked || all;
+}
+
+void *dlhash_main(void *arg)
+{
+    struct dl_run *d = arg;
+    char *buf = malloc(HASH_STEP);
+    pthread_mutex_lock(&d->mu);
+    while (!d->stop && buf) {
+        bool worked = false;
+        for (int i = 0; i < d->nout && !d->stop; i++)
+            if (d->out[i].status == OUT_ACTIVE)
+                worked |= advance(d, &d->out[i], buf);
+        if (worked) {
+            pthread_cond_broadcast(&d->cv);
+            continue;
+        }
+        struct timespec ts;
+        mono_deadline(&ts, CLOCK_REALTIME, 200);
+        pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+    }
+    pthread_mutex_unlock(&d->mu);
+    free(buf);
+    return NULL;
+}

@@ -1,0 +1,45 @@
+/* dlplan: what a download writes. Each output is a file of the directory;
+ * most are one hub file, but a shard the hub holds as SHARD.partNN pieces
+ * (its 50 GB cap) is one output made of its parts, each written straight into
+ * its place (offset = the sizes of the parts before it), so no part file and
+ * no second copy ever exist. Every piece carries the hash it must have (its
+ * LFS sha256 or its git blob sha1); a split shard also carries the sha256
+ * sha256-manifest.txt gives the whole. Pure: tested on listings. */
+#ifndef DSV41_DLPLAN_H
+#define DSV41_DLPLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "hub.h"
+
+struct dl_piece {
+    const struct hub_file *f; /* the hub file (path, size, hashes) */
+    int64_t off;              /* where its bytes go in the output */
+};
+
+struct dl_output {
+    char *path; /* in the directory */
+    int64_t size;
+    struct dl_piece *p;
+    int np;
+    bool split;             /* made of .partNN pieces */
+    char whole_sha256[65];  /* the manifest's sum for the whole output; "" none */
+};
+
+struct dl_plan {
+    struct dl_output *o;
+    int n;
+    int64_t bytes;
+    char note[512]; /* what the plan chose to say (a shard listed whole and in parts) */
+};
+
+/* The outputs of a listing, those whose path matches one of include (all when
+ * ninclude is 0). manifest: sha256-manifest.txt's text, or NULL. */
+int dl_plan_build(const struct hub_tree *t, const char *manifest, char *const *include,
+                  int ninclude, struct dl_plan *p, struct buf *err);
+const struct dl_output *dl_plan_find(const struct dl_plan *p, const char *path);
+void dl_plan_free(struct dl_plan *p);
+
+#endif

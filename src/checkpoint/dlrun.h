@@ -1,0 +1,70 @@
+/* dlrun: the download's run-time state, shared by its two threads - the
+ * transfers (download.c) and the hasher (dlhash.c). One mutex guards what
+ * both touch: the landed and in-flight ranges, the pieces' hash progress and
+ * the outputs' status. Private to the download. */
+#ifndef DSV41_DLRUN_H
+#define DSV41_DLRUN_H
+
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "download.h"
+#include "ranges.h"
+
+enum out_status { OUT_SKIP, OUT_ACTIVE, OUT_READY, OUT_DONE, OUT_FAILED };
+
+struct hasher {
+    EVP_MD_CTX *ctx;
+    int64_t start, len, done; /* a region of the output; done: bytes hashed */
+    bool sha1;                /* git's blob sha1 (small files), else sha256 */
+    bool finished, ok;
+};
+
+struct piece_rt {
+    struct buf url;
+    bool url_ok, with_token, no_range;
+    int tries, refetches, said; /* said: refetches the caller was told of */
+    double not_before; /* backoff: no transfer of this piece before */
+    struct hasher h;
+};
+
+struct out_rt {
+    const struct dl_output *o;
+    struct dl_state_file *st;
+    int fd;
+    bool final_name; /* the file is already at its final name (checked again) */
+    enum out_status status;
+    struct piece_rt *pc;
+    struct hasher whole; /* split shards: the whole against the manifest */
+    bool has_whole;
+    struct ranges inflight;
+    char err[300];
+};
+
+struct dl_run {
+    const struct dl_plan *plan;
+    struct dl_state *st;
+    const struct dl_opts *o;
+    struct hub *hub;
+    struct out_rt *out;
+    int nout;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;   /* the hasher ends */
+    int fatal;   /* an errno that ends the run (ENOSPC) */
+    char fatal_what[300];
+    int64_t fetched;
+};
+
+/* The hasher thread: advances every active output's hashers over what has
+ * landed; marks an output OUT_READY when all its hashes matched, and starts a
+ * piece over (its bytes no longer landed) when its hash differs. */
+void *dlhash_main(void *arg);
+/* Sets up h for [start, start+len) of its output (sha256, or git sha1 with
+ * the blob header for a file of len bytes). */
+int dlhash_init(struct hasher *h, int64_t start, int64_t len, bool sha1);
+void dlhash_free(struct hasher *h);
+
+#endif

@@ -1,0 +1,200 @@
+/* dlstate: see dlstate.h. */
+#include "dlstate.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void dl_boot_id(char out[64])
+{
+    struct buf b = BUF_INIT;
+    out[0] = '\0';
+    if (buf_read_file(&b, "/proc/sys/kernel/random/boot_id", 128) == 0)
+        snprintf(out, 64, "%.*s", (int)strcspn(buf_str(&b), "\n"), buf_str(&b));
+    buf_free(&b);
+}
+
+static int load_ranges(const cJSON *arr, int64_t size, struct ranges *r)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const cJSON *a = cJSON_GetArrayItem(e, 0), *b = cJSON_GetArrayItem(e, 1);
+        if (!cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < 0 ||
+            b->valuedouble < a->valuedouble || b->valuedouble > (double)size)
+            return -1;
+        if (ranges_add(r, (int64_t)a->valuedouble, (int64_t)b->valuedouble) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int dl_state_load(const char *dir, struct dl_state *s, struct buf *err)
+{
+    memset(s, 0, sizeof *s);
+    struct buf path = BUF_INIT, text = BUF_INIT;
+    buf_printf(&path, "%s/%s", dir, DL_STATE_NAME);
+    if (buf_read_file(&text, buf_str(&path), 64u << 20) < 0) {
+        int e = errno;
+        buf_free(&text);
+        if (e == ENOENT) {
+            buf_free(&path);
+            return 1;
+        }
+        buf_printf(err, "cannot read %s: %s", buf_str(&path), strerror(e));
+        buf_free(&path);
+        return -1;
+    }
+    cJSON *j = cJSON_Parse(buf_str(&text));
+    const cJSON *repo = cJSON_GetObjectItemCaseSensitive(j, "repo");
+    const cJSON *commit = cJSON_GetObjectItemCaseSensitive(j, "commit");
+    const cJSON *boot = cJSON_GetObjectItemCaseSensitive(j, "boot_id");
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files");
+    int rc = -1;
+    if (!cJSON_IsString(repo) || !cJSON_IsString(commit) || strlen(commit->valuestring) != 40 ||
+        !cJSON_IsArray(files))
+        goto bad;
+    snprintf(s->repo, sizeof s->repo, "%s", repo->valuestring);
+    snprintf(s->commit, sizeof s->commit, "%s", commit->valuestring);
+    snprintf(s->boot_id, sizeof s->boot_id, "%s", cJSON_IsString(boot) ? boot->valuestring : "");
+    const cJSON *f;
+    cJSON_ArrayForEach(f, files)
+    {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "path");
+        const cJSON *sz = cJSON_GetObjectItemCaseSensitive(f, "size");
+        if (!cJSON_IsString(p) || !cJSON_IsNumber(sz) || sz->valuedouble < 0)
+            goto bad;
+        struct dl_state_file *e = dl_state_get(s, p->valuestring, (int64_t)sz->valuedouble);
+        if (!e)
+            goto bad;
+        e->verified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "verified"));
+        if (load_ranges(cJSON_GetObjectItemCaseSensitive(f, "landed"), e->size, &e->landed) < 0 ||
+            load_ranges(cJSON_GetObjectItemCaseSensitive(f, "durable"), e->size, &e->durable) <
+                0)
+            goto bad;
+    }
+    rc = 0;
+bad:
+    if (rc < 0) {
+        buf_printf(err, "%s is damaged: remove it to start over (complete files are kept and "
+                        "checked again)",
+                   buf_str(&path));
+        dl_state_free(s);
+    }
+    cJSON_Delete(j);
+    buf_free(&text);
+    buf_free(&path);
+    return rc;
+}
+
+static cJSON *ranges_json(const struct ranges *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < r->n; i++) {
+        cJSON *p = cJSON_CreateArray();
+        cJSON_AddItemToArray(p, cJSON_CreateNumber((double)r->r[i].a));
+        cJSON_AddItemToArray(p, cJSON_CreateNumber((double)r->r[i].b));
+        cJSON_AddItemToArray(a, p);
+    }
+    return a;
+}
+
+int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struct buf *err)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "version", 1);
+    cJSON_AddStringToObject(j, "repo", s->repo);
+    cJSON_AddStringToObject(j, "commit", s->commit);
+    cJSON_AddStringToObject(j, "boot_id", s->boot_id);
+    cJSON *files = cJSON_AddArrayToObject(j, "files");
+    for (int i = 0; i < s->n; i++) {
+        const struct dl_state_file *f = &s->f[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "path", f->path);
+        cJSON_AddNumberToObject(o, "size", (double)f->size);
+        cJSON_AddBoolToObject(o, "verified", f->verified);
+        if (!f->verified) {
+            cJSON_AddItemToObject(o, "landed", ranges_json(&f->landed));
+            cJSON_AddItemToObject(o, "durable", ranges_json(&f->durable));
+        }
+        cJSON_AddItemToArray(files, o);
+    }
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    struct buf path = BUF_INIT, tmp = BUF_INIT;
+    buf_printf(&path, "%s/%s", dir, DL_STATE_NAME);
+    buf_printf(&tmp, "%s.tmp", buf_str(&path));
+    int rc = -1, e = ENOMEM;
+    int fd = text ? open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    if (fd >= 0) {
+        size_t len = strlen(text), off = 0;
+        while (off < len) {
+            ssize_t w = write(fd, text + off, len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+        e = errno;
+        bool ok = off == len && (!durable || fsync(fd) == 0);
+        if (!ok && off == len)
+            e = errno;
+        close(fd);
+        if (ok && rename(buf_str(&tmp), buf_str(&path)) == 0)
+            rc = 0;
+        else if (ok)
+            e = errno;
+    } else if (text) {
+        e = errno;
+    }
+    if (rc < 0) {
+        buf_printf(err, "cannot write %s: %s", buf_str(&path), strerror(e));
+        unlink(buf_str(&tmp));
+    }
+    free(text);
+    buf_free(&path);
+    buf_free(&tmp);
+    return rc;
+}
+
+struct dl_state_file *dl_state_get(struct dl_state *s, const char *path, int64_t size)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->f[i].path, path) == 0) {
+            if (s->f[i].size != size) { /* another file now: from nothing */
+                s->f[i].size = size;
+                s->f[i].verified = false;
+                ranges_clear(&s->f[i].landed);
+                ranges_clear(&s->f[i].durable);
+            }
+            return &s->f[i];
+        }
+    struct dl_state_file *nf = realloc(s->f, sizeof *nf * (size_t)(s->n + 1));
+    if (!nf)
+        return NULL;
+    s->f = nf;
+    struct dl_state_file *f = &s->f[s->n];
+    memset(f, 0, sizeof *f);
+    f->path = strdup(path);
+    if (!f->path)
+        return NULL;
+    f->size = size;
+    s->n++;
+    return f;
+}
+
+void dl_state_free(struct dl_state *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->f[i].path);
+        ranges_free(&s->f[i].landed);
+        ranges_free(&s->f[i].durable);
+    }
+    free(s->f);
+    memset(s, 0, sizeof *s);
+}

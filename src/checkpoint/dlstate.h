@@ -1,0 +1,42 @@
+/* dlstate: what a download has done, kept in DIR/.dsv41-download.json so that
+ * a killed, cut or rebooted download continues where it stopped: the commit
+ * it pinned, and per output the byte ranges that landed and those known to
+ * be on disk (fdatasync'ed). After a kill the page cache still holds what
+ * landed; after a reboot (another boot id) only the durable ranges count.
+ * Written as a temporary file and renamed, so a crash leaves the old state
+ * or the new one. */
+#ifndef DSV41_DLSTATE_H
+#define DSV41_DLSTATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "ranges.h"
+
+#define DL_STATE_NAME ".dsv41-download.json"
+
+struct dl_state_file {
+    char *path;
+    int64_t size;
+    bool verified;
+    struct ranges landed, durable;
+};
+
+struct dl_state {
+    char repo[256], commit[41], boot_id[64];
+    struct dl_state_file *f;
+    int n;
+};
+
+/* 1 when there is no state (a new download), 0 loaded, -1 damaged (err). */
+int dl_state_load(const char *dir, struct dl_state *s, struct buf *err);
+/* durable: fsync the file too (after the data itself was synced). */
+int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struct buf *err);
+/* The entry for path, made when missing; a size that changed starts it over. */
+struct dl_state_file *dl_state_get(struct dl_state *s, const char *path, int64_t size);
+/* This boot's id (/proc/sys/kernel/random/boot_id), "" when unknown. */
+void dl_boot_id(char out[64]);
+void dl_state_free(struct dl_state *s);
+
+#endif

@@ -1,0 +1,731 @@
+/* download: see download.h. The transfers' side: libcurl multi, one thread. */
+#include "download.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "dlrun.h"
+#include "mono.h"
+
+#define MAX_TRIES 10
+#define SAVE_MIN_S 0.05  /* the landed state at most 20 times a second */
+#define SAVE_MAX_S 1.0   /* and at least once a second while bytes land */
+#define DURABLE_S 5.0    /* data fdatasync'ed, and the state with it */
+
+struct xfer {
+    struct dl_run *d;
+    CURL *e;
+    struct curl_slist *hdr;
+    int out, piece;
+    int64_t off, len; /* asked for, within the piece */
+    int64_t pos;      /* the next byte's offset within the piece */
+    bool checked;     /* the status and Content-Range looked at */
+    bool whole;       /* a 200 to a Range request: the body is the whole piece */
+    char content_range[128], retry_after[32];
+    char cerr[CURL_ERROR_SIZE];
+};
+
+static struct piece_rt *piece(struct dl_run *d, int o, int p)
+{
+    return &d->out[o].pc[p];
+}
+
+/* ---- where bytes go ---------------------------------------------------------- */
+
+static void output_path(const struct dl_run *d, const struct out_rt *r, bool incomplete,
+                        struct buf *b)
+{
+    buf_reset(b);
+    buf_printf(b, "%s/%s%s", d->o->dir, r->o->path, incomplete ? ".incomplete" : "");
+}
+
+/* mkdir -p of the output's directories inside dir */
+static int make_parents(const char *dir, const char *rel)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    for (char *s = p + strlen(dir) + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *s = '/';
+    }
+    return 0;
+}
+
+/* Opens (or makes) NAME.incomplete at its full size: preallocated, so a full
+ * disk says so now and not 300 GB later. */
+static int open_output(struct dl_run *d, struct out_rt *r, struct buf *err)
+{
+    struct buf path = BUF_INIT;
+    output_path(d, r, !r->final_name, &path);
+    int rc = -1;
+    if (make_parents(d->o->dir, r->o->path) < 0) {
+        buf_printf(err, "cannot make the directories of %s: %s", buf_str(&path), strerror(errno));
+        goto out;
+    }
+    r->fd = open(buf_str(&path), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (r->fd < 0) {
+        buf_printf(err, "cannot open %s: %s", buf_str(&path), strerror(errno));
+        goto out;
+    }
+    if (!r->final_name && r->o->size > 0 && fallocate(r->fd, 0, 0, r->o->size) < 0) {
+        if (errno == ENOSPC) {
+            d->fatal = ENOSPC;
+            buf_printf(err, "no space left for %s (%lld bytes) in %s: free space and run "
+                            "download again to resume",
+                       r->o->path, (long long)r->o->size, d->o->dir);
+            goto out;
+        }
+        if (ftruncate(r->fd, r->o->size) < 0) { /* no fallocate here: at least its size */
+            buf_printf(err, "cannot size %s: %s", buf_str(&path), strerror(errno));
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    buf_free(&path);
+    return rc;
+}
+
+/* Verified: on disk, then renamed into place, and the state says so. */
+static int finish_output(struct dl_run *d, struct out_rt *r, struct buf *err)
+{
+    struct buf from = BUF_INIT, to = BUF_INIT;
+    output_path(d, r, !r->final_name, &from);
+    output_path(d, r, false, &to);
+    int rc = 0;
+    if (fdatasync(r->fd) < 0 || (!r->final_name && rename(buf_str(&from), buf_str(&to)) < 0)) {
+        buf_printf(err, "cannot put %s in place: %s", buf_str(&to), strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0 && d->o->keep_parts && r->o->split) {
+        /* as the script era left them: each part beside its shard */
+        for (int i = 0; i < r->o->np && rc == 0; i++) {
+            const struct dl_piece *p = &r->o->p[i];
+            struct buf pp = BUF_INIT;
+            buf_printf(&pp, "%s/%s", d->o->dir, p->f->path);
+            int fd = open(buf_str(&pp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            loff_t in = p->off;
+            int64_t left = p->f->size;
+            while (fd >= 0 && left > 0) {
+                ssize_t n = copy_file_range(r->fd, &in, fd, NULL, (size_t)left, 0);
+                if (n <= 0)
+                    break;
+                left -= n;
+            }
+            if (fd < 0 || left > 0 || fsync(fd) < 0) {
+                buf_printf(err, "cannot write %s (KEEP_PARTS): %s", buf_str(&pp),
+                           strerror(errno));
+                rc = -1;
+            }
+            if (fd >= 0)
+                close(fd);
+            buf_free(&pp);
+        }
+    }
+    close(r->fd);
+    r->fd = -1;
+    if (rc == 0) {
+        r->st->verified = true;
+        ranges_clear(&r->st->landed);
+        ranges_clear(&r->st->durable);
+        r->status = OUT_DONE;
+    }
+    buf_free(&from);
+    buf_free(&to);
+    return rc;
+}
+
+/* ---- transfers ---------------------------------------------------------------- */
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    struct xfer *x = ud;
+    size_t len = sz * n;
+    if (len > 14 && strncasecmp(p, "Content-Range:", 14) == 0)
+        snprintf(x->content_range, sizeof x->content_range, "%.*s", (int)(len - 14), p + 14);
+    if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0)
+        snprintf(x->retry_after, sizeof x->retry_after, "%.*s", (int)(len - 12), p + 12);
+    return len;
+}
+
+/* The first bytes of a body: is it what was asked? A 206 must start where
+ * asked; a 200 to a Range request is the whole piece from its first byte. */
+static bool check_start(struct xfer *x)
+{
+    long code = 0;
+    curl_easy_getinfo(x->e, CURLINFO_RESPONSE_CODE, &code);
+    struct dl_run *d = x->d;
+    const struct hub_file *f = d->out[x->out].o->p[x->piece].f;
+    x->checked = true;
+    if (code == 200) {
+        if (x->off != 0 || x->len != f->size) {
+            x->whole = true; /* written where each byte belongs: never twice in a row */
+            x->pos = 0;
+            pthread_mutex_lock(&d->mu);
+            piece(d, x->out, x->piece)->no_range = true;
+            pthread_mutex_unlock(&d->mu);
+        }
+        return true;
+    }
+    if (code != 206)
+        return false; /* an error page: not written */
+    long long a = -1, b = -1, total = -1;
+    if (sscanf(x->content_range, " bytes %lld-%lld/%lld", &a, &b, &total) != 3 ||
+        a != x->off || total != f->size)
+        return false;
+    return true;
+}
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    struct xfer *x = ud;
+    size_t len = sz * n;
+    if (!x->checked && !check_start(x))
+        return len; /* read and dropped: the status says what happened */
+    long code = 0;
+    curl_easy_getinfo(x->e, CURLINFO_RESPONSE_CODE, &code);
+    if (code != 200 && code != 206)
+        return len;
+    struct dl_run *d = x->d;
+    struct out_rt *r = &d->out[x->out];
+    const struct dl_piece *dp = &r->o->p[x->piece];
+    /* never past the piece (a server sending more than asked) */
+    size_t take = len;
+    if (x->pos + (int64_t)take > dp->f->size)
+        take = (size_t)(dp->f->size - x->pos);
+    int64_t at = dp->off + x->pos;
+    for (size_t done = 0; done < take;) {
+        ssize_t w = pwrite(r->fd, p + done, take - done, at + (int64_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            pthread_mutex_lock(&d->mu);
+            d->fatal = w < 0 ? errno : EIO;
+            snprintf(d->fatal_what, sizeof d->fatal_what, "%s.incomplete", r->o->path);
+            pthread_mutex_unlock(&d->mu);
+            return 0; /* aborts the transfer */
+        }
+        done += (size_t)w;
+    }
+    pthread_mutex_lock(&d->mu);
+    ranges_add(&r->st->landed, at, at + (int64_t)take);
+    d->fetched += (int64_t)take;
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    x->pos += (int64_t)take;
+    return len;
+}
+
+/* The next range to fetch: the first gap of an active output's piece that is
+ * neither landed nor in flight, at most chunk bytes. Lock held. */
+static bool next_range(struct dl_run *d, double now, int *o, int *p, int64_t *off, int64_t *len)
+{
+    for (int i = 0; i < d->nout; i++) {
+        struct out_rt *r = &d->out[i];
+        if (r->status != OUT_ACTIVE || r->final_name)
+            continue;
+        for (int k = 0; k < r->o->np; k++) {
+            struct piece_rt *pc = &r->pc[k];
+            const struct dl_piece *dp = &r->o->p[k];
+            if (pc->not_before > now)
+                continue;
+            int64_t end = dp->off + dp->f->size, at = dp->off, gl = 0;
+            if (pc->no_range) { /* one transfer of the whole piece at a time */
+                if (ranges_count(&r->inflight, dp->off, end) > 0 ||
+                    ranges_count(&r->st->landed, dp->off, end) == dp->f->size)
+                    continue;
+                *o = i, *p = k, *off = 0, *len = dp->f->size;
+                return true;
+            }
+            while (at < end) {
+                int64_t g = ranges_gap(&r->st->landed, at, end, &gl);
+                if (!gl)
+                    break;
+                /* the part of that gap no transfer has */
+                int64_t fl = 0, f = ranges_gap(&r->inflight, g, g + gl, &fl);
+                if (fl) {
+                    *o = i, *p = k, *off = f - dp->off;
+                    *len = fl < d->o->chunk ? fl : d->o->chunk;
+                    return true;
+                }
+                at = g + gl;
+            }
+        }
+    }
+    return false;
+}
+
+static int start_xfer(struct dl_run *d, CURLM *m, int o, int p, int64_t off, int64_t len,
+                      struct xfer **slot, struct buf *err)
+{
+    struct piece_rt *pc = piece(d, o, p);
+    const struct dl_piece *dp = &d->out[o].o->p[p];
+    if (!pc->url_ok) {
+        buf_reset(&pc->url);
+        if (hub_resolve(d->hub, d->st->commit, dp->f->path, &pc->url, &pc->with_token, err) < 0)
+            return -1;
+        pc->url_ok = true;
+    }
+    struct xfer *x = calloc(1, sizeof *x);
+    if (!x || !(x->e = curl_easy_init())) {
+        free(x);
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    x->d = d;
+    x->out = o;
+    x->piece = p;
+    x->off = off;
+    x->len = len;
+    x->pos = off;
+    if (pc->with_token) /* the hub's own host: never a CDN's */
+        x->hdr = hub_auth_header(d->hub);
+    char range[64];
+    snprintf(range, sizeof range, "%lld-%lld", (long long)off, (long long)(off + len - 1));
+    curl_easy_setopt(x->e, CURLOPT_URL, buf_str(&pc->url));
+    curl_easy_setopt(x->e, CURLOPT_RANGE, range);
+    curl_easy_setopt(x->e, CURLOPT_HTTPHEADER, x->hdr);
+    curl_easy_setopt(x->e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(x->e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(x->e, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(x->e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(x->e, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(x->e, CURLOPT_ERRORBUFFER, x->cerr);
+    curl_easy_setopt(x->e, CURLOPT_PRIVATE, x);
+    curl_easy_setopt(x->e, CURLOPT_CONNECTTIMEOUT, 20L);
+    curl_easy_setopt(x->e, CURLOPT_LOW_SPEED_LIMIT, 1024L); /* a stalled connection ends */
+    curl_easy_setopt(x->e, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(x->e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(x->e, CURLOPT_USERAGENT, "dsv41-top");
+    curl_easy_setopt(x->e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(x->e, CURLOPT_BUFFERSIZE, 256L * 1024);
+    ranges_add(&d->out[o].inflight, dp->off + off, dp->off + off + len);
+    curl_multi_add_handle(m, x->e);
+    *slot = x;
+    return 0;
+}
+
+/* A transfer that ended: what landed is in the state already; a range that
+ * is not done (cut, refused, an error) is fetched again, after a backoff
+ * when the server or the network failed. */
+static void end_xfer(struct dl_run *d, CURLM *m, CURLcode res, struct xfer *x,
+                     const struct dl_opts *o)
+{
+    long code = 0;
+    curl_easy_getinfo(x->e, CURLINFO_RESPONSE_CODE, &code);
+    struct out_rt *r = &d->out[x->out];
+    struct piece_rt *pc = &r->pc[x->piece];
+    const struct dl_piece *dp = &r->o->p[x->piece];
+    pthread_mutex_lock(&d->mu);
+    ranges_sub(&r->inflight, dp->off + x->off, dp->off + x->off + x->len);
+    bool landed = ranges_count(&r->st->landed, dp->off + x->off, dp->off + x->off + x->len) ==
+                  x->len;
+    char why[400] = "";
+    if (!landed && !d->fatal && res != CURLE_ABORTED_BY_CALLBACK) {
+        if (code == 403 || code == 410) { /* the CDN URL expired: resolve it again */
+            pc->url_ok = false;
+            snprintf(why, sizeof why, "%s: HTTP %ld from the CDN, resolving the URL again",
+                     dp->f->path, code);
+        } else {
+            pc->tries++;
+            if (res != CURLE_OK && res != CURLE_WRITE_ERROR)
+                snprintf(why, sizeof why, "%s: %s", dp->f->path,
+                         x->cerr[0] ? x->cerr : curl_easy_strerror(res));
+            else if (code == 200 || code == 206)
+                snprintf(why, sizeof why, "%s: the connection ended %lld bytes short",
+                         dp->f->path, (long long)(x->len - (x->pos - x->off)));
+            else
+                snprintf(why, sizeof why, "%s: HTTP %ld", dp->f->path, code);
+            if (pc->tries >= MAX_TRIES || code == 401 || code == 404) {
+                snprintf(r->err, sizeof r->err, "gave up on %s after %d tries: %s", r->o->path,
+                         pc->tries, why);
+                if (code == 401 || code == 404) {
+                    struct buf e = BUF_INIT;
+                    hub_explain(d->hub, code, dp->f->path, NULL, &e);
+                    snprintf(r->err, sizeof r->err, "%s", buf_str(&e));
+                    buf_free(&e);
+                }
+                r->status = OUT_FAILED;
+            }
+            /* 0.5 s, 1 s, ... 60 s, jittered; the server's Retry-After wins */
+            double wait = 0.5 * (double)(1 << (pc->tries < 8 ? pc->tries - 1 : 7));
+            wait = wait > 60 ? 60 : wait;
+            wait *= 0.75 + 0.5 * ((double)rand() / RAND_MAX);
+            long ra = atol(x->retry_after);
+            if (ra > 0)
+                wait = (double)(ra < 300 ? ra : 300);
+            pc->not_before = mono_s() + wait;
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (why[0] && o->on_event) {
+        struct dl_status s = {.path = r->o->path, .detail = why};
+        o->on_event(DL_EV_RETRY, &s, o->arg);
+    }
+    curl_multi_remove_handle(m, x->e);
+    curl_easy_cleanup(x->e);
+    curl_slist_free_all(x->hdr);
+    free(x);
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+int download_space(const struct dl_plan *p, const struct dl_state *st, const char *dir,
+                   bool keep_parts, int64_t *need, int64_t *avail, struct buf *err)
+{
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) < 0) {
+        buf_printf(err, "%s: %s", dir, strerror(errno));
+        return -1;
+    }
+    *avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
+    *need = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct dl_output *o = &p->o[i];
+        bool verified = false;
+        for (int k = 0; k < st->n; k++)
+            if (strcmp(st->f[k].path, o->path) == 0 && st->f[k].size == o->size)
+                verified = st->f[k].verified;
+        struct buf path = BUF_INIT;
+        struct stat sb;
+        buf_printf(&path, "%s/%s%s", dir, o->path, verified ? "" : ".incomplete");
+        int64_t held = stat(buf_str(&path), &sb) == 0 ? (int64_t)sb.st_blocks * 512 : 0;
+        buf_free(&path);
+        if (verified && held >= o->size)
+            continue;
+        int64_t more = o->size - held + (keep_parts && o->split ? o->size : 0);
+        *need += more > 0 ? more : 0;
+    }
+    return 0;
+}
+
+/* Each output's run-time state, from the plan and what an earlier run did. */
+static int prepare(struct dl_run *d, struct buf *err)
+{
+    char boot[64];
+    dl_boot_id(boot);
+    bool same_boot = boot[0] && strcmp(boot, d->st->boot_id) == 0;
+    snprintf(d->st->boot_id, sizeof d->st->boot_id, "%s", boot);
+    /* state entries first: their addresses must not move while we run */
+    for (int i = 0; i < d->plan->n; i++)
+        if (!dl_state_get(d->st, d->plan->o[i].path, d->plan->o[i].size)) {
+            buf_puts(err, "out of memory");
+            return -1;
+        }
+    d->out = d->plan->n > 0 ? calloc((size_t)d->plan->n, sizeof *d->out) : NULL;
+    if (d->plan->n > 0 && !d->out) {
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    d->nout = d->plan->n;
+    for (int i = 0; i < d->nout; i++) {
+        struct out_rt *r = &d->out[i];
+        r->o = &d->plan->o[i];
+        r->st = dl_state_get(d->st, r->o->path, r->o->size);
+        r->fd = -1;
+        r->pc = calloc((size_t)r->o->np, sizeof *r->pc);
+        if (!r->pc) {
+            buf_puts(err, "out of memory");
+            return -1;
+        }
+        struct buf path = BUF_INIT;
+        struct stat sb;
+        output_path(d, r, false, &path);
+        bool present = stat(buf_str(&path), &sb) == 0 && S_ISREG(sb.st_mode) &&
+                       sb.st_size == r->o->size;
+        buf_free(&path);
+        if (present && r->st->verified && !d->o->verify_all) {
+            r->status = OUT_SKIP;
+            continue;
+        }
+        r->status = OUT_ACTIVE;
+        if (present) { /* a complete file of an earlier run or another tool: checked */
+            r->final_name = true;
+            ranges_clear(&r->st->landed);
+            ranges_add(&r->st->landed, 0, r->o->size);
+        } else {
+            r->st->verified = false;
+            if (!same_boot) /* after a reboot only what was synced counts */
+                ranges_copy(&r->st->landed, &r->st->durable);
+        }
+        for (int k = 0; k < r->o->np; k++)
+            if (dlhash_init(&r->pc[k].h, r->o->p[k].off, r->o->p[k].f->size,
+                            !r->o->p[k].f->lfs) < 0) {
+                buf_puts(err, "cannot set up the hashes");
+                return -1;
+            }
+        r->has_whole = r->o->split && r->o->whole_sha256[0];
+        if (r->has_whole)
+            dlhash_init(&r->whole, 0, r->o->size, false);
+        if (open_output(d, r, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void status_of(struct dl_run *d, struct dl_status *s, double rate, int busy)
+{
+    memset(s, 0, sizeof *s);
+    s->rate = rate;
+    s->busy = busy;
+    s->files = d->nout;
+    s->fetched = d->fetched;
+    for (int i = 0; i < d->nout; i++) {
+        struct out_rt *r = &d->out[i];
+        s->total += r->o->size;
+        if (r->status == OUT_SKIP || r->status == OUT_DONE) {
+            s->done += r->o->size;
+            s->files_done++;
+        } else if (!r->final_name) {
+            s->done += ranges_count(&r->st->landed, 0, r->o->size);
+        }
+    }
+}
+
+/* The landed state now; the durable one (data synced first) every DURABLE_S. */
+static int save_state(struct dl_run *d, bool durable, struct buf *err)
+{
+    if (durable) {
+        pthread_mutex_lock(&d->mu);
+        struct ranges *snap = calloc((size_t)d->nout, sizeof *snap);
+        for (int i = 0; snap && i < d->nout; i++)
+            ranges_copy(&snap[i], &d->out[i].st->landed);
+        pthread_mutex_unlock(&d->mu);
+        for (int i = 0; i < d->nout; i++)
+            if (d->out[i].fd >= 0)
+                fdatasync(d->out[i].fd);
+        pthread_mutex_lock(&d->mu);
+        for (int i = 0; snap && i < d->nout; i++) {
+            ranges_copy(&d->out[i].st->durable, &snap[i]);
+            ranges_free(&snap[i]);
+        }
+        pthread_mutex_unlock(&d->mu);
+        free(snap);
+    }
+    pthread_mutex_lock(&d->mu);
+    int rc = dl_state_save(d->o->dir, d->st, durable, err);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+static void event(struct dl_run *d, enum dl_event_kind k, struct out_rt *r, const char *detail,
+                  double rate, int busy)
+{
+    if (!d->o->on_event)
+        return;
+    struct dl_status s;
+    pthread_mutex_lock(&d->mu);
+    status_of(d, &s, rate, busy);
+    pthread_mutex_unlock(&d->mu);
+    s.path = r ? r->o->path : NULL;
+    s.detail = detail;
+    d->o->on_event(k, &s, d->o->arg);
+}
+
+/* Outputs the hasher finished: in place, or failed; a piece refetched. */
+static int settle(struct dl_run *d, double rate, int busy, struct buf *err)
+{
+    int rc = 0;
+    for (int i = 0; i < d->nout; i++) {
+        struct out_rt *r = &d->out[i];
+        pthread_mutex_lock(&d->mu);
+        enum out_status s = r->status;
+        const char *refetched = NULL;
+        for (int k = 0; k < r->o->np; k++)
+            if (r->pc[k].refetches > r->pc[k].said) {
+                r->pc[k].said = r->pc[k].refetches;
+                refetched = r->o->p[k].f->path;
+            }
+        pthread_mutex_unlock(&d->mu);
+        if (refetched) {
+            char why[600];
+            snprintf(why, sizeof why, "%s: its hash differed, fetching it again", refetched);
+            event(d, DL_EV_REFETCH, r, why, rate, busy);
+        }
+        if (s == OUT_READY) {
+            if (finish_output(d, r, err) < 0) {
+                r->status = OUT_FAILED;
+                rc = -1;
+                continue;
+            }
+            event(d, DL_EV_FILE_OK, r, NULL, rate, busy);
+            save_state(d, true, err);
+        } else if (s == OUT_FAILED && r->fd >= 0) {
+            close(r->fd);
+            r->fd = -1;
+            event(d, DL_EV_FAILED, r, r->err, rate, busy);
+        }
+    }
+    return rc;
+}
+
+static int run(struct dl_run *d, struct buf *err)
+{
+    const struct dl_opts *o = d->o;
+    CURLM *m = curl_multi_init();
+    struct xfer **xs = calloc((size_t)o->connections, sizeof *xs); /* in flight */
+    if (!m || !xs) {
+        buf_puts(err, "cannot start libcurl");
+        free(xs);
+        if (m)
+            curl_multi_cleanup(m);
+        return -1;
+    }
+    /* one transfer per connection: a CDN caps each connection, not each stream */
+    curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    int busy = 0, rc = 0;
+    double last_save = mono_s(), last_durable = last_save, last_event = 0, rate = 0;
+    int64_t saved_at = d->fetched, rate_at = d->fetched;
+    double rate_t = last_save;
+    int64_t save_every = d->plan->bytes / 400 > (1 << 20) ? d->plan->bytes / 400 : (1 << 20);
+    for (;;) {
+        double now = mono_s();
+        bool cancel = o->cancel && atomic_load(o->cancel);
+        if (settle(d, rate, busy, err) < 0 || d->fatal)
+            break;
+        /* new transfers, up to the limit */
+        pthread_mutex_lock(&d->mu);
+        int oi, pi;
+        int64_t off, len;
+        bool more = false;
+        while (!cancel && busy < o->connections && next_range(d, now, &oi, &pi, &off, &len)) {
+            pthread_mutex_unlock(&d->mu);
+            struct buf e = BUF_INIT;
+            int s = start_xfer(d, m, oi, pi, off, len, &xs[busy], &e);
+            pthread_mutex_lock(&d->mu);
+            if (s < 0) { /* the hub would not resolve it: that output fails */
+                snprintf(d->out[oi].err, sizeof d->out[oi].err, "%s", buf_str(&e));
+                d->out[oi].status = OUT_FAILED;
+            } else {
+                busy++;
+            }
+            buf_free(&e);
+        }
+        /* is anything left to do, now or after a backoff? */
+        bool pending = false;
+        for (int i = 0; i < d->nout; i++)
+            pending |= d->out[i].status == OUT_ACTIVE || d->out[i].status == OUT_READY;
+        more = pending;
+        pthread_mutex_unlock(&d->mu);
+        if (!more && busy == 0)
+            break;
+        if (cancel) /* what landed is kept; the transfers in flight end now */
+            break;
+        int running = 0;
+        curl_multi_perform(m, &running);
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m, &left)))
+            if (msg->msg == CURLMSG_DONE) {
+                struct xfer *x;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+                for (int k = 0; k < busy; k++)
+                    if (xs[k] == x) {
+                        xs[k] = xs[--busy];
+                        break;
+                    }
+                end_xfer(d, m, msg->data.result, x, o);
+            }
+        curl_multi_poll(m, NULL, 0, busy ? 100 : 50, NULL);
+        now = mono_s();
+        if (now - rate_t >= 1.0) { /* smoothed over about 5 s */
+            double inst = (double)(d->fetched - rate_at) / (now - rate_t);
+            rate = rate > 0 ? 0.8 * rate + 0.2 * inst : inst;
+            rate_at = d->fetched;
+            rate_t = now;
+        }
+        if (now - last_durable >= DURABLE_S) {
+            save_state(d, true, err);
+            last_durable = last_save = now;
+            saved_at = d->fetched;
+        } else if (d->fetched != saved_at && now - last_save >= SAVE_MIN_S &&
+                   (d->fetched - saved_at >= save_every || now - last_save >= SAVE_MAX_S)) {
+            save_state(d, false, err);
+            last_save = now;
+            saved_at = d->fetched;
+        }
+        if (now - last_event >= 0.5) {
+            event(d, DL_EV_PROGRESS, NULL, NULL, rate, busy);
+            last_event = now;
+        }
+    }
+    /* cancelled or stopped: the transfers in flight end; what landed is kept */
+    while (busy > 0)
+        end_xfer(d, m, CURLE_ABORTED_BY_CALLBACK, xs[--busy], o);
+    free(xs);
+    curl_multi_cleanup(m);
+    if (d->fatal) {
+        buf_reset(err);
+        if (d->fatal == ENOSPC)
+            buf_printf(err, "no space left on %s's filesystem (writing %s): free space and run "
+                            "download again to resume",
+                       o->dir, d->fatal_what);
+        else
+            buf_printf(err, "cannot write %s: %s", d->fatal_what, strerror(d->fatal));
+        rc = -1;
+    }
+    return rc;
+}
+
+int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
+                 const struct dl_opts *o, struct buf *err)
+{
+    struct dl_run d = {.plan = p, .st = st, .o = o, .hub = h};
+    pthread_mutex_init(&d.mu, NULL);
+    pthread_cond_init(&d.cv, NULL);
+    pthread_t hasher;
+    bool hashing = false;
+    int rc = prepare(&d, err);
+    if (rc == 0) {
+        for (int i = 0; i < d.nout; i++)
+            if (d.out[i].status == OUT_SKIP)
+                event(&d, DL_EV_FILE_SKIP, &d.out[i], NULL, 0, 0);
+        hashing = pthread_create(&hasher, NULL, dlhash_main, &d) == 0;
+        if (!hashing) {
+            buf_puts(err, "cannot start the hasher");
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        rc = run(&d, err);
+    if (hashing) {
+        pthread_mutex_lock(&d.mu);
+        d.stop = true;
+        pthread_cond_broadcast(&d.cv);
+        pthread_mutex_unlock(&d.mu);
+        pthread_join(hasher, NULL);
+    }
+    struct buf e2 = BUF_INIT;
+    save_state(&d, true, &e2); /* what landed is never lost */
+    buf_free(&e2);
+    int failed = 0;
+    for (int i = 0; i < d.nout; i++) {
+        struct out_rt *r = &d.out[i];
+        if (r->status != OUT_DONE && r->status != OUT_SKIP) {
+            if (!failed && rc == 0)
+                buf_printf(err, "%s", r->err[0] ? r->err : "not complete (interrupted)");
+            failed++;
+        }
+        if (r->fd >= 0)
+            close(r->fd);
+        for (int k = 0; k < r->o->np; k++) {
+            dlhash_free(&r->pc[k].h);
+            buf_free(&r->pc[k].url);
+        }
+        free(r->pc);
+        dlhash_free(&r->whole);
+        ranges_free(&r->inflight);
+    }
+    free(d.out);
+    pthread_mutex_destroy(&d.mu);
+    pthread_cond_destroy(&d.cv);
+    return rc < 0 ? -1 : failed ? 1 : 0;
+}
