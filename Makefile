@@ -18,7 +18,7 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
             libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap tmux clang \
             libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop \
-            file bsdutils coreutils rsync iptables fish tcsh zsh
+            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
@@ -60,7 +60,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check unit sim-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
+.PHONY: all deps test check unit sim-test hub-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
@@ -190,6 +190,11 @@ sim-test: all
 	tests/sim/test_client.sh
 	tests/node/run.sh
 
+# download against the simulator's hub on loopback (bytes from nginx or its
+# own CDN with faults), and the hub's own JS client against the simulator.
+hub-test: all
+	tests/hub/test_download.sh
+
 # Commands that need no hosts, beside the tools they replace (verify vs
 # sha256sum); again with the TSan build.
 cli-test: all
@@ -218,6 +223,7 @@ test: deps
 	$(MAKE) SAN=address,undefined unit
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' unit
 	$(MAKE) sim-test
+	$(MAKE) hub-test
 	$(MAKE) cli-test
 	$(MAKE) fuzz-smoke
 	$(MAKE) it

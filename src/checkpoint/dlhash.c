@@ -92,6 +92,25 @@ static void start_over(struct out_rt *r, int i)
     p->refetches++;
 }
 
+/* A complete file (an earlier run's, or another tool's) that does not match:
+ * back to NAME.incomplete, fetched again where it is wrong. */
+static int repair(struct dl_run *d, struct out_rt *r)
+{
+    char from[4096], to[4200];
+    snprintf(from, sizeof from, "%s/%s", d->o->dir, r->o->path);
+    snprintf(to, sizeof to, "%s.incomplete", from);
+    if (rename(from, to) < 0) {
+        snprintf(r->err, sizeof r->err, "%s differs from the hub's and cannot be renamed to fetch "
+                                        "it again",
+                 r->o->path);
+        r->status = OUT_FAILED;
+        return -1;
+    }
+    r->final_name = false;
+    r->st->verified = false;
+    return 0;
+}
+
 static bool advance(struct dl_run *d, struct out_rt *r, char *buf)
 {
     bool worked = false;
@@ -103,15 +122,17 @@ static bool advance(struct dl_run *d, struct out_rt *r, char *buf)
             continue;
         if (finish(&p->h, f->lfs ? f->sha256 : f->sha1))
             continue;
-        if (p->refetches >= MAX_REFETCHES || r->final_name) {
+        if (p->refetches >= MAX_REFETCHES) {
             snprintf(r->err, sizeof r->err,
-                     "%s: %s differs from the hub's %s %s%s", r->o->path, f->path,
-                     f->lfs ? "sha256" : "git sha1", f->lfs ? f->sha256 : f->sha1,
-                     r->final_name ? "" : " three times: the hub's copy or the way here "
-                                          "corrupts it");
+                     "%s: %s differs from the hub's %s %s three times: the hub's copy or the "
+                     "way here corrupts it",
+                     r->o->path, f->path, f->lfs ? "sha256" : "git sha1",
+                     f->lfs ? f->sha256 : f->sha1);
             r->status = OUT_FAILED;
             return true;
         }
+        if (r->final_name && repair(d, r) < 0)
+            return true;
         start_over(r, i);
         worked = true;
     }

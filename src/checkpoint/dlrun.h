@@ -25,6 +25,7 @@ struct hasher {
 struct piece_rt {
     struct buf url;
     bool url_ok, with_token, no_range;
+    bool whole_active; /* a transfer of the whole piece (no Range support) runs */
     int tries, refetches, said; /* said: refetches the caller was told of */
     double not_before; /* backoff: no transfer of this piece before */
     struct hasher h;
@@ -40,6 +41,7 @@ struct out_rt {
     struct hasher whole; /* split shards: the whole against the manifest */
     bool has_whole;
     struct ranges inflight;
+    int active; /* transfers writing into it: it is finished only when none is */
     char err[300];
 };
 

@@ -463,8 +463,9 @@ int hub_resolve(struct hub *h, const char *commit, const char *path, struct buf 
             buf_printf(url, "%s%s", h->endpoint, r.location);
         else
             buf_puts(url, r.location);
-        *with_token = strncmp(buf_str(url), h->endpoint, strlen(h->endpoint)) == 0 &&
-                      (buf_str(url)[strlen(h->endpoint)] == '/');
+        /* a redirect target never gets the token, even on the hub's host: a
+         * signed CDN URL needs none */
+        *with_token = false;
         rc = 0;
     } else if (code == 200) {
         buf_puts(url, buf_str(&u));

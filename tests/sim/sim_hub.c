@@ -12,7 +12,9 @@
  *   flip=PATH@OFF   the first time PATH's byte OFF is served it is flipped
  *   expire=S        a CDN URL expires S seconds after its resolve (403 then)
  *   429=K           the first K API and resolve requests get 429, Retry-After: 1
- *   rate=BYTES      each CDN response is paced at BYTES/s (a CDN's per-connection cap) */
+ *   rate=BYTES      each CDN response is paced at BYTES/s (a CDN's per-connection cap)
+ *   inject=PATH:SIZE the first tree page also lists a file PATH of SIZE bytes (a
+ *                   hostile or broken listing: "../x", a duplicate, an absurd size) */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -48,6 +50,8 @@ static struct {
     int expire_s;
     int busy_left;
     long long rate;
+    char inject_path[512];
+    long long inject_size;
 } F;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -80,6 +84,10 @@ static void parse_faults(void)
         } else if (sscanf(t, "expire=%d", &F.expire_s) == 1) {
         } else if (sscanf(t, "429=%d", &F.busy_left) == 1) {
         } else if (sscanf(t, "rate=%lld", &F.rate) == 1) {
+        } else if (strncmp(t, "inject=", 7) == 0 && strrchr(t, ':')) {
+            snprintf(F.inject_path, sizeof F.inject_path, "%.*s",
+                     (int)(strrchr(t, ':') - t - 7), t + 7);
+            F.inject_size = atoll(strrchr(t, ':') + 1);
         } else {
             fprintf(stderr, "dsv41-sim hub: unknown fault '%s'\n", t);
         }
@@ -205,6 +213,11 @@ static enum MHD_Result api(struct MHD_Connection *c, const char *rest)
     cJSON *arr = cJSON_CreateArray();
     for (int i = from; i < to; i++)
         cJSON_AddItemToArray(arr, entry_json(&v->e[i]));
+    if (from == 0 && F.inject_path[0]) {
+        struct hub_entry e = {.path = F.inject_path, .size = F.inject_size};
+        snprintf(e.oid, sizeof e.oid, "%040d", 0);
+        cJSON_AddItemToArray(arr, entry_json(&e));
+    }
     char *s = cJSON_PrintUnformatted(arr);
     cJSON_Delete(arr);
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
@@ -243,15 +256,15 @@ static ssize_t read_body(void *cls, uint64_t pos, char *buf, size_t max)
         want = (size_t)(b->len - (long long)pos);
     if (b->dropped && (long long)want > F.drop_bytes - b->sent)
         want = (size_t)(F.drop_bytes - b->sent);
-    if (F.rate > 0) { /* a CDN's per-connection cap: never ahead of rate */
+    if (F.rate > 0) { /* a CDN's per-connection cap: a byte leaves only when the rate allows */
+        if ((long long)want > F.rate / 100 + 1)
+            want = (size_t)(F.rate / 100 + 1);
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double el = (double)(now.tv_sec - b->t0.tv_sec) + (now.tv_nsec - b->t0.tv_nsec) / 1e9;
-        double ahead = (double)b->sent / (double)F.rate - el;
+        double ahead = (double)(b->sent + (long long)want) / (double)F.rate - el;
         if (ahead > 0)
             usleep((useconds_t)(ahead * 1e6));
-        if ((long long)want > F.rate / 20 + 1)
-            want = (size_t)(F.rate / 20 + 1);
     }
     ssize_t n = pread(b->fd, buf, want, b->start + (long long)pos);
     if (n <= 0)

@@ -1,0 +1,240 @@
+#!/bin/bash
+# `dsv41-top download` against dsv41-sim's hub on loopback, the bytes served
+# by real nginx (Range, limit_rate) or by the simulator's own CDN with its
+# faults. Every check of bytes sent is judged by what the server counted.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/it/lib.sh"
+SIM=${DSV41_SIM:-$root/build/dsv41-sim}
+TOP=${DSV41_BIN:-$root/build/dsv41-top}
+T=$(mktemp -d /tmp/dsv41-dl.XXXXXX)
+chmod 755 "$T"
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    [ -f "$T/nginx.pid" ] && kill "$(cat "$T/nginx.pid")" 2>/dev/null
+    mountpoint -q "$T/small" && umount "$T/small"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+REPO=0xSero/DeepSeek-V4.1-Flash-Spark
+HUB=$T/hub
+C1=$("$root/tests/hub/mkrepo.sh" "$HUB" 32 1)
+REV=$HUB/revs/$C1
+# what the download must produce: every file, the shards whole, no parts
+expect_dir() { # dir [revision dir]
+    local d=$1 r=${2:-$REV} f bad=0
+    for f in $(cd "$r" && find . -type f ! -name '*.part[0-9]*' | sort); do
+        cmp -s "$r/$f" "$d/$f" || { echo "    differs: $f" >&2; bad=1; }
+    done
+    for s in model-00005-of-00006.safetensors model-00006-of-00006.safetensors; do
+        cat "$r/$s".part* | cmp -s - "$d/$s" || { echo "    differs: $s" >&2; bad=1; }
+    done
+    [ -z "$(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" ] ||
+        { echo "    left behind: $(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" >&2; bad=1; }
+    return $bad
+}
+lfs_bytes() { (cd "$REV" && find . -name '*.safetensors*' -printf '%s\n' | awk '{s+=$1} END {print s}'); }
+
+HP=$((30000 + RANDOM % 10000))
+start_hub() { # extra args...; DSV41_HUB_FAULTS from the environment
+    stop_hub
+    "$SIM" hub --root "$HUB" --repo "$REPO" --port "$HP" "$@" > "$T/hub.log" 2>&1 &
+    HUBPID=$!
+    PIDS+=("$HUBPID")
+    for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$HP/_stats" && return 0; sleep 0.05; done
+    cat "$T/hub.log" >&2
+    return 1
+}
+stop_hub() {
+    [ -n "${HUBPID:-}" ] || return 0
+    kill "$HUBPID" 2>/dev/null
+    wait "$HUBPID" 2>/dev/null
+    HUBPID=
+}
+stat_of() { curl -s "http://127.0.0.1:$HP/_stats" | jq -r ".$1"; }
+NP=$((HP + 1))
+start_nginx() { # limit_rate
+    cat > "$T/nginx.conf" <<EOF
+user root;
+pid $T/nginx.pid;
+error_log $T/nginx.err;
+events { worker_connections 512; }
+http {
+    log_format bytes '\$request_uri \$status \$body_bytes_sent "\$http_authorization"';
+    access_log $T/nginx.log bytes;
+    client_body_temp_path $T/nginx-tmp;
+    proxy_temp_path $T/nginx-tmp;
+    fastcgi_temp_path $T/nginx-tmp;
+    uwsgi_temp_path $T/nginx-tmp;
+    scgi_temp_path $T/nginx-tmp;
+    server {
+        listen 127.0.0.1:$NP;
+        root $HUB/revs;
+        location / { limit_rate ${1:-0}; }
+    }
+}
+EOF
+    mkdir -p "$T/nginx-tmp"
+    nginx -c "$T/nginx.conf" -p "$T" || return 1
+    for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$NP/" && return 0; sleep 0.05; done
+    return 1
+}
+nginx_bytes() { awk '$2 == 206 || $2 == 200 {s+=$3} END {print s+0}' "$T/nginx.log"; }
+DL() { # dir args...
+    local d=$1
+    shift
+    env HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent HOME="$T" \
+        "$TOP" download --dir "$d" "$@"
+}
+# In the background, as the process itself: $! is dsv41-top's own PID.
+DL_BG() { # log dir args...
+    local log=$1 d=$2
+    shift 2
+    (exec env HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent \
+        HOME="$T" "$TOP" download --dir "$d" "$@" > "$log" 2>&1) &
+}
+
+# --- the hub's own client speaks to the simulator ------------------------------------
+if (cd "$root/tests/hub" && npm ci --no-audit --no-fund --loglevel=error > "$T/npm.log" 2>&1); then
+    start_hub --page 5
+    out=$(cd "$root/tests/hub" && node client.mjs "http://127.0.0.1:$HP" "$REPO" "$REV" 2>&1); rc=$?
+    printf '%s\n' "$out"
+    check "@huggingface/hub lists and downloads from the simulator (our CDN)" [ $rc -eq 0 ]
+else
+    cat "$T/npm.log"
+    not_ok "npm ci: @huggingface/hub could not be installed"
+fi
+
+# --- a whole download, bytes from nginx ----------------------------------------------
+start_nginx 0 || not_ok "nginx starts"
+start_hub --page 7 --cdn "http://127.0.0.1:$NP"
+out=$(DL "$T/a" --dry-run 2>&1); rc=$?
+check "dry run: exit 0, what it would fetch and the disk it needs" eval '[ $rc -eq 0 ] && contains "$out" "would fetch" && contains "$out" "from 3 parts, written in place"'
+check "dry run: nothing written" [ -z "$(find "$T/a" -type f ! -name '.dsv41-*' 2>/dev/null)" ]
+out=$(DL "$T/a" --chunk 4 --progress 1 2>&1); rc=$?
+check "download: exit 0" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -20
+check "download: every file as the hub has it, the Engram shards whole" expect_dir "$T/a"
+check "download: the shards match sha256-manifest.txt" eval '(cd "$T/a" && sha256sum -c --quiet sha256-manifest.txt)'
+check "download: a line per verified file" contains "$out" "OK          model-00005-of-00006.safetensors"
+check "download: progress lines" contains "$out" "download: "
+check "download: the listing's every page read" [ "$(stat_of tree_pages)" -ge $(( $(find "$REV" | wc -l) / 7 )) ]
+sent=$(nginx_bytes)
+check "download: nginx sent each LFS byte once" [ "$sent" -eq "$(lfs_bytes)" ]
+[ "$sent" -eq "$(lfs_bytes)" ] || { echo "    nginx sent $sent for $(lfs_bytes)"; awk '$2 != 206' "$T/nginx.log" | head -5; }
+check "download: no token reached the CDN" eval '! grep -q "Bearer" "$T/nginx.log"'
+before=$(nginx_bytes)
+out=$(DL "$T/a" 2>&1); rc=$?
+check "again: exit 0, nothing fetched" eval '[ $rc -eq 0 ] && [ "$(nginx_bytes)" -eq "$before" ] && contains "$out" "(verified earlier)"'
+flip_byte "$T/a/model-00003-of-00006.safetensors" 1000
+out=$(DL "$T/a" --verify 2>&1); rc=$?
+check "--verify: a damaged complete file found and fetched again (exit 0)" eval '[ $rc -eq 0 ] && contains "$out" "REFETCH     model-00003-of-00006.safetensors" && expect_dir "$T/a"'
+json=$(DL "$T/b" --json --include 'model-0000[56]*' 2>/dev/null); rc=$?
+check "--json --include: exit 0, JSON lines only" eval '[ $rc -eq 0 ] && printf "%s\n" "$json" | jq -e . >/dev/null'
+check "--include: a shard with its parts, nothing else" eval '[ -f "$T/b/model-00005-of-00006.safetensors" ] && [ ! -e "$T/b/config.json" ]'
+check "--json: the end says ok" jq_is "$(printf '%s\n' "$json" | tail -1)" .ok true
+kill "$(cat "$T/nginx.pid")" 2>/dev/null
+
+# --- the token: only to the hub -------------------------------------------------------
+start_hub --token hf_testsecret
+out=$(DL "$T/tok" 2>&1); rc=$?
+check "gated repo without a token: exit 2, HF_TOKEN named" eval '[ $rc -eq 2 ] && contains "$out" "set HF_TOKEN"'
+printf 'hf_testsecret\n' > "$T/token"
+out=$(env HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN_PATH="$T/token" HOME="$T" HF_TOKEN= \
+    "$TOP" download --dir "$T/tok" 2>&1); rc=$?
+check "with the token from HF_TOKEN_PATH: exit 0" [ $rc -eq 0 ]
+check "the token never reached the CDN" [ "$(stat_of cdn_auth_seen)" -eq 0 ]
+check "the token in no file of the download" eval '! grep -rq hf_testsecret "$T/tok"'
+out=$(env HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN=hf_wrong HOME="$T" "$TOP" download --dir "$T/tok2" 2>&1); rc=$?
+check "a token without access: exit 2, said" eval '[ $rc -eq 2 ] && contains "$out" "HF_TOKEN has no access"'
+
+# --- killed at ten random moments, then resumed ---------------------------------------
+# 8 connections at 1 MB/s each: the download takes ~20 s. What a kill loses:
+# what landed since the last save of the state, and what was on its way
+# (the sockets' buffers) - both a fraction of a MB at this rate.
+DSV41_HUB_FAULTS=rate=1000000 start_hub
+for i in $(seq 10); do
+    DL_BG "$T/k.$i.log" "$T/k" --chunk 2 --connections 8 --progress 0
+    p=$!
+    sleep "$(awk -v r=$RANDOM 'BEGIN {printf "%.2f", 0.3 + r / 32768 * 1.2}')"
+    kill -9 "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+done
+out=$(DL "$T/k" --chunk 2 2>&1); rc=$?
+check "killed ten times: the eleventh run ends it (exit 0)" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || printf '%s\n' "$out" | grep -v "^OK" | tail -15
+check "killed ten times: every file as the hub has it" expect_dir "$T/k"
+sent=$(stat_of cdn_bytes) want=$(lfs_bytes)
+echo "    the CDN sent $sent bytes for $want"
+check "killed ten times: at most 1.05 x the size fetched in all" [ "$sent" -le $(( want * 105 / 100 )) ]
+
+# --- faults ---------------------------------------------------------------------------
+DSV41_HUB_FAULTS=drop=300000/12 start_hub
+out=$(DL "$T/drop" --chunk 2 2>&1); rc=$?
+check "dropped connections: exit 0, every file right" eval '[ $rc -eq 0 ] && expect_dir "$T/drop"'
+check "dropped connections: the retries said" contains "$out" "retry: "
+DSV41_HUB_FAULTS=norange start_hub
+out=$(DL "$T/norange" --chunk 2 2>&1); rc=$?
+check "200 for a Range request: exit 0, every file right" eval '[ $rc -eq 0 ] && expect_dir "$T/norange"'
+check "200 for a Range request: the server did send whole files" [ "$(stat_of cdn_full)" -gt 0 ]
+DSV41_HUB_FAULTS=flip=model-00002-of-00006.safetensors@1000000 start_hub
+out=$(DL "$T/flip" --chunk 2 2>&1); rc=$?
+check "a flipped byte: caught and fetched again, exit 0" eval '[ $rc -eq 0 ] && contains "$out" "REFETCH     model-00002-of-00006.safetensors: its hash differed"'
+check "a flipped byte: every file right" expect_dir "$T/flip"
+DSV41_HUB_FAULTS=expire=1,rate=2000000 start_hub
+out=$(DL "$T/exp" --chunk 8 --connections 4 2>&1); rc=$?
+check "an expired CDN URL: resolved again, exit 0, every file right" eval '[ $rc -eq 0 ] && expect_dir "$T/exp" && contains "$out" "resolving the URL again"'
+DSV41_HUB_FAULTS=429=3 start_hub
+out=$(DL "$T/busy" 2>&1); rc=$?
+check "429 with Retry-After: waited, exit 0" eval '[ $rc -eq 0 ] && expect_dir "$T/busy"'
+
+# --- listings that must be refused ------------------------------------------------------
+for bad in "../../escaped:10" "/etc/passwd:10" "config.json:82" "huge.bin:99999999999999" \
+           ".dsv41-download.json:10" "exl3:5"; do
+    DSV41_HUB_FAULTS="inject=$bad" start_hub
+    out=$(DL "$T/bad" 2>&1); rc=$?
+    check "a hostile listing (${bad%%:*}): refused, exit 2, nothing written" eval '[ $rc -eq 2 ] && contains "$out" "listing" && [ -z "$(find "$T/bad" -type f ! -name ".dsv41-*" 2>/dev/null)" ]'
+done
+check "a hostile listing: nothing outside the directory" [ ! -e "$T/escaped" ]
+
+# --- main moves between two runs -------------------------------------------------------
+DSV41_HUB_FAULTS=rate=1000000 start_hub
+DL_BG /dev/null "$T/move" --progress 0
+p=$!
+sleep 1.5
+kill -9 "$p"; wait "$p" 2>/dev/null
+C2=$("$root/tests/hub/mkrepo.sh" "$HUB" 8 2)
+start_hub
+out=$(DL "$T/move" 2>&1); rc=$?
+check "main moved: said, and the pinned commit finished (exit 0)" eval '[ $rc -eq 0 ] && contains "$out" "main now names ${C2:0:12}; this download continues ${C1:0:12}"'
+check "main moved: the files are the pinned revision's" expect_dir "$T/move"
+out=$(DL "$T/move" --fresh 2>&1); rc=$?
+check "--fresh: the new main, exit 0" eval '[ $rc -eq 0 ] && expect_dir "$T/move" "$HUB/revs/$C2"'
+echo "$C1" > "$HUB/refs/main"
+start_hub
+
+# --- a full disk ------------------------------------------------------------------------
+mkdir -p "$T/small"
+if mount -t tmpfs -o size=200m tmpfs "$T/small" 2>/dev/null; then
+    head -c 100000000 /dev/zero > "$T/small/filler"
+    out=$(DL "$T/small/dl" 2>&1); rc=$?
+    check "a disk too small: refused up front with both numbers (exit 2)" eval '[ $rc -eq 2 ] && contains "$out" "the download needs" && contains "$out" "free"'
+    rm "$T/small/filler"
+    out=$(DL "$T/small/dl" 2>&1); rc=$?
+    check "space freed: the download completes" eval '[ $rc -eq 0 ] && expect_dir "$T/small/dl"'
+    umount "$T/small"
+else
+    not_ok "a tmpfs for the full-disk check (needs root)"
+fi
+
+# --- settings -------------------------------------------------------------------------
+out=$(env HF_ENDPOINT="http://127.0.0.1:1" HOME="$T" "$TOP" download --dir "$T/x" 2>&1); rc=$?
+check "no hub: exit 2, the endpoint named" eval '[ $rc -eq 2 ] && contains "$out" "cannot reach http://127.0.0.1:1"'
+out=$(DL "$T/x" --revision no-such-branch 2>&1); rc=$?
+check "an unknown revision: exit 2, REVISION named" eval '[ $rc -eq 2 ] && contains "$out" "check REVISION"'
+out=$(env HF_ENDPOINT="http://127.0.0.1:$HP" HF_REPO=nobody/nothing HOME="$T" "$TOP" download --dir "$T/x" 2>&1); rc=$?
+check "an unknown repository: exit 2, HF_REPO named" eval '[ $rc -eq 2 ] && contains "$out" "check HF_REPO"'
+out=$("$TOP" download --help); rc=$?
+check "--help: usage, exit 0" eval '[ $rc -eq 0 ] && contains "$out" "usage: dsv41-top download"'
+summary
