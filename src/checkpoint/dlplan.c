@@ -132,14 +132,14 @@ int dl_plan_build(const struct hub_tree *t, const char *manifest, char *const *i
         }
         char base[1024];
         snprintf(base, sizeof base, "%.*s", (int)bl, f->path);
-        if (dl_plan_find(p, base) || !wanted(base, include, ninclude))
-            continue; /* its shard is planned already, or not wanted */
         if (hub_tree_find(t, base)) { /* the whole shard is listed too: take it */
             snprintf(p->note, sizeof p->note, "%.400s is listed whole and in parts: the whole one "
                                               "is fetched",
                      base);
             continue;
         }
+        if (dl_plan_find(p, base) || !wanted(base, include, ninclude))
+            continue; /* its shard is planned already, or not wanted */
         if (add_split(p, t, f->path, bl, err) < 0) {
             dl_plan_free(p);
             return -1;

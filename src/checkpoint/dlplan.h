@@ -35,8 +35,9 @@ struct dl_plan {
     char note[512]; /* what the plan chose to say (a shard listed whole and in parts) */
 };
 
-/* The outputs of a listing, those whose path matches one of include (all when
- * ninclude is 0). manifest: sha256-manifest.txt's text, or NULL. */
+/* The outputs of a listing (sorted, as hub_tree_check leaves it), those whose
+ * path matches one of include (all when ninclude is 0). manifest:
+ * sha256-manifest.txt's text, or NULL. */
 int dl_plan_build(const struct hub_tree *t, const char *manifest, char *const *include,
                   int ninclude, struct dl_plan *p, struct buf *err);
 const struct dl_output *dl_plan_find(const struct dl_plan *p, const char *path);

@@ -21,6 +21,8 @@
 #include "knownhosts.h"
 #include "shcmd.h"
 #include "config_check.h"
+#include "hub.h"
+#include "ranges.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,7 +75,63 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 18) {
+    switch (data[0] % 21) {
+    case 18: {
+        /* a hub listing: whatever it accepts stays inside the directory */
+        struct hub_tree t = {0};
+        struct buf err = BUF_INIT;
+        if (hub_parse_tree(s, &t, &err) == 0 && hub_tree_check(&t, &err) == 0)
+            for (int i = 0; i < t.n; i++)
+                if (verify_path_problem(t.f[i].path) || strstr(t.f[i].path, "//") ||
+                    t.f[i].size < 0 || t.f[i].size > HUB_MAX_FILE_SIZE)
+                    abort();
+        hub_tree_free(&t);
+        buf_free(&err);
+        break;
+    }
+    case 19: {
+        /* a Link header: a next page is an http(s) URL, never anything else */
+        char url[512];
+        if (hub_link_next(s, url, sizeof url) && strncmp(url, "http://", 7) != 0 &&
+            strncmp(url, "https://", 8) != 0)
+            abort();
+        break;
+    }
+    case 20: {
+        /* ranges against a bitmap of 256 bytes: the same set after any adds and subs */
+        struct ranges r = {0};
+        unsigned char bits[256] = {0};
+        for (size_t i = 0; i + 2 < size - 1; i += 3) {
+            unsigned a = (unsigned char)s[i + 1], b = (unsigned char)s[i + 2];
+            bool add = s[i] & 1;
+            if (a > b) {
+                unsigned x = a;
+                a = b;
+                b = x;
+            }
+            if (add)
+                ranges_add(&r, a, b);
+            else
+                ranges_sub(&r, a, b);
+            for (unsigned k = a; k < b; k++)
+                bits[k] = add;
+        }
+        int64_t want = 0;
+        for (int k = 0; k < 256; k++)
+            want += bits[k];
+        if (ranges_count(&r, 0, 256) != want)
+            abort();
+        for (int k = 0; k < r.n; k++)
+            if (r.r[k].a >= r.r[k].b || (k && r.r[k].a <= r.r[k - 1].b)) /* sorted, merged */
+                abort();
+        for (int k = 0; k < 256; k++) {
+            int64_t reach = ranges_reach(&r, k);
+            if ((reach > k) != (bits[k] != 0))
+                abort();
+        }
+        ranges_free(&r);
+        break;
+    }
     case 15: {
         /* known_hosts text: the preference holds supported methods only, once each */
         static const char sup[] = "ecdsa-sha2-nistp256,ssh-ed25519,rsa-sha2-512,ssh-rsa";

@@ -35,6 +35,9 @@ for f in "$root"/tests/fixtures/known_hosts/*; do
 done
 printf "\x10it's \\ back\\slash ! \$(x) \"q\"" > "$corpus/seed-quote"
 printf '\x11/tmp/a b:c' > "$corpus/seed-setting"
+printf '\x12[{"type":"file","oid":"%040d","size":1,"path":"a/b"},{"type":"directory","oid":"%040d","size":0,"path":"a"}]' 0 0 > "$corpus/seed-tree"
+printf '\x13<https://h/api/models/a/b/tree/main?cursor=1>; rel="next"' > "$corpus/seed-link"
+printf '\x14\x01\x10\x20\x00\x15\x18\x01\x00\xff' > "$corpus/seed-ranges"
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done
