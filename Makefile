@@ -191,9 +191,11 @@ sim-test: all
 	tests/node/run.sh
 
 # download against the simulator's hub on loopback (bytes from nginx or its
-# own CDN with faults), and the hub's own JS client against the simulator.
+# own CDN with faults), and the hub's own JS client against the simulator;
+# assemble on what `hf download` leaves.
 hub-test: all
 	tests/hub/test_download.sh
+	tests/hub/test_assemble.sh
 
 # Commands that need no hosts, beside the tools they replace (verify vs
 # sha256sum); again with the TSan build.

@@ -52,6 +52,8 @@ static const struct cmd_entry COMMANDS[] = {
      cmd_verify},
     {"download", "[--dir DIR] [--include GLOB]... [--dry-run]   the checkpoint from the hub",
      cmd_download},
+    {"assemble", "[DIR]      shards rebuilt from their .partNN pieces, with little extra disk",
+     cmd_assemble},
     {"copy-to-peer", "[--node NAME] [--dry-run]   the checkpoint to the workers, verified there",
      cmd_copy_to_peer},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},

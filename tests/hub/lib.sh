@@ -1,0 +1,96 @@
+# Shared by tests/hub/*.sh: a synthetic revision in a hub root, dsv41-sim's
+# hub and nginx on loopback, the download as the tests run it. Sourced after
+# `root` is set; TMPL names the temporary directory. Everything started is
+# killed by cleanup on exit.
+set -u
+. "$root/tests/it/lib.sh"
+SIM=${DSV41_SIM:-$root/build/dsv41-sim}
+TOP=${DSV41_BIN:-$root/build/dsv41-top}
+T=$(mktemp -d "/tmp/${TMPL:-dsv41-dl}.XXXXXX")
+chmod 755 "$T"
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    [ -f "$T/nginx.pid" ] && kill "$(cat "$T/nginx.pid")" 2>/dev/null
+    mountpoint -q "$T/small" && umount "$T/small"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+REPO=0xSero/DeepSeek-V4.1-Flash-Spark
+HUB=$T/hub
+C1=$("$root/tests/hub/mkrepo.sh" "$HUB" 32 1)
+REV=$HUB/revs/$C1
+# what the download must produce: every file, the shards whole, no parts
+expect_dir() { # dir [revision dir]
+    local d=$1 r=${2:-$REV} f bad=0
+    for f in $(cd "$r" && find . -type f ! -name '*.part[0-9]*' | sort); do
+        cmp -s "$r/$f" "$d/$f" || { echo "    differs: $f" >&2; bad=1; }
+    done
+    for s in model-00005-of-00006.safetensors model-00006-of-00006.safetensors; do
+        cat "$r/$s".part* | cmp -s - "$d/$s" || { echo "    differs: $s" >&2; bad=1; }
+    done
+    [ -z "$(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" ] ||
+        { echo "    left behind: $(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" >&2; bad=1; }
+    return $bad
+}
+lfs_bytes() { (cd "$REV" && find . -name '*.safetensors*' -printf '%s\n' | awk '{s+=$1} END {print s}'); }
+
+HP=$((30000 + RANDOM % 10000))
+start_hub() { # extra args...; DSV41_HUB_FAULTS from the environment
+    stop_hub
+    "$SIM" hub --root "$HUB" --repo "$REPO" --port "$HP" "$@" > "$T/hub.log" 2>&1 &
+    HUBPID=$!
+    PIDS+=("$HUBPID")
+    for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$HP/_stats" && return 0; sleep 0.05; done
+    cat "$T/hub.log" >&2
+    return 1
+}
+stop_hub() {
+    [ -n "${HUBPID:-}" ] || return 0
+    kill "$HUBPID" 2>/dev/null
+    wait "$HUBPID" 2>/dev/null
+    HUBPID=
+}
+stat_of() { curl -s "http://127.0.0.1:$HP/_stats" | jq -r ".$1"; }
+NP=$((HP + 1))
+start_nginx() { # limit_rate
+    cat > "$T/nginx.conf" <<EOF
+user root;
+pid $T/nginx.pid;
+error_log $T/nginx.err;
+events { worker_connections 512; }
+http {
+    log_format bytes '\$request_uri \$status \$body_bytes_sent "\$http_authorization"';
+    access_log $T/nginx.log bytes;
+    client_body_temp_path $T/nginx-tmp;
+    proxy_temp_path $T/nginx-tmp;
+    fastcgi_temp_path $T/nginx-tmp;
+    uwsgi_temp_path $T/nginx-tmp;
+    scgi_temp_path $T/nginx-tmp;
+    server {
+        listen 127.0.0.1:$NP;
+        root $HUB/revs;
+        location / { limit_rate ${1:-0}; }
+    }
+}
+EOF
+    mkdir -p "$T/nginx-tmp"
+    nginx -c "$T/nginx.conf" -p "$T" || return 1
+    for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$NP/" && return 0; sleep 0.05; done
+    return 1
+}
+nginx_bytes() { awk '$2 == 206 || $2 == 200 {s+=$3} END {print s+0}' "$T/nginx.log"; }
+DL() { # dir args...
+    local d=$1
+    shift
+    env HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent HOME="$T" \
+        "$TOP" download --dir "$d" "$@"
+}
+# In the background, as the process itself: $! is dsv41-top's own PID.
+DL_BG() { # log dir args...
+    local log=$1 d=$2
+    shift 2
+    (exec env HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent \
+        HOME="$T" "$TOP" download --dir "$d" "$@" > "$log" 2>&1) &
+}
+
