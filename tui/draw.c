@@ -59,6 +59,7 @@ void draw_screen(struct ui *u)
     state_lock(u->s);
     u->lo.nnodes = u->s->nnodes;
     u->lo.nlogs = u->s->nranks > 1 ? 2 : 1;
+    u->lo.download = u->s->download.shown;
     layout_compute(u->w, u->h, &u->lo, &u->l);
     if (u->l.too_small) {
         state_unlock(u->s);
@@ -81,6 +82,8 @@ void draw_screen(struct ui *u)
         pane_fabric(u);
     if (u->l.pane[PANE_JOBS].h)
         pane_jobs(u);
+    if (u->l.pane[PANE_DOWNLOAD].h)
+        pane_download(u);
     for (int i = 0; i < 2; i++)
         if (u->l.pane[PANE_LOG0 + i].h)
             pane_log(u, i);

@@ -107,6 +107,25 @@ static void do_copy(struct ui *u)
     run_job(u, "copy", argv);
 }
 
+/* The checkpoint from the hub into MODEL_DIR; a rerun resumes. Asks first:
+ * it may be hundreds of GB. */
+static void yes_download(struct ui *u)
+{
+    char *argv[] = {"download", "--progress", "1", NULL};
+    run_job(u, "download", argv);
+}
+
+static void do_download(struct ui *u)
+{
+    char q[120];
+    state_lock(u->s);
+    bool resume = u->s->download.have && u->s->download.verified < u->s->download.files;
+    state_unlock(u->s);
+    snprintf(q, sizeof q, "%s the checkpoint from the hub into MODEL_DIR?",
+             resume ? "Resume the download of" : "Download");
+    confirm(u, q, yes_download);
+}
+
 static void yes_cancel(struct ui *u)
 {
     char name[24];
@@ -145,8 +164,8 @@ static void do_help(struct ui *u)
     u->help = u->help ? 0 : 1;
 }
 
-static const int FOCUS_ORDER[] = {PANE_NODES, PANE_SERVER, PANE_FABRIC, PANE_JOBS, PANE_LOG0,
-                                  PANE_LOG1};
+static const int FOCUS_ORDER[] = {PANE_NODES, PANE_SERVER, PANE_FABRIC, PANE_JOBS, PANE_DOWNLOAD,
+                                  PANE_LOG0,  PANE_LOG1};
 
 static void focus_step(struct ui *u, int dir)
 {
@@ -395,6 +414,8 @@ static const struct key_entry KEYS[] = {
     {'g', "g", "the six acceptance gates", do_gates, true},
     {'v', "v", "verify the checkpoint on every node (sha256 manifest)", do_verify, true},
     {'p', "p", "copy the checkpoint to the workers (rsync), then verify there", do_copy, true},
+    {'d', "d", "download the checkpoint from the hub into MODEL_DIR, or resume it (asks first)",
+     do_download, true},
     {'c', "c", "cancel the newest running job (asks first)", do_cancel, true},
     {'\t', "Tab", "focus the next pane", do_focus_next, false},
     {KEY_BTAB, "S-Tab", "focus the previous pane", do_focus_prev, false},

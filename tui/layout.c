@@ -59,6 +59,20 @@ static void overview(struct layout *l, struct rect body, const struct layout_opt
     int fh = 2 + (shown < cap ? shown : cap) * l->fabric_rows;
     bool jobs_beside = w >= 120;
     int jh = jobs_beside ? 0 : (bh >= 34 ? 6 : 4);
+    /* the download's pane: rows of its own, else the jobs pane's (the jobs
+     * tab still lists them) */
+    int dh = 0;
+    if (o->download) {
+        int left = bh - th - fh - jh - 5; /* the logs keep 5 rows, or 3 at a pinch */
+        dh = bh >= 40 ? 8 : bh >= 30 ? 6 : 4;
+        dh = dh < left ? dh : left >= 4 ? left : left + 2 >= 4 ? 4 : 0;
+        if (dh < 4 && jh >= 4) {
+            dh = jh;
+            jh = 0;
+        } else if (dh < 4) {
+            dh = 0;
+        }
+    }
     l->pane[PANE_NODES] = R(y, 0, th, w - sw - 1);
     l->pane[PANE_SERVER] = R(y, w - sw, th, sw);
     split_cols(l, l->pane[PANE_NODES], o->nnodes);
@@ -74,6 +88,8 @@ static void overview(struct layout *l, struct rect body, const struct layout_opt
         l->pane[PANE_JOBS] = R(y, 0, jh, w);
         y += jh;
     }
+    l->pane[PANE_DOWNLOAD] = R(y, 0, dh, w);
+    y += dh;
     split_logs(l, R(y, 0, body.y + bh - y, w), o->nlogs);
 }
 

@@ -14,7 +14,8 @@ struct rect {
     int y, x, h, w; /* h == 0: not shown */
 };
 
-enum pane { PANE_NODES, PANE_SERVER, PANE_FABRIC, PANE_JOBS, PANE_LOG0, PANE_LOG1, PANE_COUNT };
+enum pane { PANE_NODES, PANE_SERVER, PANE_FABRIC, PANE_JOBS, PANE_LOG0, PANE_LOG1, PANE_DOWNLOAD,
+            PANE_COUNT };
 
 enum tab { TAB_OVERVIEW, TAB_LOGS, TAB_JOBS, TAB_COUNT };
 
@@ -23,6 +24,7 @@ struct layout_opts {
     int nlogs;      /* log panes (1 or 2) */
     enum tab tab;
     int zoom;       /* a pane filling the body, or -1 */
+    bool download;  /* a download runs or is unfinished: its pane on the overview */
 };
 
 struct layout {

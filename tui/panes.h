@@ -10,5 +10,6 @@ void pane_server(struct ui *u);
 void pane_fabric(struct ui *u);
 void pane_jobs(struct ui *u);
 void pane_log(struct ui *u, int i);
+void pane_download(struct ui *u);
 
 #endif

@@ -254,6 +254,20 @@ static int64_t total_of(const struct journal *j)
     return t;
 }
 
+int assemble_progress(const char *dir, const char *shard, int64_t *written, int64_t *total)
+{
+    struct journal j;
+    struct buf err = BUF_INIT;
+    int rc = journal_load(dir, shard, &j, &err);
+    buf_free(&err);
+    if (rc == 0) {
+        *written = j.written;
+        *total = total_of(&j);
+        free(j.p);
+    }
+    return rc;
+}
+
 /* Hashes [0, len) of fd into ctx (the part of the shard written before). */
 static int hash_prefix(int fd, int64_t len, EVP_MD_CTX *ctx, char *buf)
 {

@@ -29,6 +29,9 @@ struct assemble_opts {
 
 /* The shards under dir that have parts (or an unfinished journal), sorted. */
 int assemble_find(const char *dir, char ***shards, int *n, struct buf *err);
+/* How far a rebuild got, from its journal: 0 with the bytes written and the
+ * shard's size; 1 when there is no journal (not started); -1 damaged. */
+int assemble_progress(const char *dir, const char *shard, int64_t *written, int64_t *total);
 /* Rebuilds dir/shard; want_sha256 "" when the manifest has no entry. 0 done
  * and matching; 1 cancelled (a rerun continues); 2 it was already in place
  * (its stale journal removed); -1 err says what failed and what to do. */

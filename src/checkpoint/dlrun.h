@@ -58,6 +58,7 @@ struct dl_run {
     int fatal;   /* an errno that ends the run (ENOSPC) */
     char fatal_what[300];
     int64_t fetched;
+    int64_t chunk;   /* the range size now: o->chunk, smaller near the end */
 };
 
 /* The hasher thread: advances every active output's hashers over what has

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 void dl_boot_id(char out[64])
@@ -72,6 +75,10 @@ int dl_state_load(const char *dir, struct dl_state *s, struct buf *err)
         if (!e)
             goto bad;
         e->verified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "verified"));
+        const cJSON *parts = cJSON_GetObjectItemCaseSensitive(f, "parts");
+        e->parts = cJSON_IsNumber(parts) && parts->valuedouble >= 0 && parts->valuedouble < 1e4
+                       ? (int)parts->valuedouble
+                       : 0;
         if (load_ranges(cJSON_GetObjectItemCaseSensitive(f, "landed"), e->size, &e->landed) < 0 ||
             load_ranges(cJSON_GetObjectItemCaseSensitive(f, "durable"), e->size, &e->durable) <
                 0)
@@ -117,6 +124,8 @@ int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struc
         cJSON_AddStringToObject(o, "path", f->path);
         cJSON_AddNumberToObject(o, "size", (double)f->size);
         cJSON_AddBoolToObject(o, "verified", f->verified);
+        if (f->parts)
+            cJSON_AddNumberToObject(o, "parts", f->parts);
         if (!f->verified) {
             cJSON_AddItemToObject(o, "landed", ranges_json(&f->landed));
             cJSON_AddItemToObject(o, "durable", ranges_json(&f->durable));
@@ -197,4 +206,60 @@ void dl_state_free(struct dl_state *s)
     }
     free(s->f);
     memset(s, 0, sizeof *s);
+}
+
+int dl_state_lock(const char *dir, struct buf *err)
+{
+    struct buf path = BUF_INIT;
+    buf_printf(&path, "%s/%s", dir, DL_LOCK_NAME);
+    int fd = open(buf_str(&path), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int rc = 0;
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        char pid[32] = "";
+        if (fd >= 0 && pread(fd, pid, sizeof pid - 1, 0) > 0)
+            pid[strcspn(pid, "\n")] = '\0';
+        buf_printf(err, "another download is writing %s%s%s%s: let it finish, or stop it first",
+                   dir, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+        rc = -1;
+        if (fd >= 0)
+            close(fd);
+    } else {
+        char pid[32];
+        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+            /* the lock holds; only the message would lack the PID */
+        }
+    }
+    buf_free(&path);
+    return rc;
+}
+
+long dl_state_lock_holder(const char *dir)
+{
+    struct buf path = BUF_INIT;
+    buf_printf(&path, "%s/%s", dir, DL_LOCK_NAME);
+    struct stat st;
+    int ok = stat(buf_str(&path), &st);
+    buf_free(&path);
+    if (ok < 0)
+        return 0;
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f)
+        return 0;
+    /* "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF" */
+    char line[256];
+    long holder = 0;
+    while (!holder && fgets(line, sizeof line, f)) {
+        char kind[16], mode[16];
+        long pid;
+        unsigned maj, min;
+        unsigned long long ino;
+        if (sscanf(line, "%*[^:]: %15s %*s %15s %ld %x:%x:%llu", kind, mode, &pid, &maj, &min,
+                   &ino) == 6 &&
+            strcmp(kind, "FLOCK") == 0 && ino == (unsigned long long)st.st_ino &&
+            maj == major(st.st_dev) && min == minor(st.st_dev))
+            holder = pid;
+    }
+    fclose(f);
+    return holder;
 }

@@ -15,11 +15,13 @@
 #include "ranges.h"
 
 #define DL_STATE_NAME ".dsv41-download.json"
+#define DL_LOCK_NAME ".dsv41-download.lock"
 
 struct dl_state_file {
     char *path;
     int64_t size;
     bool verified;
+    int parts; /* the .partNN pieces a split shard is written from; 0 a plain file */
     struct ranges landed, durable;
 };
 
@@ -35,6 +37,14 @@ int dl_state_load(const char *dir, struct dl_state *s, struct buf *err);
 int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struct buf *err);
 /* The entry for path, made when missing; a size that changed starts it over. */
 struct dl_state_file *dl_state_get(struct dl_state *s, const char *path, int64_t size);
+/* One download per directory: a second would write the same files. Held
+ * (flock on DIR/.dsv41-download.lock, the PID written in it) until the
+ * process ends, however it ends; -1 when another holds it (err names it). */
+int dl_state_lock(const char *dir, struct buf *err);
+/* The PID holding dir's lock, read from /proc/locks without touching the
+ * lock itself (a probe that took it could make a starting download fail);
+ * 0 when none does. */
+long dl_state_lock_holder(const char *dir);
 /* This boot's id (/proc/sys/kernel/random/boot_id), "" when unknown. */
 void dl_boot_id(char out[64]);
 void dl_state_free(struct dl_state *s);

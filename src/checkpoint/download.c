@@ -231,8 +231,37 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
+/* Near the end the ranges shrink, so every connection still has one: the
+ * bytes no transfer has yet, shared out over the connections, but never
+ * under this (a request's round trip would cost more than its bytes). */
+#define MIN_CHUNK (4LL << 20)
+
+static int64_t chunk_now(const struct dl_run *d)
+{
+    int64_t left = 0;
+    for (int i = 0; i < d->nout; i++) {
+        const struct out_rt *r = &d->out[i];
+        if (r->status != OUT_ACTIVE || r->final_name)
+            continue;
+        for (int k = 0; k < r->o->np; k++) {
+            const struct dl_piece *dp = &r->o->p[k];
+            int64_t at = dp->off, end = dp->off + dp->f->size, gl = 0;
+            while (at < end) {
+                int64_t g = ranges_gap(&r->st->landed, at, end, &gl);
+                if (!gl)
+                    break;
+                left += gl - ranges_count(&r->inflight, g, g + gl);
+                at = g + gl;
+            }
+        }
+    }
+    int64_t c = left / (d->o->connections > 0 ? d->o->connections : 1);
+    int64_t lo = MIN_CHUNK < d->o->chunk ? MIN_CHUNK : d->o->chunk;
+    return c > d->o->chunk ? d->o->chunk : c < lo ? lo : c;
+}
+
 /* The next range to fetch: the first gap of an active output's piece that is
- * neither landed nor in flight, at most chunk bytes. Lock held. */
+ * neither landed nor in flight, at most d->chunk bytes. Lock held. */
 static bool next_range(struct dl_run *d, double now, int *o, int *p, int64_t *off, int64_t *len)
 {
     for (int i = 0; i < d->nout; i++) {
@@ -260,7 +289,7 @@ static bool next_range(struct dl_run *d, double now, int *o, int *p, int64_t *of
                 int64_t fl = 0, f = ranges_gap(&r->inflight, g, g + gl, &fl);
                 if (fl) {
                     *o = i, *p = k, *off = f - dp->off;
-                    *len = fl < d->o->chunk ? fl : d->o->chunk;
+                    *len = fl < d->chunk ? fl : d->chunk;
                     return true;
                 }
                 at = g + gl;
@@ -442,6 +471,8 @@ static int prepare(struct dl_run *d, struct buf *err)
         struct out_rt *r = &d->out[i];
         r->o = &d->plan->o[i];
         r->st = dl_state_get(d->st, r->o->path, r->o->size);
+        if (r->st)
+            r->st->parts = r->o->split ? r->o->np : 0;
         r->fd = -1;
         r->pc = calloc((size_t)r->o->np, sizeof *r->pc);
         if (!r->pc) {
@@ -610,6 +641,8 @@ static int run(struct dl_run *d, struct buf *err)
         int oi, pi;
         int64_t off, len;
         bool more = false;
+        if (busy < o->connections)
+            d->chunk = chunk_now(d);
         while (!cancel && busy < o->connections && next_range(d, now, &oi, &pi, &off, &len)) {
             pthread_mutex_unlock(&d->mu);
             struct buf e = BUF_INIT;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,11 +113,10 @@ static void on_event(enum dl_event_kind k, const struct dl_status *s, void *arg)
         } else {
             buf_puts(&line, "download: ");
         }
-        buf_printf(&line, "%s of %s  %.1f %%  %s/s%s%s  files %d/%d  connections %d", done,
+        buf_printf(&line, "%s of %s  %.1f %%  %s/s%s%s%s  files %d/%d  connections %d", done,
                    total, s->total ? 100.0 * (double)s->done / (double)s->total : 100.0, rate,
-                   eta[0] ? "  " : "", eta[0] ? eta : "", s->files_done, s->files, s->busy);
-        if (eta[0])
-            buf_puts(&line, " left");
+                   eta[0] ? "  " : "", eta, eta[0] ? " left" : "", s->files_done, s->files,
+                   s->busy);
         progress_out_show(&u->out, buf_str(&line));
         buf_free(&line);
         return;
@@ -199,34 +197,6 @@ static int parse(int argc, char **argv, const struct config *c, struct args *a)
         }
     }
     return 0;
-}
-
-/* One download per directory: a second would write the same files. The
- * lock goes with the process, however it ends. */
-static int lock_dir(const char *dir, struct buf *err)
-{
-    struct buf path = BUF_INIT;
-    buf_printf(&path, "%s/.dsv41-download.lock", dir);
-    int fd = open(buf_str(&path), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    int rc = 0;
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
-        char pid[32] = "";
-        if (fd >= 0 && pread(fd, pid, sizeof pid - 1, 0) > 0)
-            pid[strcspn(pid, "\n")] = '\0';
-        buf_printf(err, "another download is writing %s%s%s%s: let it finish, or stop it first",
-                   dir, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
-        rc = -1;
-        if (fd >= 0)
-            close(fd);
-    } else {
-        char pid[32];
-        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-        if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-            /* the lock holds; only the message would lack the PID */
-        }
-    }
-    buf_free(&path);
-    return rc;
 }
 
 /* The commit this download fetches: pinned by an earlier run, else now. */
@@ -318,7 +288,7 @@ int cmd_download(const struct config *c, int argc, char **argv)
     struct dl_plan plan = {0};
     struct buf err = BUF_INIT, mtext = BUF_INIT;
     int rc = 2;
-    if (lock_dir(a.dir, &err) < 0 || hub_open(&h, c, &err) < 0)
+    if (dl_state_lock(a.dir, &err) < 0 || hub_open(&h, c, &err) < 0)
         goto out_noh;
     snprintf(h.repo, sizeof h.repo, "%s", a.repo);
     int sl = dl_state_load(a.dir, &st, &err);
@@ -386,8 +356,10 @@ int cmd_download(const struct config *c, int argc, char **argv)
             printf("download: %d file(s), %s, complete and verified in %s\n", plan.n, all, a.dir);
         rc = 0;
     } else {
-        if (atomic_load(&g_cancel))
-            buf_printf(&err, "%sinterrupted: run download again to resume", err.len ? "; " : "");
+        if (atomic_load(&g_cancel)) { /* what was in flight is not an error of its own */
+            buf_reset(&err);
+            buf_puts(&err, "interrupted: run download again to resume (what landed is kept)");
+        }
         rc = r < 0 ? 2 : 1;
     }
 out:

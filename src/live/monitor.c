@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "dlview.h"
 #include "guardview.h"
 #include "mono.h"
 #include "phase.h"
@@ -40,6 +41,7 @@ struct monitor {
     struct status_report *r;
     struct log_follow logs[CLUSTER_MAX_NODES];
     struct guardview *gv;
+    struct dlview *dv;
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
     struct metrics prev;
@@ -255,7 +257,9 @@ struct monitor *monitor_start(const struct config *c, struct cluster *cl, struct
     }
     state_unlock(s);
     m->gv = guardview_start(c, cl, s);
+    m->dv = dlview_start(c, s, m->interval_ms);
     if (pthread_create(&m->th, NULL, monitor_thread, m) != 0) {
+        dlview_stop(m->dv);
         guardview_stop(m->gv);
         free(m->r);
         free(m);
@@ -295,6 +299,7 @@ void monitor_stop(struct monitor *m)
     for (int i = 0; i < m->cl->n; i++)
         if (m->logs[i].st)
             node_stream_close(m->logs[i].node, m->logs[i].st);
+    dlview_stop(m->dv);
     guardview_stop(m->gv);
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->cv);

@@ -4,7 +4,9 @@
  * error counters, server metrics with rates and the wedge; it follows each
  * rank's log (`RUNTIME logs -f`) into state's ring buffers and re-attaches
  * when a rank restarts; and it watches every node's memory guard
- * (guardview). Collection only: nothing here draws. */
+ * (guardview); and the checkpoint download in MODEL_DIR (dlview, a thread
+ * of its own, so a node slow to answer never stalls it). Collection only:
+ * nothing here draws. */
 #ifndef DSV41_MONITOR_H
 #define DSV41_MONITOR_H
 

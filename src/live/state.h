@@ -82,6 +82,38 @@ struct state_server {
     char problems[8][320], warnings[8][320];
 };
 
+/* A file of the download, or a shard assemble is rebuilding. */
+struct state_dl_file {
+    char path[160];
+    int64_t size, done;
+    int parts;     /* a split shard written in place from this many parts; 0 plain */
+    bool hashing;  /* every byte landed, the hash not yet confirmed */
+};
+
+#define STATE_DL_FILES 8
+
+/* The download into MODEL_DIR, from its state file (dlview). */
+struct state_download {
+    bool shown;           /* running, unfinished, or a shard being assembled */
+    bool have;            /* a state file was read */
+    long pid;             /* the process holding the download's lock; 0 none */
+    char dir[512];
+    char repo[256], commit[41];
+    char error[300];      /* the state file could not be read: why */
+    int64_t total, done;  /* bytes of the outputs: landed (verified files whole) */
+    int files, verified;
+    struct pval rate;     /* bytes/s over the last few polls; n/a until two */
+    float hist_rate[STATE_HIST]; /* MB/s per poll, NAN when not running */
+    unsigned nhist_rate;
+    int ninflight;
+    struct state_dl_file inflight[STATE_DL_FILES]; /* started, not verified */
+    int nverified_last;
+    char verified_last[4][160]; /* verified while the console watched, newest first */
+    int nrebuild;
+    struct state_dl_file rebuild[4]; /* assemble's journals: done = bytes written */
+    int in_parts;                    /* shards still in .partNN pieces, no journal */
+};
+
 struct state {
     pthread_mutex_t mu;
     uint64_t version;
@@ -92,6 +124,7 @@ struct state {
     int nranks;
     struct state_rank ranks[CLUSTER_MAX_NODES];
     struct state_server server;
+    struct state_download download;
     struct state_job jobs[STATE_JOBS]; /* jobs[0] newest */
     int njobs;
     unsigned next_job_id;

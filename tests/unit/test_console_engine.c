@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "benchtab.h"
+#include "dlview.h"
 #include "guardview.h"
 #include "monitor.h"
 #include "state.h"
@@ -114,9 +115,46 @@ static void wake_pipe_coalesces(void **st)
     state_free(&s);
 }
 
+/* The download pane's numbers from a state file: landed bytes (verified
+ * files whole), the files in flight with their parts, one whose bytes all
+ * landed shown as hashing. */
+static void download_summary(void **st)
+{
+    (void)st;
+    struct dl_state s = {0};
+    snprintf(s.repo, sizeof s.repo, "r/x");
+    snprintf(s.commit, sizeof s.commit, "%040d", 7);
+    struct dl_state_file *a = dl_state_get(&s, "a.safetensors", 1000);
+    struct dl_state_file *b = dl_state_get(&s, "b.safetensors", 600);
+    struct dl_state_file *c = dl_state_get(&s, "c.json", 10);
+    struct dl_state_file *e = dl_state_get(&s, "e.json", 50);
+    assert_non_null(a && b && c && e);
+    a->verified = true;
+    b->parts = 3;
+    ranges_add(&b->landed, 0, 100);
+    ranges_add(&b->landed, 300, 400);
+    ranges_add(&c->landed, 0, 10);
+    struct state_download d = {0};
+    dlview_summarize(&s, &d);
+    assert_int_equal(d.total, 1660);
+    assert_int_equal(d.done, 1000 + 200 + 10);
+    assert_int_equal(d.files, 4);
+    assert_int_equal(d.verified, 1);
+    assert_int_equal(d.ninflight, 2); /* e has nothing yet, a is done */
+    assert_string_equal(d.inflight[0].path, "b.safetensors");
+    assert_int_equal(d.inflight[0].done, 200);
+    assert_int_equal(d.inflight[0].parts, 3);
+    assert_false(d.inflight[0].hashing);
+    assert_string_equal(d.inflight[1].path, "c.json");
+    assert_true(d.inflight[1].hashing);
+    assert_string_equal(d.repo, "r/x");
+    dl_state_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(download_summary),
         cmocka_unit_test(guard_heartbeat_views),
         cmocka_unit_test(bench_table),
         cmocka_unit_test(counter_rates),

@@ -52,6 +52,10 @@ static void check(int w, int h, const struct layout_opts *o)
                     fail_msg("%dx%d: node columns overlap", w, h);
         }
     }
+    /* a download shows its pane on the overview at every size, and only then */
+    if (o->tab == TAB_OVERVIEW && o->zoom < 0 && (l.pane[PANE_DOWNLOAD].h >= 4) != o->download)
+        fail_msg("%dx%d nodes %d download %d: its pane %d rows", w, h, o->nnodes, o->download,
+                 l.pane[PANE_DOWNLOAD].h);
     /* the overview shows logs of at least 2 lines with a title */
     if (o->tab == TAB_OVERVIEW && o->zoom < 0 && l.pane[PANE_LOG0].h < 3)
         fail_msg("%dx%d nodes %d: log pane %d rows", w, h, o->nnodes, l.pane[PANE_LOG0].h);
@@ -68,9 +72,11 @@ static void test_every_size(void **st)
                     for (int z = -1; z < PANE_COUNT; z++) {
                         if ((t && z >= 0) || (nodes > 3 && (w % 7 || h % 5)))
                             continue; /* zoom ignores the tab; big clusters on a sparser grid */
-                        struct layout_opts o = {nodes, nodes > 1 ? 2 : 1, (enum tab)t, z};
+                        struct layout_opts o = {nodes, nodes > 1 ? 2 : 1, (enum tab)t, z, false};
                         check(w, h, &o);
-                        cases++;
+                        o.download = true;
+                        check(w, h, &o);
+                        cases += 2;
                     }
     assert_true(cases > 100000);
 }
@@ -79,11 +85,19 @@ static void test_minimum_shows_everything(void **st)
 {
     (void)st;
     struct layout l;
-    struct layout_opts o = {2, 2, TAB_OVERVIEW, -1};
+    struct layout_opts o = {2, 2, TAB_OVERVIEW, -1, false};
     layout_compute(80, 24, &o, &l);
     for (int p = 0; p < PANE_COUNT; p++)
-        assert_true(l.pane[p].h > 0);
+        assert_true((l.pane[p].h > 0) == (p != PANE_DOWNLOAD));
     assert_int_equal(l.ncols, 2);
+    o.download = true; /* at the smallest size it takes the jobs pane's rows */
+    layout_compute(80, 24, &o, &l);
+    for (int p = 0; p < PANE_COUNT; p++)
+        assert_true((l.pane[p].h > 0) == (p != PANE_JOBS));
+    layout_compute(120, 40, &o, &l);
+    for (int p = 0; p < PANE_COUNT; p++)
+        assert_true(l.pane[p].h > 0);
+    o.download = false;
     layout_compute(79, 24, &o, &l);
     assert_true(l.too_small);
     layout_compute(80, 23, &o, &l);
