@@ -338,6 +338,56 @@ check "mouse: the zoomed pane is the fabric" wait_for "fabric (RoCE)"
 key q
 wait_for "console exited" >/dev/null
 
+# --- the checkpoint download: its pane, d starts it, c cancels, d resumes ----------
+# dsv41-sim's hub in the head's namespace, each connection held to 300 kB/s
+# so the download lasts long enough to watch; into a directory of its own.
+DLD=$IT_DIR/dl-model
+HUBROOT=$IT_DIR/hub
+on_jobs_tab() { # text [tenths]: shown on the jobs tab (then back to the overview)
+    local r
+    key 3
+    wait_for "$1" "${2:-50}"
+    r=$?
+    key 1
+    return $r
+}
+rm -rf "$DLD" "$HUBROOT"
+mkdir -p "$DLD"
+HC=$("$IT_ROOT/tests/hub/mkrepo.sh" "$HUBROOT" 8 1)
+HUBP=$((40000 + RANDOM % 10000))
+on_host head env DSV41_HUB_FAULTS=rate=300000 "$SIM" hub --root "$HUBROOT" \
+    --repo 0xSero/DeepSeek-V4.1-Flash-Spark --port "$HUBP" > "$IT_DIR/hub.log" 2>&1 &
+HUBPID=$!
+start_console HF_ENDPOINT=http://127.0.0.1:$HUBP HF_TOKEN_PATH=/nonexistent MODEL_DIR=$DLD \
+    --interval 0.5
+check "download: no pane before there is a download" eval 'wait_for "fabric (RoCE)" && case $SCREEN in *"download "*) false ;; esac'
+key d
+check "download: d asks first" wait_for "Download the checkpoint from the hub into MODEL_DIR? (y/N)"
+key y
+check "download: the pane, running, with the commit" wait_for "download running (pid" 100
+check "download: the commit it pinned" wait_for "@ ${HC:0:12}" 20
+check "download: the bar and the rate" wait_for " MB/s  ETA " 100
+check "download: a split shard written in place" wait_for "in place from 3 parts" 100
+check "download: a job in the jobs tab" on_jobs_tab "download running"
+key c
+wait_for "Cancel the running download job? (y/N)" >/dev/null
+key y
+check "cancel: the job is cancelled" on_jobs_tab "download cancelled" 100
+check "cancel: the pane says it is unfinished and resumable" wait_for "download unfinished: d resumes it" 50
+check "cancel: stopped, no rate" contains "$SCREEN" "stopped"
+key d
+check "resume: d says it resumes" wait_for "Resume the download of the checkpoint" 50
+key y
+check "resume: running again" wait_for "download running (pid" 100
+check "resume: files verified as they land" wait_for "verified  model-0000" 300
+check "resume: the pane goes when every file is verified" gone_within "download running (pid" 600
+check "resume: the job ends done" on_jobs_tab "download done"
+check "resume: the files are the hub's" eval '(cd "$DLD" && sha256sum -c --quiet sha256-manifest.txt) && cmp -s "$DLD/config.json" "$HUBROOT/revs/$HC/config.json"'
+key q
+wait_for "console exited" >/dev/null
+kill "$HUBPID" 2>/dev/null
+wait "$HUBPID" 2>/dev/null
+
 # --- read-only, ASCII, no colour --------------------------------------------------
 start_console --readonly --ascii --no-color
 check "readonly: starts" wait_for "read-only"
