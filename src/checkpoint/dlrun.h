@@ -42,7 +42,7 @@ struct out_rt {
     bool has_whole;
     struct ranges inflight;
     int active; /* transfers writing into it: it is finished only when none is */
-    char err[300];
+    char err[512];
 };
 
 struct dl_run {

@@ -160,7 +160,7 @@ int hub_repo_load(const char *root, struct hub_repo *r)
         r->rev = nv;
         struct hub_rev *v = &r->rev[r->nrev++];
         memset(v, 0, sizeof *v);
-        snprintf(v->commit, sizeof v->commit, "%s", de->d_name);
+        memcpy(v->commit, de->d_name, 40); /* 40 hex digits, checked above; NUL from memset */
         snprintf(v->dir, sizeof v->dir, "%s/revs/%s", root, de->d_name);
         int cap = 0;
         if (walk(v, &cap, "") < 0) {
