@@ -192,10 +192,14 @@ sim-test: all
 
 # download against the simulator's hub on loopback (bytes from nginx or its
 # own CDN with faults), and the hub's own JS client against the simulator;
-# assemble on what `hf download` leaves.
+# assemble on what `hf download` leaves; the download again with the TSan build.
 hub-test: all
 	tests/hub/test_download.sh
 	tests/hub/test_assemble.sh
+	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
+	@echo "== test_download.sh (TSan build: the transfers, the hasher thread)"
+	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	    tests/hub/test_download.sh
 
 # Commands that need no hosts, beside the tools they replace (verify vs
 # sha256sum); again with the TSan build.

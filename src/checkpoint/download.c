@@ -134,12 +134,16 @@ static int finish_output(struct dl_run *d, struct out_rt *r, struct buf *err)
     }
     close(r->fd);
     r->fd = -1;
+    pthread_mutex_lock(&d->mu); /* the hasher looks at every output's status */
     if (rc == 0) {
         r->st->verified = true;
         ranges_clear(&r->st->landed);
         ranges_clear(&r->st->durable);
         r->status = OUT_DONE;
+    } else {
+        r->status = OUT_FAILED;
     }
+    pthread_mutex_unlock(&d->mu);
     buf_free(&from);
     buf_free(&to);
     return rc;
@@ -201,7 +205,10 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
         return x->superseded ? 0 : len;
     struct dl_run *d = x->d;
     struct out_rt *r = &d->out[x->out];
-    if (r->status != OUT_ACTIVE) /* verified (or failed) meanwhile: nothing more */
+    pthread_mutex_lock(&d->mu); /* the hasher sets it */
+    bool active = r->status == OUT_ACTIVE;
+    pthread_mutex_unlock(&d->mu);
+    if (!active) /* verified (or failed) meanwhile: nothing more */
         return 0;
     const struct dl_piece *dp = &r->o->p[x->piece];
     /* never past the piece (a server sending more than asked) */
@@ -595,7 +602,6 @@ static int settle(struct dl_run *d, double rate, int busy, struct buf *err)
         }
         if (s == OUT_READY && r->active == 0) {
             if (finish_output(d, r, err) < 0) {
-                r->status = OUT_FAILED;
                 rc = -1;
                 continue;
             }
