@@ -153,8 +153,10 @@ static bool advance(struct dl_run *d, struct out_rt *r, char *buf)
     bool all = !r->has_whole || r->whole.ok;
     for (int i = 0; i < r->o->np; i++)
         all &= r->pc[i].h.ok;
-    if (all)
+    if (all) {
         r->status = OUT_READY;
+        pthread_cond_signal(&d->sync_cv); /* the syncer puts it in place */
+    }
     return worked || all;
 }
 

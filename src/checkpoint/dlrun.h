@@ -1,7 +1,10 @@
-/* dlrun: the download's run-time state, shared by its two threads - the
- * transfers (download.c) and the hasher (dlhash.c). One mutex guards what
- * both touch: the landed and in-flight ranges, the pieces' hash progress and
- * the outputs' status. Private to the download. */
+/* dlrun: the download's run-time state, shared by its three threads - the
+ * transfers (download.c), the hasher (dlhash.c) and the syncer (dlsync.c).
+ * One mutex guards what they share: the landed and in-flight ranges, the
+ * pieces' hash progress, the outputs' status and the state file's entries.
+ * An output goes ACTIVE -> READY (hasher: every hash matched) -> FINISHING
+ * -> DONE (syncer: in place), or FAILED from any of them. Private to the
+ * download. */
 #ifndef DSV41_DLRUN_H
 #define DSV41_DLRUN_H
 
@@ -13,7 +16,7 @@
 #include "download.h"
 #include "ranges.h"
 
-enum out_status { OUT_SKIP, OUT_ACTIVE, OUT_READY, OUT_DONE, OUT_FAILED };
+enum out_status { OUT_SKIP, OUT_ACTIVE, OUT_READY, OUT_FINISHING, OUT_DONE, OUT_FAILED };
 
 struct hasher {
     EVP_MD_CTX *ctx;
@@ -42,6 +45,7 @@ struct out_rt {
     bool has_whole;
     struct ranges inflight;
     int active; /* transfers writing into it: it is finished only when none is */
+    bool announced; /* its end (DONE or FAILED) was told to the caller */
     char err[512];
 };
 
@@ -59,7 +63,18 @@ struct dl_run {
     char fatal_what[300];
     int64_t fetched;
     int64_t chunk;   /* the range size now: o->chunk, smaller near the end */
+    /* the syncer: woken by sync_cv when an output is READY or a save is due */
+    pthread_cond_t sync_cv;
+    bool save_wanted, sync_stop;
+    char save_err[600]; /* the state file could not be written: why */
 };
+
+/* DIR/PATH, or DIR/PATH.incomplete. */
+void dlrun_output_path(const struct dl_run *d, const struct out_rt *r, bool incomplete,
+                       struct buf *b);
+/* The syncer thread: outputs put in place, the state file saved, writeback
+ * started (dlsync.c); it ends after a last durable save once sync_stop. */
+void *dlsync_main(void *arg);
 
 /* The hasher thread: advances every active output's hashers over what has
  * landed; marks an output OUT_READY when all its hashes matched, and starts a

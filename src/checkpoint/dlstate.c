@@ -110,7 +110,7 @@ static cJSON *ranges_json(const struct ranges *r)
     return a;
 }
 
-int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struct buf *err)
+char *dl_state_json(const struct dl_state *s)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "version", 1);
@@ -134,6 +134,11 @@ int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struc
     }
     char *text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
+    return text;
+}
+
+int dl_state_write(const char *dir, const char *text, bool durable, struct buf *err)
+{
     struct buf path = BUF_INIT, tmp = BUF_INIT;
     buf_printf(&path, "%s/%s", dir, DL_STATE_NAME);
     buf_printf(&tmp, "%s.tmp", buf_str(&path));
@@ -165,9 +170,16 @@ int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struc
         buf_printf(err, "cannot write %s: %s", buf_str(&path), strerror(e));
         unlink(buf_str(&tmp));
     }
-    free(text);
     buf_free(&path);
     buf_free(&tmp);
+    return rc;
+}
+
+int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struct buf *err)
+{
+    char *text = dl_state_json(s);
+    int rc = dl_state_write(dir, text, durable, err);
+    free(text);
     return rc;
 }
 

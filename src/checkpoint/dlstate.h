@@ -35,6 +35,10 @@ struct dl_state {
 int dl_state_load(const char *dir, struct dl_state *s, struct buf *err);
 /* durable: fsync the file too (after the data itself was synced). */
 int dl_state_save(const char *dir, const struct dl_state *s, bool durable, struct buf *err);
+/* The two halves of a save, so the text can be made under a lock and written
+ * without it: the JSON (malloc'ed; NULL out of memory), then the file. */
+char *dl_state_json(const struct dl_state *s);
+int dl_state_write(const char *dir, const char *text, bool durable, struct buf *err);
 /* The entry for path, made when missing; a size that changed starts it over. */
 struct dl_state_file *dl_state_get(struct dl_state *s, const char *path, int64_t size);
 /* One download per directory: a second would write the same files. Held

@@ -14,9 +14,7 @@
 #include "mono.h"
 
 #define MAX_TRIES 10
-#define SAVE_MIN_S 0.02  /* the landed state at most 50 times a second */
-#define SAVE_MAX_S 1.0   /* and at least once a second while bytes land */
-#define DURABLE_S 5.0    /* data fdatasync'ed, and the state with it */
+#define SAVE_MAX_S 1.0 /* the landed state at least once a second while bytes land */
 
 struct xfer {
     struct dl_run *d;
@@ -40,8 +38,8 @@ static struct piece_rt *piece(struct dl_run *d, int o, int p)
 
 /* ---- where bytes go ---------------------------------------------------------- */
 
-static void output_path(const struct dl_run *d, const struct out_rt *r, bool incomplete,
-                        struct buf *b)
+void dlrun_output_path(const struct dl_run *d, const struct out_rt *r, bool incomplete,
+                       struct buf *b)
 {
     buf_reset(b);
     buf_printf(b, "%s/%s%s", d->o->dir, r->o->path, incomplete ? ".incomplete" : "");
@@ -66,7 +64,7 @@ static int make_parents(const char *dir, const char *rel)
 static int open_output(struct dl_run *d, struct out_rt *r, struct buf *err)
 {
     struct buf path = BUF_INIT;
-    output_path(d, r, !r->final_name, &path);
+    dlrun_output_path(d, r, !r->final_name, &path);
     int rc = -1;
     if (make_parents(d->o->dir, r->o->path) < 0) {
         buf_printf(err, "cannot make the directories of %s: %s", buf_str(&path), strerror(errno));
@@ -93,59 +91,6 @@ static int open_output(struct dl_run *d, struct out_rt *r, struct buf *err)
     rc = 0;
 out:
     buf_free(&path);
-    return rc;
-}
-
-/* Verified: on disk, then renamed into place, and the state says so. */
-static int finish_output(struct dl_run *d, struct out_rt *r, struct buf *err)
-{
-    struct buf from = BUF_INIT, to = BUF_INIT;
-    output_path(d, r, !r->final_name, &from);
-    output_path(d, r, false, &to);
-    int rc = 0;
-    if (fdatasync(r->fd) < 0 || (!r->final_name && rename(buf_str(&from), buf_str(&to)) < 0)) {
-        buf_printf(err, "cannot put %s in place: %s", buf_str(&to), strerror(errno));
-        rc = -1;
-    }
-    if (rc == 0 && d->o->keep_parts && r->o->split) {
-        /* as the script era left them: each part beside its shard */
-        for (int i = 0; i < r->o->np && rc == 0; i++) {
-            const struct dl_piece *p = &r->o->p[i];
-            struct buf pp = BUF_INIT;
-            buf_printf(&pp, "%s/%s", d->o->dir, p->f->path);
-            int fd = open(buf_str(&pp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            loff_t in = p->off;
-            int64_t left = p->f->size;
-            while (fd >= 0 && left > 0) {
-                ssize_t n = copy_file_range(r->fd, &in, fd, NULL, (size_t)left, 0);
-                if (n <= 0)
-                    break;
-                left -= n;
-            }
-            if (fd < 0 || left > 0 || fsync(fd) < 0) {
-                buf_printf(err, "cannot write %s (KEEP_PARTS): %s", buf_str(&pp),
-                           strerror(errno));
-                rc = -1;
-            }
-            if (fd >= 0)
-                close(fd);
-            buf_free(&pp);
-        }
-    }
-    close(r->fd);
-    r->fd = -1;
-    pthread_mutex_lock(&d->mu); /* the hasher looks at every output's status */
-    if (rc == 0) {
-        r->st->verified = true;
-        ranges_clear(&r->st->landed);
-        ranges_clear(&r->st->durable);
-        r->status = OUT_DONE;
-    } else {
-        r->status = OUT_FAILED;
-    }
-    pthread_mutex_unlock(&d->mu);
-    buf_free(&from);
-    buf_free(&to);
     return rc;
 }
 
@@ -211,10 +156,13 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     if (!active) /* verified (or failed) meanwhile: nothing more */
         return 0;
     const struct dl_piece *dp = &r->o->p[x->piece];
-    /* never past the piece (a server sending more than asked) */
+    /* never past the piece (a server sending more than asked), nor past the
+     * range (a second transfer took the rest of it: steal_range) */
+    int64_t stop = x->whole ? dp->f->size : x->off + x->len;
+    stop = stop < dp->f->size ? stop : dp->f->size;
     size_t take = len;
-    if (x->pos + (int64_t)take > dp->f->size)
-        take = (size_t)(dp->f->size - x->pos);
+    if (x->pos + (int64_t)take > stop)
+        take = (size_t)(stop > x->pos ? stop - x->pos : 0);
     int64_t at = dp->off + x->pos;
     for (size_t done = 0; done < take;) {
         ssize_t w = pwrite(r->fd, p + done, take - done, at + (int64_t)done);
@@ -235,7 +183,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     pthread_cond_broadcast(&d->cv);
     pthread_mutex_unlock(&d->mu);
     x->pos += (int64_t)take;
-    return len;
+    return take == len ? len : 0; /* at its end: the rest is another's (or nobody's) */
 }
 
 /* Near the end the ranges shrink, so every connection still has one: the
@@ -306,6 +254,40 @@ static bool next_range(struct dl_run *d, double now, int *o, int *p, int64_t *of
     return false;
 }
 
+/* A transfer is not split below this: its request would cost more than
+ * the time it saves. */
+#define MIN_STEAL (2LL << 20)
+
+/* Nothing is left to hand out but a connection is idle: the transfer with
+ * the most bytes still to come gives up the second half of them (it stops
+ * at the midpoint, a new transfer starts there), so the end of a download
+ * is not one connection's alone. Only a running 206 body is split. Lock
+ * held. */
+static bool steal_range(struct dl_run *d, struct xfer *const *xs, int n, int *o, int *p,
+                        int64_t *off, int64_t *len)
+{
+    struct xfer *best = NULL;
+    int64_t most = 0;
+    for (int i = 0; i < n; i++) {
+        struct xfer *x = xs[i];
+        if (!x->checked || !x->usable || x->whole || d->out[x->out].status != OUT_ACTIVE)
+            continue;
+        int64_t left = x->off + x->len - x->pos;
+        if (left > most) {
+            most = left;
+            best = x;
+        }
+    }
+    if (!best || most < 2 * MIN_STEAL)
+        return false;
+    int64_t end = best->off + best->len, mid = best->pos + most / 2;
+    const struct dl_piece *dp = &d->out[best->out].o->p[best->piece];
+    best->len = mid - best->off;
+    ranges_sub(&d->out[best->out].inflight, dp->off + mid, dp->off + end);
+    *o = best->out, *p = best->piece, *off = mid, *len = end - mid;
+    return true;
+}
+
 static int start_xfer(struct dl_run *d, CURLM *m, int o, int p, int64_t off, int64_t len,
                       struct xfer **slot, struct buf *err)
 {
@@ -350,8 +332,10 @@ static int start_xfer(struct dl_run *d, CURLM *m, int o, int p, int64_t off, int
     curl_easy_setopt(x->e, CURLOPT_USERAGENT, "dsv41-top");
     curl_easy_setopt(x->e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(x->e, CURLOPT_BUFFERSIZE, 256L * 1024);
+    pthread_mutex_lock(&d->mu); /* the syncer finishes an output only when none writes it */
     ranges_add(&d->out[o].inflight, dp->off + off, dp->off + off + len);
     d->out[o].active++;
+    pthread_mutex_unlock(&d->mu);
     curl_multi_add_handle(m, x->e);
     *slot = x;
     return 0;
@@ -488,7 +472,7 @@ static int prepare(struct dl_run *d, struct buf *err)
         }
         struct buf path = BUF_INIT;
         struct stat sb;
-        output_path(d, r, false, &path);
+        dlrun_output_path(d, r, false, &path);
         bool present = stat(buf_str(&path), &sb) == 0 && S_ISREG(sb.st_mode) &&
                        sb.st_size == r->o->size;
         buf_free(&path);
@@ -540,32 +524,6 @@ static void status_of(struct dl_run *d, struct dl_status *s, double rate, int bu
     }
 }
 
-/* The landed state now; the durable one (data synced first) every DURABLE_S. */
-static int save_state(struct dl_run *d, bool durable, struct buf *err)
-{
-    if (durable) {
-        pthread_mutex_lock(&d->mu);
-        struct ranges *snap = calloc((size_t)d->nout, sizeof *snap);
-        for (int i = 0; snap && i < d->nout; i++)
-            ranges_copy(&snap[i], &d->out[i].st->landed);
-        pthread_mutex_unlock(&d->mu);
-        for (int i = 0; i < d->nout; i++)
-            if (d->out[i].fd >= 0)
-                fdatasync(d->out[i].fd);
-        pthread_mutex_lock(&d->mu);
-        for (int i = 0; snap && i < d->nout; i++) {
-            ranges_copy(&d->out[i].st->durable, &snap[i]);
-            ranges_free(&snap[i]);
-        }
-        pthread_mutex_unlock(&d->mu);
-        free(snap);
-    }
-    pthread_mutex_lock(&d->mu);
-    int rc = dl_state_save(d->o->dir, d->st, durable, err);
-    pthread_mutex_unlock(&d->mu);
-    return rc;
-}
-
 static void event(struct dl_run *d, enum dl_event_kind k, struct out_rt *r, const char *detail,
                   double rate, int busy)
 {
@@ -588,6 +546,8 @@ static int settle(struct dl_run *d, double rate, int busy, struct buf *err)
         struct out_rt *r = &d->out[i];
         pthread_mutex_lock(&d->mu);
         enum out_status s = r->status;
+        bool tell = (s == OUT_DONE || s == OUT_FAILED) && !r->announced;
+        r->announced |= tell;
         const char *refetched = NULL;
         for (int k = 0; k < r->o->np; k++)
             if (r->pc[k].refetches > r->pc[k].said) {
@@ -600,19 +560,18 @@ static int settle(struct dl_run *d, double rate, int busy, struct buf *err)
             snprintf(why, sizeof why, "%s: its hash differed, fetching it again", refetched);
             event(d, DL_EV_REFETCH, r, why, rate, busy);
         }
-        if (s == OUT_READY && r->active == 0) {
-            if (finish_output(d, r, err) < 0) {
-                rc = -1;
-                continue;
-            }
+        if (tell && s == OUT_DONE)
             event(d, DL_EV_FILE_OK, r, NULL, rate, busy);
-            save_state(d, true, err);
-        } else if (s == OUT_FAILED && r->fd >= 0) {
-            close(r->fd);
-            r->fd = -1;
+        else if (tell)
             event(d, DL_EV_FAILED, r, r->err, rate, busy);
-        }
     }
+    pthread_mutex_lock(&d->mu);
+    if (d->save_err[0]) { /* the state cannot be kept: going on would lose its work */
+        buf_reset(err);
+        buf_puts(err, d->save_err);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&d->mu);
     return rc;
 }
 
@@ -631,7 +590,7 @@ static int run(struct dl_run *d, struct buf *err)
     /* one transfer per connection: a CDN caps each connection, not each stream */
     curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
     int busy = 0, rc = 0;
-    double last_save = mono_s(), last_durable = last_save, last_event = 0, rate = 0;
+    double last_save = mono_s(), last_event = 0, rate = 0;
     int64_t saved_at = d->fetched, rate_at = d->fetched;
     double rate_t = last_save;
     /* a kill loses at most what landed since the last save: 0.1 % of the
@@ -649,7 +608,9 @@ static int run(struct dl_run *d, struct buf *err)
         bool more = false;
         if (busy < o->connections)
             d->chunk = chunk_now(d);
-        while (!cancel && busy < o->connections && next_range(d, now, &oi, &pi, &off, &len)) {
+        while (!cancel && busy < o->connections &&
+               (next_range(d, now, &oi, &pi, &off, &len) ||
+                steal_range(d, xs, busy, &oi, &pi, &off, &len))) {
             pthread_mutex_unlock(&d->mu);
             struct buf e = BUF_INIT;
             int s = start_xfer(d, m, oi, pi, off, len, &xs[busy], &e);
@@ -665,7 +626,8 @@ static int run(struct dl_run *d, struct buf *err)
         /* is anything left to do, now or after a backoff? */
         bool pending = false;
         for (int i = 0; i < d->nout; i++)
-            pending |= d->out[i].status == OUT_ACTIVE || d->out[i].status == OUT_READY;
+            pending |= d->out[i].status == OUT_ACTIVE || d->out[i].status == OUT_READY ||
+                       d->out[i].status == OUT_FINISHING;
         more = pending;
         pthread_mutex_unlock(&d->mu);
         if (!more && busy == 0)
@@ -695,13 +657,12 @@ static int run(struct dl_run *d, struct buf *err)
             rate_at = d->fetched;
             rate_t = now;
         }
-        if (now - last_durable >= DURABLE_S) {
-            save_state(d, true, err);
-            last_durable = last_save = now;
-            saved_at = d->fetched;
-        } else if (d->fetched != saved_at && now - last_save >= SAVE_MIN_S &&
-                   (d->fetched - saved_at >= save_every || now - last_save >= SAVE_MAX_S)) {
-            save_state(d, false, err);
+        if (d->fetched != saved_at &&
+            (d->fetched - saved_at >= save_every || now - last_save >= SAVE_MAX_S)) {
+            pthread_mutex_lock(&d->mu); /* the syncer writes it */
+            d->save_wanted = true;
+            pthread_cond_signal(&d->sync_cv);
+            pthread_mutex_unlock(&d->mu);
             last_save = now;
             saved_at = d->fetched;
         }
@@ -734,16 +695,18 @@ int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
     struct dl_run d = {.plan = p, .st = st, .o = o, .hub = h};
     pthread_mutex_init(&d.mu, NULL);
     pthread_cond_init(&d.cv, NULL);
-    pthread_t hasher;
-    bool hashing = false;
+    pthread_cond_init(&d.sync_cv, NULL);
+    pthread_t hasher, syncer;
+    bool hashing = false, syncing = false;
     int rc = prepare(&d, err);
     if (rc == 0) {
         for (int i = 0; i < d.nout; i++)
             if (d.out[i].status == OUT_SKIP)
                 event(&d, DL_EV_FILE_SKIP, &d.out[i], NULL, 0, 0);
         hashing = pthread_create(&hasher, NULL, dlhash_main, &d) == 0;
-        if (!hashing) {
-            buf_puts(err, "cannot start the hasher");
+        syncing = hashing && pthread_create(&syncer, NULL, dlsync_main, &d) == 0;
+        if (!syncing) {
+            buf_puts(err, "cannot start the download's threads");
             rc = -1;
         }
     }
@@ -756,9 +719,20 @@ int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
         pthread_mutex_unlock(&d.mu);
         pthread_join(hasher, NULL);
     }
-    struct buf e2 = BUF_INIT;
-    save_state(&d, true, &e2); /* what landed is never lost */
-    buf_free(&e2);
+    if (syncing) { /* it puts what is ready in place and saves a last time */
+        pthread_mutex_lock(&d.mu);
+        d.sync_stop = true;
+        pthread_cond_signal(&d.sync_cv);
+        pthread_mutex_unlock(&d.mu);
+        pthread_join(syncer, NULL);
+        struct buf e2 = BUF_INIT;
+        settle(&d, 0, 0, &e2); /* its last outputs told */
+        buf_free(&e2);
+    } else {
+        struct buf e2 = BUF_INIT;
+        dl_state_save(o->dir, st, true, &e2); /* what landed is never lost */
+        buf_free(&e2);
+    }
     int failed = 0;
     for (int i = 0; i < d.nout; i++) {
         struct out_rt *r = &d.out[i];
@@ -780,5 +754,6 @@ int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
     free(d.out);
     pthread_mutex_destroy(&d.mu);
     pthread_cond_destroy(&d.cv);
+    pthread_cond_destroy(&d.sync_cv);
     return rc < 0 ? -1 : failed ? 1 : 0;
 }
