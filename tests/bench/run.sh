@@ -200,3 +200,7 @@ bash "$here/verify.sh"
 
 # The console beside htop -d 10 (idle CPU, bytes/s, key latency, log flood).
 bash "$here/console.sh"
+
+# download beside aria2c and curl through the simulator's hub and nginx
+# (limit_rate per connection); peak disk beside the script era's; CPU per GB.
+bash "$here/download.sh"
