@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@ struct hasher {
 struct piece_rt {
     struct buf url;
     bool url_ok, with_token, no_range;
+    bool resolving; /* a resolver asks the hub for its URL now */
     bool whole_active; /* a transfer of the whole piece (no Range support) runs */
     int tries, refetches, said; /* said: refetches the caller was told of */
     double not_before; /* backoff: no transfer of this piece before */
@@ -67,11 +69,21 @@ struct dl_run {
     pthread_cond_t sync_cv;
     bool save_wanted, sync_stop;
     char save_err[600]; /* the state file could not be written: why */
+    /* the resolvers: woken by resolve_cv when a URL expired */
+    pthread_cond_t resolve_cv;
+    bool resolve_stop;
+    atomic_int resolve_quit; /* their hub requests give up (a cancel, the end) */
 };
 
 /* DIR/PATH, or DIR/PATH.incomplete. */
 void dlrun_output_path(const struct dl_run *d, const struct out_rt *r, bool incomplete,
                        struct buf *b);
+/* The resolvers (dlresolve.c): n threads, each with its own hub handle,
+ * turning pieces' paths into URLs ahead of the transfers. */
+struct dl_resolvers;
+struct dl_resolvers *dlresolve_start(struct dl_run *d, int n, struct buf *err);
+void dlresolve_stop(struct dl_resolvers *rs);
+
 /* The syncer thread: outputs put in place, the state file saved, writeback
  * started (dlsync.c); it ends after a last durable save once sync_stop. */
 void *dlsync_main(void *arg);

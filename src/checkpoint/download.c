@@ -226,7 +226,7 @@ static bool next_range(struct dl_run *d, double now, int *o, int *p, int64_t *of
         for (int k = 0; k < r->o->np; k++) {
             struct piece_rt *pc = &r->pc[k];
             const struct dl_piece *dp = &r->o->p[k];
-            if (pc->not_before > now)
+            if (pc->not_before > now || !pc->url_ok) /* !url_ok: a resolver is on it */
                 continue;
             int64_t end = dp->off + dp->f->size, at = dp->off, gl = 0;
             if (pc->no_range) { /* one transfer of the whole piece at a time */
@@ -293,12 +293,6 @@ static int start_xfer(struct dl_run *d, CURLM *m, int o, int p, int64_t off, int
 {
     struct piece_rt *pc = piece(d, o, p);
     const struct dl_piece *dp = &d->out[o].o->p[p];
-    if (!pc->url_ok) {
-        buf_reset(&pc->url);
-        if (hub_resolve(d->hub, d->st->commit, dp->f->path, &pc->url, &pc->with_token, err) < 0)
-            return -1;
-        pc->url_ok = true;
-    }
     struct xfer *x = calloc(1, sizeof *x);
     if (!x || !(x->e = curl_easy_init())) {
         free(x);
@@ -364,6 +358,7 @@ static void end_xfer(struct dl_run *d, CURLM *m, CURLcode res, struct xfer *x,
         r->status == OUT_ACTIVE) {
         if (code == 403 || code == 410) { /* the CDN URL expired: resolve it again */
             pc->url_ok = false;
+            pthread_cond_signal(&d->resolve_cv);
             snprintf(why, sizeof why, "%s: HTTP %ld from the CDN, resolving the URL again",
                      dp->f->path, code);
         } else {
@@ -615,7 +610,7 @@ static int run(struct dl_run *d, struct buf *err)
             struct buf e = BUF_INIT;
             int s = start_xfer(d, m, oi, pi, off, len, &xs[busy], &e);
             pthread_mutex_lock(&d->mu);
-            if (s < 0) { /* the hub would not resolve it: that output fails */
+            if (s < 0) { /* out of memory: that output fails */
                 snprintf(d->out[oi].err, sizeof d->out[oi].err, "%s", buf_str(&e));
                 d->out[oi].status = OUT_FAILED;
             } else {
@@ -696,8 +691,10 @@ int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
     pthread_mutex_init(&d.mu, NULL);
     pthread_cond_init(&d.cv, NULL);
     pthread_cond_init(&d.sync_cv, NULL);
+    pthread_cond_init(&d.resolve_cv, NULL);
     pthread_t hasher, syncer;
     bool hashing = false, syncing = false;
+    struct dl_resolvers *rs = NULL;
     int rc = prepare(&d, err);
     if (rc == 0) {
         for (int i = 0; i < d.nout; i++)
@@ -710,8 +707,12 @@ int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
             rc = -1;
         }
     }
+    /* a few at once: the first transfers wait for their URLs */
+    if (rc == 0 && !(rs = dlresolve_start(&d, o->connections < 4 ? o->connections : 4, err)))
+        rc = -1;
     if (rc == 0)
         rc = run(&d, err);
+    dlresolve_stop(rs);
     if (hashing) {
         pthread_mutex_lock(&d.mu);
         d.stop = true;
@@ -755,5 +756,6 @@ int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
     pthread_mutex_destroy(&d.mu);
     pthread_cond_destroy(&d.cv);
     pthread_cond_destroy(&d.sync_cv);
+    pthread_cond_destroy(&d.resolve_cv);
     return rc < 0 ? -1 : failed ? 1 : 0;
 }

@@ -320,6 +320,17 @@ void hub_explain(const struct hub *h, long code, const char *what, const char *e
 /* One request to the hub (the token goes along), retried on connection
  * errors, 429 and 5xx with backoff and the server's Retry-After. Returns the
  * HTTP status, or -1 with err filled. */
+static bool stopped(const struct hub *h)
+{
+    return h->stop && atomic_load(h->stop);
+}
+
+static int on_xferinfo(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return stopped(ud) ? 1 : 0;
+}
+
 static long hub_get(struct hub *h, const char *url, bool nobody, struct reply *r,
                     struct buf *err)
 {
@@ -346,19 +357,26 @@ static long hub_get(struct hub *h, const char *url, bool nobody, struct reply *r
         curl_easy_setopt(h->h, CURLOPT_LOW_SPEED_TIME, 60L);
         curl_easy_setopt(h->h, CURLOPT_USERAGENT, "dsv41-top");
         curl_easy_setopt(h->h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h->h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h->h, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
+        curl_easy_setopt(h->h, CURLOPT_XFERINFODATA, h);
         CURLcode rc = curl_easy_perform(h->h);
         code = -1;
         if (rc == CURLE_OK)
             curl_easy_getinfo(h->h, CURLINFO_RESPONSE_CODE, &code);
         if (rc == CURLE_OK && code != 429 && code < 500)
             break;
-        if (attempt + 1 == HUB_TRIES)
+        if (attempt + 1 == HUB_TRIES || stopped(h))
             break;
         long wait_ms = r->retry_after >= 0 ? r->retry_after * 1000 : 500L << attempt;
-        usleep((useconds_t)(wait_ms > 30000 ? 30000 : wait_ms) * 1000);
+        wait_ms = wait_ms > 30000 ? 30000 : wait_ms;
+        for (long slept = 0; slept < wait_ms && !stopped(h); slept += 50) /* stop wins */
+            usleep(50 * 1000);
     }
     curl_slist_free_all(hdr);
-    if (code < 0)
+    if (code < 0 && stopped(h))
+        buf_puts(err, "interrupted");
+    else if (code < 0)
         buf_printf(err, "cannot reach %s: %s (check the network, or HF_ENDPOINT)", h->endpoint,
                    cerr[0] ? cerr : "no answer");
     return code;
@@ -386,6 +404,16 @@ int hub_open(struct hub *h, const struct config *c, struct buf *err)
         return -1;
     }
     return 0;
+}
+
+int hub_dup(struct hub *dst, const struct hub *src)
+{
+    memset(dst, 0, sizeof *dst);
+    memcpy(dst->endpoint, src->endpoint, sizeof dst->endpoint);
+    memcpy(dst->repo, src->repo, sizeof dst->repo);
+    buf_append(&dst->token, src->token.data ? src->token.data : "", src->token.len);
+    dst->h = curl_easy_init();
+    return dst->h ? 0 : -1;
 }
 
 void hub_close(struct hub *h)

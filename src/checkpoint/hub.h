@@ -9,6 +9,7 @@
 #define DSV41_HUB_H
 
 #include <curl/curl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -47,10 +48,13 @@ struct hub {
     char repo[256];
     struct buf token;   /* "" without one */
     CURL *h;
+    const atomic_int *stop; /* when set and non-zero: a request and its retries give up */
 };
 
 /* HF_ENDPOINT, HF_REPO and the token (HF_TOKEN, else the file HF_TOKEN_PATH). */
 int hub_open(struct hub *h, const struct config *c, struct buf *err);
+/* Another handle to the same hub (its own connection), for another thread. */
+int hub_dup(struct hub *dst, const struct hub *src);
 void hub_close(struct hub *h);
 int hub_revision(struct hub *h, const char *rev, char commit[41], struct buf *err);
 int hub_list(struct hub *h, const char *commit, struct hub_tree *t, struct buf *err);
