@@ -98,11 +98,11 @@ run_timed w_curl c_curl curl -sfL --create-dirs "${urls[@]}"
 n_curl=$(conns)
 run_timed w_sum c_sum sh -c "cd '$T/curl' && find . -type f -print0 | xargs -0 sha256sum > /dev/null"
 rm -rf "$T/curl"
-printf '%-44s %6s MiB/s  %5.1f s  %3d connections  (%s)\n' "single curl (sequential, one connection)" \
+printf '%-44s %6s MiB/s  %5.1f s  %3d connections opened  (%s)\n' "single curl (sequential, one connection)" \
     "$(mbs "$w_curl")" "$w_curl" "$n_curl" "no hashing"
-printf '%-44s %6s MiB/s  %5.1f s  %3d connections  (%s)\n' "aria2c -x16 -s16" "$(mbs "$w_aria")" \
+printf '%-44s %6s MiB/s  %5.1f s  %3d connections opened  (%s)\n' "aria2c -x16 -s16" "$(mbs "$w_aria")" \
     "$w_aria" "$n_aria" "no hashing"
-printf '%-44s %6s MiB/s  %5.1f s  %3d connections  (%s)\n' "dsv41-top download (16 connections)" \
+printf '%-44s %6s MiB/s  %5.1f s  %3d connections opened  (%s)\n' "dsv41-top download (16 connections)" \
     "$(mbs "$w_top")" "$w_top" "$n_top" "hashed, $ok_top"
 r_aria=$(awk -v a="$w_aria" -v b="$w_top" 'BEGIN {printf "%.2f", a / b}')
 r_curl=$(awk -v a="$w_curl" -v b="$w_top" 'BEGIN {printf "%.2f", a / b}')
