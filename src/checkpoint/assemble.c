@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #define COPY_BUF (4 << 20)
+#define JOURNAL_MAX ((double)(1LL << 50)) /* no part is a PiB: a journal saying so is damaged */
 
 struct jpart {
     char name[600];
@@ -120,7 +121,8 @@ static int journal_save(const char *dir, const char *shard, const struct journal
     struct buf path = BUF_INIT, tmp = BUF_INIT;
     path_of(&path, dir, shard, ASSEMBLE_JOURNAL_SUFFIX);
     buf_printf(&tmp, "%s.tmp", buf_str(&path));
-    int fd = text ? open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+    int fd = text ? open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)
+                  : -1;
     bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text) &&
               fsync(fd) == 0;
     if (fd >= 0)
@@ -149,7 +151,10 @@ static int journal_load(const char *dir, const char *shard, struct journal *j, s
     cJSON *o = cJSON_Parse(buf_str(&text));
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "written");
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "parts"), *p;
-    int rc = cJSON_IsNumber(w) && cJSON_IsArray(a) ? 0 : -1;
+    int rc = cJSON_IsNumber(w) && cJSON_IsArray(a) && w->valuedouble >= 0 &&
+                     w->valuedouble <= JOURNAL_MAX
+                 ? 0
+                 : -1;
     j->written = rc == 0 ? (int64_t)w->valuedouble : 0;
     cJSON_ArrayForEach(p, a)
     {
@@ -159,8 +164,13 @@ static int journal_load(const char *dir, const char *shard, struct journal *j, s
         struct jpart *np = realloc(j->p, sizeof *np * (size_t)(j->n + 1));
         if (np)
             j->p = np;
+        int num;
+        /* only this shard's own parts, with sizes a file can have */
         if (!np || !cJSON_IsString(nm) || !cJSON_IsNumber(sz) || !cJSON_IsNumber(cp) ||
-            strchr(nm->valuestring, '/') || cp->valuedouble > sz->valuedouble) {
+            strchr(nm->valuestring, '/') || part_name(nm->valuestring, &num) != strlen(shard) ||
+            strncmp(nm->valuestring, shard, strlen(shard)) != 0 || sz->valuedouble < 0 ||
+            sz->valuedouble > JOURNAL_MAX || cp->valuedouble < 0 ||
+            cp->valuedouble > sz->valuedouble) {
             rc = -1;
             break;
         }
@@ -170,6 +180,11 @@ static int journal_load(const char *dir, const char *shard, struct journal *j, s
         j->n++;
     }
     cJSON_Delete(o);
+    int64_t sum = 0;
+    for (int i = 0; rc == 0 && i < j->n; i++)
+        sum += j->p[i].copied;
+    if (rc == 0 && sum != j->written)
+        rc = -1; /* what was written is what was copied */
     if (rc < 0) {
         buf_printf(err, "%s is damaged: the shard cannot be continued safely", buf_str(&path));
         free(j->p);
@@ -221,6 +236,11 @@ static int journal_new(const char *dir, const char *shard, struct journal *j, st
     if (!n)
         buf_printf(err, "%s: no parts (%s.partNN) in %s", shard, shard, dir);
     j->p = calloc((size_t)(n ? n : 1), sizeof *j->p);
+    if (n && pn[0].num > 1) { /* the hub's parts count from 01 (split's from 00) */
+        buf_printf(err, "%s: its first part is %s: the ones before it are missing", shard,
+                   pn[0].name);
+        rc = -1;
+    }
     for (int i = 0; i < n && rc == 0; i++) {
         if (pn[i].num != pn[0].num + i) {
             buf_printf(err, "%s: part %d is missing (after %s)", shard, pn[0].num + i,
@@ -231,7 +251,7 @@ static int journal_new(const char *dir, const char *shard, struct journal *j, st
         struct buf path = BUF_INIT;
         struct stat st;
         path_of(&path, dir, pn[i].name, "");
-        if (stat(buf_str(&path), &st) < 0 || !S_ISREG(st.st_mode)) {
+        if (lstat(buf_str(&path), &st) < 0 || !S_ISREG(st.st_mode)) { /* no symlink */
             buf_printf(err, "%s: not a file", buf_str(&path));
             rc = -1;
         }
@@ -289,8 +309,16 @@ static int copy_part(const char *dir, const char *shard, struct journal *j, int 
     struct jpart *p = &j->p[i];
     struct buf path = BUF_INIT;
     path_of(&path, dir, p->name, "");
-    int pfd = open(buf_str(&path), O_RDWR | O_CLOEXEC);
+    int pfd = open(buf_str(&path), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     int rc = 0;
+    struct stat st;
+    if (pfd >= 0 && (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != p->size)) {
+        buf_printf(err, "%s is not the file the journal recorded (%lld bytes): put the part "
+                        "back, or remove %s%s to start this shard over",
+                   buf_str(&path), (long long)p->size, shard, ASSEMBLE_JOURNAL_SUFFIX);
+        rc = -1;
+        goto out;
+    }
     if (pfd < 0) {
         buf_printf(err, "%s: %s (the journal counts %lld of its %lld bytes copied)",
                    buf_str(&path), strerror(errno), (long long)p->copied, (long long)p->size);
@@ -425,7 +453,7 @@ int assemble_shard(const char *dir, const char *shard, const char *want_sha256,
     struct buf spath = BUF_INIT, fin = BUF_INIT;
     path_of(&spath, dir, shard, ".incomplete");
     path_of(&fin, dir, shard, "");
-    int sfd = open(buf_str(&spath), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int sfd = open(buf_str(&spath), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     char *buf = malloc(COPY_BUF);
     int rc = 0;

@@ -69,6 +69,8 @@ static bool step(struct dl_run *d, struct out_rt *r, struct hasher *h, char *buf
     if (got > 0)
         EVP_DigestUpdate(h->ctx, buf, (size_t)got);
     pthread_mutex_lock(&d->mu);
+    if (r->status != OUT_ACTIVE) /* failed meanwhile (a transfer gave up): its word stands */
+        return false;
     if (got <= 0) {
         snprintf(r->err, sizeof r->err, "cannot read back %s.incomplete", r->o->path);
         r->status = OUT_FAILED;
@@ -140,6 +142,8 @@ static bool advance(struct dl_run *d, struct out_rt *r, char *buf)
         return worked;
     if (r->has_whole) {
         worked |= step(d, r, &r->whole, buf);
+        if (r->status != OUT_ACTIVE)
+            return worked;
         if (!r->whole.finished && r->whole.done == r->whole.len &&
             !finish(&r->whole, r->o->whole_sha256)) {
             snprintf(r->err, sizeof r->err,
@@ -153,7 +157,7 @@ static bool advance(struct dl_run *d, struct out_rt *r, char *buf)
     bool all = !r->has_whole || r->whole.ok;
     for (int i = 0; i < r->o->np; i++)
         all &= r->pc[i].h.ok;
-    if (all) {
+    if (all && r->status == OUT_ACTIVE) {
         r->status = OUT_READY;
         pthread_cond_signal(&d->sync_cv); /* the syncer puts it in place */
     }

@@ -21,9 +21,18 @@ void dl_boot_id(char out[64])
     buf_free(&b);
 }
 
+/* Sizes beyond this are no file of a checkpoint (2^50: a PiB); it keeps
+ * every sum of them far from int64's end. */
+#define STATE_MAX_SIZE ((double)(1LL << 50))
+/* ranges per file: a download leaves a few per connection; more is damage
+ * (and would make merging them slow) */
+#define STATE_MAX_RANGES 100000
+
 static int load_ranges(const cJSON *arr, int64_t size, struct ranges *r)
 {
     const cJSON *e;
+    if (cJSON_GetArraySize(arr) > STATE_MAX_RANGES)
+        return -1;
     cJSON_ArrayForEach(e, arr)
     {
         const cJSON *a = cJSON_GetArrayItem(e, 0), *b = cJSON_GetArrayItem(e, 1);
@@ -41,9 +50,12 @@ int dl_state_load(const char *dir, struct dl_state *s, struct buf *err)
     memset(s, 0, sizeof *s);
     struct buf path = BUF_INIT, text = BUF_INIT;
     buf_printf(&path, "%s/%s", dir, DL_STATE_NAME);
-    if (buf_read_file(&text, buf_str(&path), 64u << 20) < 0) {
-        int e = errno;
+    int got = buf_read_file(&text, buf_str(&path), 64u << 20);
+    if (got < 0 || text.len == 0) {
+        int e = got < 0 ? errno : ENOENT;
         buf_free(&text);
+        /* none, or empty: a power cut after a rename whose data never reached
+         * the disk (a non-durable save); complete files are checked again */
         if (e == ENOENT) {
             buf_free(&path);
             return 1;
@@ -59,17 +71,19 @@ int dl_state_load(const char *dir, struct dl_state *s, struct buf *err)
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files");
     int rc = -1;
     if (!cJSON_IsString(repo) || !cJSON_IsString(commit) || strlen(commit->valuestring) != 40 ||
-        !cJSON_IsArray(files))
+        strspn(commit->valuestring, "0123456789abcdef") != 40 || !cJSON_IsArray(files))
         goto bad;
     snprintf(s->repo, sizeof s->repo, "%s", repo->valuestring);
     snprintf(s->commit, sizeof s->commit, "%s", commit->valuestring);
     snprintf(s->boot_id, sizeof s->boot_id, "%s", cJSON_IsString(boot) ? boot->valuestring : "");
     const cJSON *f;
+    int nfiles = 0;
     cJSON_ArrayForEach(f, files)
     {
         const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "path");
         const cJSON *sz = cJSON_GetObjectItemCaseSensitive(f, "size");
-        if (!cJSON_IsString(p) || !cJSON_IsNumber(sz) || sz->valuedouble < 0)
+        if (!cJSON_IsString(p) || !cJSON_IsNumber(sz) || sz->valuedouble < 0 ||
+            sz->valuedouble > STATE_MAX_SIZE || ++nfiles > 1000000)
             goto bad;
         struct dl_state_file *e = dl_state_get(s, p->valuestring, (int64_t)sz->valuedouble);
         if (!e)
@@ -143,7 +157,8 @@ int dl_state_write(const char *dir, const char *text, bool durable, struct buf *
     buf_printf(&path, "%s/%s", dir, DL_STATE_NAME);
     buf_printf(&tmp, "%s.tmp", buf_str(&path));
     int rc = -1, e = ENOMEM;
-    int fd = text ? open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    int fd = text ? open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)
+                  : -1;
     if (fd >= 0) {
         size_t len = strlen(text), off = 0;
         while (off < len) {
@@ -224,7 +239,7 @@ int dl_state_lock(const char *dir, struct buf *err)
 {
     struct buf path = BUF_INIT;
     buf_printf(&path, "%s/%s", dir, DL_LOCK_NAME);
-    int fd = open(buf_str(&path), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int fd = open(buf_str(&path), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     int rc = 0;
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
         char pid[32] = "";

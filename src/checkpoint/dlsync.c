@@ -6,8 +6,8 @@
  * state file (the landed ranges when the transfers ask, the durable ones
  * every DURABLE_S after syncing the data), and starts the kernel's
  * writeback of what landed each second, so the syncs find little to do. It
- * is the only closer of the outputs' files: a file it has not closed is
- * safe for the others to use while its output is active. */
+ * closes an output's file only once it is in place (no transfer and no hash
+ * uses it then); the rest are closed when the run ends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,7 +39,8 @@ static int put_in_place(struct dl_run *d, struct out_rt *r, int fd, struct buf *
             const struct dl_piece *p = &r->o->p[i];
             struct buf pp = BUF_INIT;
             buf_printf(&pp, "%s/%s", d->o->dir, p->f->path);
-            int pfd = open(buf_str(&pp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            int pfd = open(buf_str(&pp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                           0644);
             loff_t in = p->off;
             int64_t left = p->f->size;
             while (pfd >= 0 && left > 0) {
@@ -64,17 +65,14 @@ static int put_in_place(struct dl_run *d, struct out_rt *r, int fd, struct buf *
 }
 
 /* Outputs the hasher found whole, once no transfer writes them: in place
- * (OUT_DONE) or failed with why; failed ones' files closed. Lock held
- * (dropped around the disk work). True when an output was finished. */
+ * (OUT_DONE) or failed with why. A failed output's file stays open until the
+ * run ends: the hasher may be reading it. Lock held (dropped around the disk
+ * work). True when an output was finished. */
 static bool finish_ready(struct dl_run *d)
 {
     bool any = false;
     for (int i = 0; i < d->nout; i++) {
         struct out_rt *r = &d->out[i];
-        if (r->status == OUT_FAILED && r->active == 0 && r->fd >= 0) {
-            close(r->fd);
-            r->fd = -1;
-        }
         if (r->status != OUT_READY || r->active > 0)
             continue;
         r->status = OUT_FINISHING;
@@ -116,12 +114,14 @@ static void save(struct dl_run *d, bool durable)
         }
         pthread_mutex_unlock(&d->mu);
         for (int i = 0; snap && fds && i < d->nout; i++)
-            if (fds[i] >= 0)
-                fdatasync(fds[i]);
+            if (fds[i] >= 0 && fdatasync(fds[i]) < 0)
+                fds[i] = -1; /* not known to be on disk: its durable ranges stay */
         pthread_mutex_lock(&d->mu);
+        /* what was synced and still counts: a piece the hasher started over
+         * meanwhile is not durable, whatever the snapshot says */
         for (int i = 0; snap && fds && i < d->nout; i++)
-            if (!d->out[i].st->verified)
-                ranges_copy(&d->out[i].st->durable, &snap[i]);
+            if (fds[i] >= 0 && !d->out[i].st->verified)
+                ranges_intersect(&d->out[i].st->durable, &snap[i], &d->out[i].st->landed);
         for (int i = 0; snap && i < d->nout; i++)
             ranges_free(&snap[i]);
         free(snap);

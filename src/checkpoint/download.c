@@ -45,15 +45,21 @@ void dlrun_output_path(const struct dl_run *d, const struct out_rt *r, bool inco
     buf_printf(b, "%s/%s%s", d->o->dir, r->o->path, incomplete ? ".incomplete" : "");
 }
 
-/* mkdir -p of the output's directories inside dir */
+/* mkdir -p of the output's directories inside dir; one that exists must be
+ * a directory, not a symlink that would take the files elsewhere */
 static int make_parents(const char *dir, const char *rel)
 {
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, rel);
     for (char *s = p + strlen(dir) + 1; (s = strchr(s, '/')); s++) {
         *s = '\0';
+        struct stat st;
         if (mkdir(p, 0755) < 0 && errno != EEXIST)
             return -1;
+        if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            errno = ENOTDIR;
+            return -1;
+        }
         *s = '/';
     }
     return 0;
@@ -70,7 +76,7 @@ static int open_output(struct dl_run *d, struct out_rt *r, struct buf *err)
         buf_printf(err, "cannot make the directories of %s: %s", buf_str(&path), strerror(errno));
         goto out;
     }
-    r->fd = open(buf_str(&path), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    r->fd = open(buf_str(&path), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (r->fd < 0) {
         buf_printf(err, "cannot open %s: %s", buf_str(&path), strerror(errno));
         goto out;
@@ -139,6 +145,30 @@ static bool check_start(struct xfer *x)
     return true;
 }
 
+/* n bytes written at off of the output and recorded as landed; -1 (and the
+ * run's fatal error set) when the disk refused them. */
+static int land(struct dl_run *d, struct out_rt *r, const char *p, size_t n, int64_t off)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(r->fd, p + done, n - done, off + (int64_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            pthread_mutex_lock(&d->mu);
+            d->fatal = w < 0 ? errno : EIO;
+            snprintf(d->fatal_what, sizeof d->fatal_what, "%s.incomplete", r->o->path);
+            pthread_mutex_unlock(&d->mu);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    pthread_mutex_lock(&d->mu);
+    ranges_add(&r->st->landed, off, off + (int64_t)n);
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    return 0;
+}
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
     struct xfer *x = ud;
@@ -164,24 +194,25 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     if (x->pos + (int64_t)take > stop)
         take = (size_t)(stop > x->pos ? stop - x->pos : 0);
     int64_t at = dp->off + x->pos;
-    for (size_t done = 0; done < take;) {
-        ssize_t w = pwrite(r->fd, p + done, take - done, at + (int64_t)done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            pthread_mutex_lock(&d->mu);
-            d->fatal = w < 0 ? errno : EIO;
-            snprintf(d->fatal_what, sizeof d->fatal_what, "%s.incomplete", r->o->path);
-            pthread_mutex_unlock(&d->mu);
-            return 0; /* aborts the transfer */
-        }
-        done += (size_t)w;
-    }
     pthread_mutex_lock(&d->mu);
-    ranges_add(&r->st->landed, at, at + (int64_t)take);
     d->fetched += (int64_t)take;
-    pthread_cond_broadcast(&d->cv);
     pthread_mutex_unlock(&d->mu);
+    if (!x->whole) {
+        if (land(d, r, p, take, at) < 0)
+            return 0;
+    } else { /* the whole piece again: only what has not landed, so bytes already
+              * hashed stay the bytes that were hashed */
+        for (int64_t a = at, b = at + (int64_t)take, gl = 0; a < b; a += gl) {
+            pthread_mutex_lock(&d->mu);
+            int64_t g = ranges_gap(&r->st->landed, a, b, &gl);
+            pthread_mutex_unlock(&d->mu);
+            if (!gl)
+                break;
+            if (land(d, r, p + (g - at), (size_t)gl, g) < 0)
+                return 0;
+            gl += g - a;
+        }
+    }
     x->pos += (int64_t)take;
     return take == len ? len : 0; /* at its end: the rest is another's (or nobody's) */
 }
@@ -453,13 +484,16 @@ static int prepare(struct dl_run *d, struct buf *err)
         return -1;
     }
     d->nout = d->plan->n;
+    for (int i = 0; i < d->nout; i++) { /* all of it, so a failure below can be undone */
+        d->out[i].o = &d->plan->o[i];
+        d->out[i].fd = -1;
+        d->out[i].status = OUT_FAILED;
+    }
     for (int i = 0; i < d->nout; i++) {
         struct out_rt *r = &d->out[i];
-        r->o = &d->plan->o[i];
         r->st = dl_state_get(d->st, r->o->path, r->o->size);
         if (r->st)
             r->st->parts = r->o->split ? r->o->np : 0;
-        r->fd = -1;
         r->pc = calloc((size_t)r->o->np, sizeof *r->pc);
         if (!r->pc) {
             buf_puts(err, "out of memory");
@@ -468,7 +502,8 @@ static int prepare(struct dl_run *d, struct buf *err)
         struct buf path = BUF_INIT;
         struct stat sb;
         dlrun_output_path(d, r, false, &path);
-        bool present = stat(buf_str(&path), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        /* lstat: a symlink in a file's place is not that file (and is replaced) */
+        bool present = lstat(buf_str(&path), &sb) == 0 && S_ISREG(sb.st_mode) &&
                        sb.st_size == r->o->size;
         buf_free(&path);
         if (present && r->st->verified && !d->o->verify_all) {
@@ -543,6 +578,9 @@ static int settle(struct dl_run *d, double rate, int busy, struct buf *err)
         enum out_status s = r->status;
         bool tell = (s == OUT_DONE || s == OUT_FAILED) && !r->announced;
         r->announced |= tell;
+        char why[sizeof r->err] = "";
+        if (tell) /* copied: the hasher may still write it */
+            memcpy(why, r->err, sizeof why);
         const char *refetched = NULL;
         for (int k = 0; k < r->o->np; k++)
             if (r->pc[k].refetches > r->pc[k].said) {
@@ -551,14 +589,14 @@ static int settle(struct dl_run *d, double rate, int busy, struct buf *err)
             }
         pthread_mutex_unlock(&d->mu);
         if (refetched) {
-            char why[600];
-            snprintf(why, sizeof why, "%s: its hash differed, fetching it again", refetched);
-            event(d, DL_EV_REFETCH, r, why, rate, busy);
+            char msg[600];
+            snprintf(msg, sizeof msg, "%s: its hash differed, fetching it again", refetched);
+            event(d, DL_EV_REFETCH, r, msg, rate, busy);
         }
         if (tell && s == OUT_DONE)
             event(d, DL_EV_FILE_OK, r, NULL, rate, busy);
         else if (tell)
-            event(d, DL_EV_FAILED, r, r->err, rate, busy);
+            event(d, DL_EV_FAILED, r, why, rate, busy);
     }
     pthread_mutex_lock(&d->mu);
     if (d->save_err[0]) { /* the state cannot be kept: going on would lose its work */
@@ -744,7 +782,7 @@ int download_run(struct hub *h, const struct dl_plan *p, struct dl_state *st,
         }
         if (r->fd >= 0)
             close(r->fd);
-        for (int k = 0; k < r->o->np; k++) {
+        for (int k = 0; r->pc && k < r->o->np; k++) { /* no pc: prepare stopped before */
             dlhash_free(&r->pc[k].h);
             buf_free(&r->pc[k].url);
         }

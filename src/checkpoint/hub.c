@@ -50,17 +50,26 @@ static const char *tree_path_problem(const char *p)
         return why;
     if (strlen(p) > 1000)
         return "path longer than 1000 bytes";
-    for (const unsigned char *s = (const unsigned char *)p; *s; s++)
+    for (const unsigned char *s = (const unsigned char *)p; *s; s++) {
         if (*s < 0x20 || *s == 0x7f || *s == '\\')
             return "control character or backslash in the path";
+        /* C1 controls (U+0080-U+009F) and bidi overrides (U+202A-U+202E,
+         * U+2066-U+2069): a name must print as what it is */
+        if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f)
+            return "control character in the path";
+        if (s[0] == 0xe2 && ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
+                             (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)))
+            return "bidirectional override in the path";
+    }
     for (const char *s = p; *s;) {
         size_t n = strcspn(s, "/");
         if (n == 0 || (n == 1 && s[0] == '.'))
             return "empty or '.' part in the path";
         s += n + (s[n] == '/');
     }
-    size_t l = strlen(p);
-    if (strncmp(p, ".dsv41-", 7) == 0 || (l > 11 && strcmp(p + l - 11, ".incomplete") == 0))
+    /* names we keep for our own files, in any directory: the state, the
+     * lock, assemble's journals, outputs being written */
+    if (strstr(p, ".dsv41-") || strstr(p, ".incomplete"))
         return "a name dsv41-top keeps for its own files";
     return NULL;
 }
@@ -275,10 +284,15 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     char ra[32] = "";
     header_value(p, len, "Link", r->link, sizeof r->link);
     header_value(p, len, "Location", r->location, sizeof r->location);
-    header_value(p, len, "X-Error-Code", r->err_code, sizeof r->err_code);
+    char ec[sizeof r->err_code] = ""; /* quoted in messages: cleaned */
+    header_value(p, len, "X-Error-Code", ec, sizeof ec);
+    if (ec[0])
+        text_clean(r->err_code, sizeof r->err_code, ec, strlen(ec));
     header_value(p, len, "Retry-After", ra, sizeof ra);
-    if (ra[0])
-        r->retry_after = atol(ra);
+    if (ra[0]) { /* seconds; an HTTP date or nonsense: our own backoff */
+        long v = atol(ra);
+        r->retry_after = v > 0 ? (v < 300 ? v : 300) : -1;
+    }
     return len;
 }
 
@@ -468,6 +482,17 @@ int hub_list(struct hub *h, const char *commit, struct hub_tree *t, struct buf *
         }
         if (!r.link[0] || !hub_link_next(r.link, url, 4096))
             break;
+        /* the next page gets the token too: only from the hub itself */
+        size_t el = strlen(h->endpoint);
+        if (strncmp(url, h->endpoint, el) != 0 || url[el] != '/') {
+            char shown[256];
+            text_clean(shown, sizeof shown, url, strlen(url));
+            buf_printf(err, "the listing's next page is not on %s (Link: <%s>): refused, the "
+                            "token goes to the hub's host only",
+                       h->endpoint, shown);
+            rc = -1;
+            break;
+        }
     }
     free(url);
     buf_free(&r.body);

@@ -127,6 +127,26 @@ int ranges_copy(struct ranges *dst, const struct ranges *src)
     return 0;
 }
 
+int ranges_intersect(struct ranges *dst, const struct ranges *a, const struct ranges *b)
+{
+    dst->n = 0;
+    /* both sorted and merged: one walk, each overlap in order */
+    for (int i = 0, k = 0; i < a->n && k < b->n;) {
+        int64_t lo = a->r[i].a > b->r[k].a ? a->r[i].a : b->r[k].a;
+        int64_t hi = a->r[i].b < b->r[k].b ? a->r[i].b : b->r[k].b;
+        if (lo < hi) {
+            if (reserve(dst, 1) < 0)
+                return -1;
+            dst->r[dst->n++] = (struct range){lo, hi};
+        }
+        if (a->r[i].b < b->r[k].b)
+            i++;
+        else
+            k++;
+    }
+    return 0;
+}
+
 void ranges_clear(struct ranges *s)
 {
     s->n = 0;

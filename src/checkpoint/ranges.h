@@ -26,6 +26,8 @@ int64_t ranges_count(const struct ranges *s, int64_t a, int64_t b);
  * (0 when [from, end) is all covered). */
 int64_t ranges_gap(const struct ranges *s, int64_t from, int64_t end, int64_t *len);
 int ranges_copy(struct ranges *dst, const struct ranges *src);
+/* dst = a and b (dst may be neither). */
+int ranges_intersect(struct ranges *dst, const struct ranges *a, const struct ranges *b);
 void ranges_clear(struct ranges *s);
 void ranges_free(struct ranges *s);
 

@@ -12,8 +12,10 @@
 
 #include "assemble.h"
 #include "commands.h"
+#include "dlstate.h"
 #include "mono.h"
 #include "progress.h"
+#include "text.h"
 #include "verify.h"
 
 static const char ASSEMBLE_USAGE[] =
@@ -53,7 +55,9 @@ static void on_progress(const char *shard, int64_t done, int64_t total, void *ar
     if (!progress_out_due(&x->out))
         return;
     struct buf line = BUF_INIT;
-    buf_printf(&line, "assemble %s%s", shard, x->out.tty ? " " : ": ");
+    char name[600];
+    text_clean(name, sizeof name, shard, strlen(shard));
+    buf_printf(&line, "assemble %s%s", name, x->out.tty ? " " : ": ");
     progress_format(&line, done, total, mono_s() - x->t0, x->out.tty ? 24 : 0);
     progress_out_show(&x->out, buf_str(&line));
     buf_free(&line);
@@ -107,6 +111,12 @@ int cmd_assemble(const struct config *c, int argc, char **argv)
     char **shards;
     int n;
     struct buf err = BUF_INIT, mtext = BUF_INIT, mpath = BUF_INIT;
+    /* download writes SHARD.incomplete too: never both in one directory */
+    if (access(dir, F_OK) == 0 && dl_state_lock(dir, &err) < 0) {
+        fprintf(stderr, "dsv41-top assemble: %s\n", buf_str(&err));
+        buf_free(&err);
+        return 1;
+    }
     if (assemble_find(dir, &shards, &n, &err) < 0 || n == 0) {
         fprintf(stderr, "dsv41-top assemble: %s\n",
                 err.len ? buf_str(&err) : "no SHARD.partNN pieces in the directory");
@@ -138,15 +148,18 @@ int cmd_assemble(const struct config *c, int argc, char **argv)
         buf_reset(&err);
         int rc = assemble_shard(dir, shards[i], want, &o, &err);
         progress_out_clear(&x.out);
+        char name[600], why[1200]; /* names from the directory: shown cleaned */
+        text_clean(name, sizeof name, shards[i], strlen(shards[i]));
+        text_clean(why, sizeof why, buf_str(&err), err.len);
         if (rc == 0)
-            printf("OK          %s%s\n", shards[i],
+            printf("OK          %s%s\n", name,
                    want[0] ? "" : " (rebuilt; sha256-manifest.txt has no sum for it)");
         else if (rc == 2)
-            printf("OK          %s (already in place)\n", shards[i]);
+            printf("OK          %s (already in place)\n", name);
         else if (rc == 1)
-            printf("interrupted %s: run assemble again to continue\n", shards[i]);
+            printf("interrupted %s: run assemble again to continue\n", name);
         else
-            printf("FAILED      %s\n", buf_str(&err));
+            printf("FAILED      %s\n", why);
         bad += rc != 0 && rc != 2;
     }
     for (int i = 0; i < n; i++)

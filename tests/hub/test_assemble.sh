@@ -120,6 +120,23 @@ hf_dir "$T/j"
 printf '{"written":5,"parts":[{"name":"../../etc/passwd","size":9,"copied":5}]}' > "$T/j/$S5.dsv41-assemble.json"
 out=$(AS "$T/j" 2>&1); rc=$?
 check "a hostile journal: refused as damaged, exit 1" eval '[ $rc -eq 1 ] && contains "$out" "is damaged"'
+hf_dir "$T/j2"
+printf '{"written":0,"parts":[{"name":"%s.part01","size":16777216,"copied":0}]}' "$S6" > "$T/j2/$S5.dsv41-assemble.json"
+out=$(AS "$T/j2" 2>&1); rc=$?
+check "a journal naming another shard's part: refused as damaged; that shard still whole" eval '[ $rc -eq 1 ] && contains "$out" "is damaged" && cat "$REV/$S6".part* | cmp -s - "$T/j2/$S6"'
+hf_dir "$T/ln"
+echo "precious" > "$T/outside"
+rm "$T/ln/$S5.part02"
+ln -s "$T/outside" "$T/ln/$S5.part02"
+out=$(AS "$T/ln" 2>&1); rc=$?
+check "a part that is a symlink: refused, the file it points at untouched" eval '[ $rc -eq 1 ] && contains "$out" "not a file" && [ "$(cat "$T/outside")" = precious ]'
+hf_dir "$T/lk"
+flock -n "$T/lk/.dsv41-download.lock" sleep 5 &
+lockpid=$!
+sleep 0.3
+out=$(AS "$T/lk" 2>&1); rc=$?
+check "a download writing the directory: assemble refuses, nothing touched" eval '[ $rc -eq 1 ] && contains "$out" "another download is writing" && [ -e "$T/lk/$S5.part01" ] && [ ! -e "$T/lk/$S5.incomplete" ]'
+kill $lockpid 2>/dev/null; wait $lockpid 2>/dev/null
 out=$(AS "$T/nowhere" 2>&1); rc=$?
 check "no such directory: exit 2, named" eval '[ $rc -eq 2 ] && contains "$out" "$T/nowhere"'
 out=$(AS "$T/h" --chunk 0 2>&1); rc=$?

@@ -110,6 +110,24 @@ for bad in "../../escaped:10" "/etc/passwd:10" "config.json:82" "huge.bin:999999
     check "a hostile listing (${bad%%:*}): refused, exit 2, nothing written" eval '[ $rc -eq 2 ] && contains "$out" "listing" && [ -z "$(find "$T/bad" -type f ! -name ".dsv41-*" 2>/dev/null)" ]'
 done
 check "a hostile listing: nothing outside the directory" [ ! -e "$T/escaped" ]
+# a next page on another host (nginx here) would get the token: never followed
+DSV41_HUB_FAULTS="link=http://127.0.0.1:$NP" start_hub --page 5 --token hf_testsecret
+out=$(env HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN=hf_testsecret HOME="$T" "$TOP" download --dir "$T/link" 2>&1); rc=$?
+check "a next page on another host: refused, exit 2, said" eval '[ $rc -eq 2 ] && contains "$out" "next page is not on"'
+check "a next page on another host: the token never went there" eval '! grep -q hf_testsecret "$T/nginx.log"'
+
+# --- what the directory may hold: a symlink planted in a file's place ----------------------
+start_hub
+mkdir -p "$T/sym"
+echo precious > "$T/outside"
+ln -s "$T/outside" "$T/sym/config.json.incomplete"
+out=$(DL "$T/sym" --include config.json 2>&1); rc=$?
+check "a symlink as NAME.incomplete: not written through (the file it names untouched)" eval '[ $rc -ne 0 ] && contains "$out" "config.json.incomplete" && [ "$(cat "$T/outside")" = precious ]'
+rm -rf "$T/sym"
+# an empty state file (a power cut after a rename whose bytes never reached the disk)
+: > "$T/a/.dsv41-download.json"
+out=$(DL "$T/a" 2>&1); rc=$?
+check "an empty state file: taken as none, the files checked again, exit 0" eval '[ $rc -eq 0 ] && expect_dir "$T/a"'
 
 # --- main moves between two runs -------------------------------------------------------
 DSV41_HUB_FAULTS=rate=1000000 start_hub

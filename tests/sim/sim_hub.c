@@ -13,6 +13,7 @@
  *   expire=S        a CDN URL expires S seconds after its resolve (403 then)
  *   429=K           the first K API and resolve requests get 429, Retry-After: 1
  *   rate=BYTES      each CDN response is paced at BYTES/s (a CDN's per-connection cap)
+ *   link=URL        the tree's next-page Link names URL instead of this hub
  *   inject=PATH:SIZE the first tree page also lists a file PATH of SIZE bytes (a
  *                   hostile or broken listing: "../x", a duplicate, an absurd size) */
 #include <arpa/inet.h>
@@ -51,6 +52,7 @@ static struct {
     int busy_left;
     long long rate;
     char inject_path[512];
+    char link_base[256]; /* link=URL: the next page's Link names another host */
     long long inject_size;
 } F;
 
@@ -84,6 +86,8 @@ static void parse_faults(void)
         } else if (sscanf(t, "expire=%d", &F.expire_s) == 1) {
         } else if (sscanf(t, "429=%d", &F.busy_left) == 1) {
         } else if (sscanf(t, "rate=%lld", &F.rate) == 1) {
+        } else if (strncmp(t, "link=", 5) == 0) {
+            snprintf(F.link_base, sizeof F.link_base, "%s", t + 5);
         } else if (strncmp(t, "inject=", 7) == 0 && strrchr(t, ':')) {
             snprintf(F.inject_path, sizeof F.inject_path, "%.*s",
                      (int)(strrchr(t, ':') - t - 7), t + 7);
@@ -226,7 +230,7 @@ static enum MHD_Result api(struct MHD_Connection *c, const char *rest)
         char link[1024];
         snprintf(link, sizeof link,
                  "<%s/api/models/%s/tree/%s?recursive=true&expand=false&cursor=%d>; rel=\"next\"",
-                 g_self, g_repo_name, rev, to);
+                 F.link_base[0] ? F.link_base : g_self, g_repo_name, rev, to);
         MHD_add_response_header(r, "Link", link);
     }
     stat_add(&S.tree_pages, 1);

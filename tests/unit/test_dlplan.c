@@ -49,6 +49,22 @@ static void ranges_ops(void **st)
         ranges_add(&r, i * 10, i * 10 + 10);
     assert_int_equal(r.n, 1);
     assert_true(ranges_reach(&r, 0) == 1000);
+    /* what two sets share: a snapshot of landed bytes and what still counts */
+    struct ranges a = {0}, b = {0}, x = {0};
+    ranges_add(&a, 0, 100);
+    ranges_add(&a, 200, 300);
+    ranges_add(&b, 50, 250);
+    ranges_add(&b, 290, 400);
+    assert_int_equal(ranges_intersect(&x, &a, &b), 0);
+    assert_int_equal(x.n, 3);
+    assert_true(x.r[0].a == 50 && x.r[0].b == 100 && x.r[1].a == 200 && x.r[1].b == 250 &&
+                x.r[2].a == 290 && x.r[2].b == 300);
+    ranges_clear(&b);
+    assert_int_equal(ranges_intersect(&x, &a, &b), 0);
+    assert_int_equal(x.n, 0);
+    ranges_free(&a);
+    ranges_free(&b);
+    ranges_free(&x);
     ranges_free(&r);
 }
 
