@@ -60,7 +60,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check unit sim-test hub-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
+.PHONY: all deps test check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
@@ -201,6 +201,11 @@ hub-test: all
 	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	    tests/hub/test_download.sh
 
+# Pi: pi/install.sh on a configuration of someone's own, then the real Pi
+# (npm, Node 22, cached in tests/pi/node_modules) against the simulator.
+pi-test: all
+	tests/pi/test_pi.sh
+
 # Commands that need no hosts, beside the tools they replace (verify vs
 # sha256sum); again with the TSan build.
 cli-test: all
@@ -230,6 +235,7 @@ test: deps
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' unit
 	$(MAKE) sim-test
 	$(MAKE) hub-test
+	$(MAKE) pi-test
 	$(MAKE) cli-test
 	$(MAKE) fuzz-smoke
 	$(MAKE) it

@@ -54,6 +54,14 @@ static void last_user(cJSON *req, struct buf *text, struct buf *image_url, bool 
             buf_reset(tool_text);
             if (cJSON_IsString(c))
                 buf_puts(tool_text, c->valuestring);
+            cJSON *part; /* or parts: [{"type":"text","text":...}] */
+            if (cJSON_IsArray(c))
+                cJSON_ArrayForEach(part, c)
+                {
+                    cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+                    if (cJSON_IsString(t))
+                        buf_puts(tool_text, t->valuestring);
+                }
             continue;
         }
         if (!cJSON_IsString(role) || strcmp(role->valuestring, "user") != 0)
@@ -165,6 +173,35 @@ int sim_answer_build(cJSON *req, bool chat, long limit, struct sim_answer *a)
             char arg[80];
             snprintf(arg, sizeof arg, "\"%s\"}", city);
             add(a, ITEM_TOOL_ARGS, arg, strlen(arg));
+            a->finish = "tool_calls";
+        }
+    } else if (chat && has_tool(req, "read") && strstr(t, "Read the file ")) {
+        /* a coding agent's file tool (Pi's read: {"path": ...}) */
+        const char *p = strstr(t, "Read the file ") + 14;
+        size_t n = strcspn(p, " \n\"'");
+        while (n && (p[n - 1] == '.' || p[n - 1] == ','))
+            n--;
+        if (tool_result) {
+            add_words(a, ITEM_REASONING, "The file was read.");
+            struct buf ans = BUF_INIT;
+            const char *tt = buf_str(&tool_text);
+            buf_printf(&ans, "The file says: %.*s", (int)strcspn(tt, "\n"), tt);
+            add_words(a, ITEM_CONTENT, buf_str(&ans));
+            buf_free(&ans);
+        } else {
+            add_words(a, ITEM_REASONING, "I should read it.");
+            add(a, ITEM_TOOL_START, "read", 4);
+            struct buf arg = BUF_INIT;
+            cJSON *o = cJSON_CreateObject();
+            char *path = strndup(p, n);
+            cJSON_AddStringToObject(o, "path", path ? path : "");
+            free(path);
+            char *js = cJSON_PrintUnformatted(o);
+            cJSON_Delete(o);
+            buf_puts(&arg, js ? js : "{}");
+            free(js);
+            add(a, ITEM_TOOL_ARGS, buf_str(&arg), arg.len);
+            buf_free(&arg);
             a->finish = "tool_calls";
         }
     } else if (strstr(t, "The secret code is ")) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,6 +485,33 @@ static enum MHD_Result models(struct MHD_Connection *c)
     return send_text(c, 200, "application/json", body);
 }
 
+/* DSV41_SIM_RECORD=FILE: each completion request appended as a JSON line
+ * {"url", "authorization", "body"} - what a client really sent (the Pi tests
+ * read it: the limit fields, reasoning_effort, the key). */
+static void record(struct MHD_Connection *c, const char *url, const char *body)
+{
+    const char *path = getenv("DSV41_SIM_RECORD");
+    if (!path || !*path)
+        return;
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "url", url);
+    cJSON_AddStringToObject(o, "authorization", auth ? auth : "");
+    cJSON *b = cJSON_Parse(body);
+    cJSON_AddItemToObject(o, "body", b ? b : cJSON_CreateString(body));
+    char *line = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
+    FILE *f = line ? fopen(path, "a") : NULL;
+    if (f) {
+        fprintf(f, "%s\n", line);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&mu);
+    free(line);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **req_cls)
@@ -518,6 +546,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (post && (strcmp(url, "/v1/chat/completions") == 0 || strcmp(url, "/v1/completions") == 0)) {
         if (rq->too_big)
             return send_error(c, 413, "BadRequestError", "request body too large");
+        record(c, url, buf_str(&rq->body));
         return complete(c, buf_str(&rq->body), strcmp(url, "/v1/chat/completions") == 0);
     }
     return send_text(c, 404, "application/json", "{\"detail\":\"Not Found\"}");

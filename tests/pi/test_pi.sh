@@ -1,0 +1,159 @@
+#!/bin/bash
+# pi/install.sh into a Pi configuration that already has other providers,
+# a custom model and settings (all kept byte for byte), then the real Pi
+# (npm, Node 22) against dsv41-sim: what the simulator records of each
+# request is what Pi sent.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/it/lib.sh"
+SIM=${DSV41_SIM:-$root/build/dsv41-sim}
+INSTALL=$root/pi/install.sh
+T=$(mktemp -d /tmp/dsv41-pi.XXXXXX)
+simpid=
+cleanup() {
+    [ -n "$simpid" ] && kill "$simpid" 2>/dev/null && wait "$simpid" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+if ! bin=$("$root/tests/pi/setup.sh"); then
+    not_ok "npm ci: Node 22 and Pi could not be installed (tests/pi)"
+    summary
+    exit 1
+fi
+export PATH="$bin:$PATH"
+ok "Pi $(pi --version 2>/dev/null) on node $(node --version)"
+
+# --- a configuration of someone's own, in its own formatting -------------------------------
+A=$T/agent
+mkdir -p "$A"
+cat > "$A/models.json" <<'EOF'
+{
+	"$schema": "https://pi.dev/schemas/models.schema.json",
+	"providers": {
+		"ollama": { "baseUrl": "http://localhost:11434/v1", "api": "openai-completions", "apiKey": "ollama",
+			"models": [ { "id": "qwen3:8b", "contextWindow": 32768 } ] },
+		"openrouter":   {"apiKey": "sk-or-a-literal-key-that-must-stay"}
+	}
+}
+EOF
+printf '{\n    "enabledModels": ["ollama/qwen3:8b",\n                      "openrouter/anthropic/claude"],\n    "theme": "dark",\n    "quietStartup": true\n}\n' > "$A/settings.json"
+chmod 640 "$A/models.json"
+cp "$A/models.json" "$T/models.orig"
+cp "$A/settings.json" "$T/settings.orig"
+# kept byte for byte: the new text is the old with one piece inserted or replaced
+kept() { # old new [allowed_changed_bytes_of_old]
+    node -e '
+        const fs = require("fs");
+        const a = fs.readFileSync(process.argv[1], "utf8"), b = fs.readFileSync(process.argv[2], "utf8");
+        let p = 0; while (p < a.length && a[p] === b[p]) p++;
+        let s = 0; while (s < a.length - p && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+        const lost = a.length - p - s;
+        if (lost > Number(process.argv[3] || 0)) { console.error("    changed bytes of the old file: " + JSON.stringify(a.slice(p, a.length - s))); process.exit(1); }
+    ' "$@"
+}
+out=$(PI_CODING_AGENT_DIR=$A "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/    /'
+check "install: exit 0" [ $rc -eq 0 ]
+check "install: models.json is the old one with the provider added (every other byte kept)" kept "$T/models.orig" "$A/models.json"
+check "install: the provider entry (base URL with /v1, the key by name, the model)" eval \
+    'node -e "const m=require(\"$A/models.json\").providers[\"dsv41-sparks\"]; process.exit(m.baseUrl===\"http://spark-head:8000/v1\" && m.apiKey===\"\$DSV41_API_KEY\" && m.models[0].id===\"deepseek-v4.1-flash\" && m.models[0].contextWindow===262144 && m.models[0].reasoning===true && m.models[0].input.includes(\"image\") ? 0 : 1)"'
+check "install: the other providers unchanged" eval \
+    'node -e "const r=(f)=>JSON.parse(require(\"fs\").readFileSync(f,\"utf8\")).providers, a=r(\"$T/models.orig\"), b=r(\"$A/models.json\"); process.exit(JSON.stringify(a.ollama)===JSON.stringify(b.ollama) && JSON.stringify(a.openrouter)===JSON.stringify(b.openrouter) ? 0 : 1)"'
+check "install: the file's mode kept (640)" [ "$(stat -c %a "$A/models.json")" = 640 ]
+check "install: a backup of each changed file, as it was, private" eval \
+    'cmp -s "$T/models.orig" "$A"/models.json.bak-* && cmp -s "$T/settings.orig" "$A"/settings.json.bak-* && [ "$(stat -c %a "$A"/models.json.bak-*)" = 600 ]'
+check "install: the model appended to enabledModels, nothing else" eval \
+    'kept "$T/settings.orig" "$A/settings.json" && node -e "const s=require(\"$A/settings.json\"); process.exit(JSON.stringify(s.enabledModels)===JSON.stringify([\"ollama/qwen3:8b\",\"openrouter/anthropic/claude\",\"dsv41-sparks/deepseek-v4.1-flash\"]) ? 0 : 1)"'
+check "install: not the default model without SET_DEFAULT" eval '! grep -q defaultModel "$A/settings.json"'
+check "install: the extension" cmp -s "$root/pi/dsv41-sparks.ts" "$A/extensions/dsv41-sparks.ts"
+check "install: no key in Pi's files or the output" eval '! grep -rq "pikey-secret" "$A" && ! contains "$out" "pikey-secret" 2>/dev/null'
+sums() { (cd "$A" && find . -type f | sort | xargs sha256sum); }
+before=$(sums)
+out=$(DSV41_API_KEY=pikey-secret PI_CODING_AGENT_DIR=$A "$INSTALL" http://spark-head:8000/v1/ 2>&1); rc=$?
+check "install again (another spelling of the URL): exit 0, nothing changed, no new backup" eval \
+    '[ $rc -eq 0 ] && [ "$(sums)" = "$before" ] && contains "$out" "unchanged"'
+out=$(SET_DEFAULT=1 PI_CODING_AGENT_DIR=$A "$INSTALL" http://spark-head:8000/v1 2>&1); rc=$?
+check "SET_DEFAULT=1: the startup model" eval \
+    '[ $rc -eq 0 ] && node -e "const s=require(\"$A/settings.json\"); process.exit(s.defaultProvider===\"dsv41-sparks\" && s.defaultModel===\"deepseek-v4.1-flash\" && s.theme===\"dark\" ? 0 : 1)"'
+out=$(KEY_ENV=MY_SPARK_KEY PI_CODING_AGENT_DIR=$A "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "KEY_ENV: the key read from the variable it names" eval \
+    '[ $rc -eq 0 ] && grep -q "\"apiKey\": \"\$MY_SPARK_KEY\"" "$A/models.json"'
+PI_CODING_AGENT_DIR=$A "$INSTALL" http://spark-head:8000 > /dev/null 2>&1
+E=$T/empty
+out=$(PI_CODING_AGENT_DIR=$E "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "a first install (no Pi configuration yet): exit 0, models.json made" eval \
+    '[ $rc -eq 0 ] && node -e "require(\"$E/models.json\").providers[\"dsv41-sparks\"]" && [ ! -e "$E/settings.json" ]'
+
+# --- what it refuses, changing nothing -------------------------------------------------------
+before=$(sums)
+out=$(PI_CODING_AGENT_DIR=$A "$INSTALL" 2>&1); rc=$?
+check "no URL: exit 2, an example given, nothing changed" eval '[ $rc -eq 2 ] && contains "$out" "http://spark-head:8000/v1" && [ "$(sums)" = "$before" ]'
+out=$(PI_CODING_AGENT_DIR=$A "$INSTALL" "not a url" 2>&1); rc=$?
+check "a URL that is none: exit 2, nothing changed" eval '[ $rc -eq 2 ] && contains "$out" "is not a base URL" && [ "$(sums)" = "$before" ]'
+mkdir -p "$T/nonode"
+for t in bash sh sed sort head dirname cat; do ln -sf "$(command -v $t)" "$T/nonode/$t"; done
+out=$(PATH=$T/nonode PI_CODING_AGENT_DIR=$A "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "no node: exit 2, says what to install, nothing changed" eval '[ $rc -eq 2 ] && contains "$out" "Node.js >= 22.19" && [ "$(sums)" = "$before" ]'
+printf '#!/bin/sh\necho v20.19.2\n' > "$T/nonode/node"
+chmod +x "$T/nonode/node"
+out=$(PATH=$T/nonode PI_CODING_AGENT_DIR=$A "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "node 20 and no Pi: exit 2, too old for Pi 1.x, nothing changed" eval '[ $rc -eq 2 ] && contains "$out" "too old for Pi 1.x" && [ "$(sums)" = "$before" ]'
+B=$T/broken
+mkdir -p "$B"
+printf '{\n  "providers": {\n    "x": {"apiKey": "k",}\n  }\n}\n' > "$B/models.json"
+cp "$B/models.json" "$T/broken.orig"
+out=$(PI_CODING_AGENT_DIR=$B "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "models.json not JSON: exit 2, the file and line named, nothing changed" eval \
+    '[ $rc -eq 2 ] && contains "$out" "models.json is not JSON (line 3" && cmp -s "$B/models.json" "$T/broken.orig" && [ "$(ls "$B")" = models.json ]'
+
+# --- the real Pi against the simulator ------------------------------------------------------
+P=$((30000 + RANDOM % 20000))
+REC=$T/requests.jsonl
+KEY=pi-test-key-$$
+VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_RECORD=$REC "$SIM" /model \
+    --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port $P > "$T/sim.log" 2>&1 &
+simpid=$!
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$P/health" && break; sleep 0.05; done
+W=$T/agent-sim
+PI_CODING_AGENT_DIR=$W "$INSTALL" "http://127.0.0.1:$P" > /dev/null 2>&1
+# a second provider on the same server, which the extension must leave alone
+node -e '
+    const fs = require("fs"), f = process.argv[1], m = JSON.parse(fs.readFileSync(f, "utf8"));
+    m.providers.other = { baseUrl: m.providers["dsv41-sparks"].baseUrl, api: "openai-completions",
+        apiKey: "$DSV41_API_KEY", models: [{ id: "deepseek-v4.1-flash", name: "other" }] };
+    fs.writeFileSync(f, JSON.stringify(m, null, 2));' "$W/models.json"
+runpi() { # model thinking prompt
+    : > "$REC"
+    (cd "$T/work" && DSV41_API_KEY=$KEY PI_CODING_AGENT_DIR=$W PI_OFFLINE=1 timeout 120 \
+        pi -p "$3" --model "$1" --thinking "$2" < /dev/null)
+}
+field() { jq -r "$1" "$REC" | head -1; }
+mkdir -p "$T/work"
+echo "the code is 4711" > "$T/work/notes.txt"
+out=$(runpi dsv41-sparks/deepseek-v4.1-flash low "What is 17 * 23?" 2>&1); rc=$?
+check "pi -p: answered through the simulator" eval '[ $rc -eq 0 ] && contains "$out" "391"'
+check "pi -p: no max_tokens and no max_completion_tokens in the request" \
+    eval '[ "$(field ".body | has(\"max_tokens\") or has(\"max_completion_tokens\")")" = false ]'
+check "pi -p: the bearer key from the environment" [ "$(field .authorization)" = "Bearer $KEY" ]
+check "pi -p: streamed to /v1/chat/completions" eval '[ "$(field .url)" = /v1/chat/completions ] && [ "$(field .body.stream)" = true ]'
+for lv in minimal:low low:low medium:high high:high xhigh:max max:max; do
+    runpi dsv41-sparks/deepseek-v4.1-flash "${lv%%:*}" "What is 17 * 23?" > /dev/null 2>&1
+    check "thinking ${lv%%:*}: reasoning_effort ${lv#*:}" [ "$(field .body.reasoning_effort)" = "${lv#*:}" ]
+done
+out=$(runpi dsv41-sparks/deepseek-v4.1-flash high "Read the file notes.txt and tell me what it says" 2>&1); rc=$?
+check "a tool round trip: Pi's read tool ran and the answer used it" eval '[ $rc -eq 0 ] && contains "$out" "The file says: the code is 4711"'
+check "a tool round trip: two requests, the second with the tool's result" eval \
+    '[ "$(wc -l < "$REC")" -eq 2 ] && [ "$(jq -r ".body.messages[-1].role" "$REC" | tail -1)" = tool ]'
+out=$(runpi other/deepseek-v4.1-flash low "What is 17 * 23?" 2>&1); rc=$?
+check "another provider: its request keeps Pi's limit" eval \
+    '[ $rc -eq 0 ] && [ "$(field ".body | has(\"max_tokens\") or has(\"max_completion_tokens\")")" = true ]'
+rm "$W/extensions/dsv41-sparks.ts"
+out=$(runpi dsv41-sparks/deepseek-v4.1-flash low "What is 17 * 23?" 2>&1); rc=$?
+limit=$(field '.body.max_completion_tokens // .body.max_tokens')
+echo "    without the extension Pi asked for $limit tokens"
+check "without the extension the limit is back (so the extension is what removes it)" eval \
+    '[ $rc -eq 0 ] && [ "$limit" != null ] && [ "$limit" -gt 0 ]'
+out=$(DSV41_API_KEY=wrong PI_CODING_AGENT_DIR=$W PI_OFFLINE=1 timeout 60 pi -p "What is 17 * 23?" \
+    --model dsv41-sparks/deepseek-v4.1-flash < /dev/null 2>&1); rc=$?
+check "a wrong key: Pi fails (the server refused it)" eval '[ $rc -ne 0 ] || ! contains "$out" 391 2>/dev/null'
+summary
