@@ -258,6 +258,10 @@ install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify
 	install -m 0755 $(BUILD)/dsv41-verify $(DESTDIR)$(PREFIX)/bin/dsv41-verify
 	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 $$t \
 	  $(DESTDIR)$(PREFIX)/share/dsv41-top/themes/; done; true
+	install -d $(DESTDIR)$(PREFIX)/share/dsv41-top/pi
+	install -m 0755 pi/install.sh $(DESTDIR)$(PREFIX)/share/dsv41-top/pi/install.sh
+	install -m 0644 pi/pi-config.mjs pi/models.fragment.json pi/dsv41-sparks.ts \
+	  $(DESTDIR)$(PREFIX)/share/dsv41-top/pi/
 
 format:
 	clang-format -i src/*.c src/*/*.c src/*/*.h tui/*.c tui/*.h tests/sim/*.c tests/unit/*.c

@@ -19,6 +19,7 @@
 #include "draw.h"
 #include "draw_util.h"
 #include "help.h"
+#include "textbox.h"
 #include "job.h"
 #include "keys.h"
 #include "tui.h"
@@ -167,6 +168,10 @@ static void handle_key(struct ui *u, int ch)
         prompt_key(u, ch);
         return;
     }
+    if (u->box.n) { /* a text overlay: any key closes it */
+        strv_free(&u->box);
+        return;
+    }
     if (u->help) { /* Space pages through the keys; any other key closes */
         int n;
         keys_table(&n);
@@ -250,6 +255,8 @@ static void loop(struct ui *u)
                 const struct key_entry *k = keys_table(&n);
                 help_draw(u, k, n);
             }
+            if (u->box.n)
+                textbox_draw(u);
             refresh();
         }
         /* wake for: a key, state changes (not sooner than the 20 Hz cap), the clock */
@@ -356,6 +363,7 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     cluster_close(cl);
     free(cl);
     state_free(&st);
+    strv_free(&u->box);
     free(u);
     return 0;
 }

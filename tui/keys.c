@@ -9,6 +9,7 @@
 #include "draw_util.h"
 #include "job.h"
 #include "keys.h"
+#include "pi.h"
 
 static void confirm(struct ui *u, const char *question, void (*yes)(struct ui *u))
 {
@@ -124,6 +125,16 @@ static void do_download(struct ui *u)
     snprintf(q, sizeof q, "%s the checkpoint from the hub into MODEL_DIR?",
              resume ? "Resume the download of" : "Download");
     confirm(u, q, yes_download);
+}
+
+/* What to run on a laptop to connect Pi, in an overlay (nothing is run). */
+static void do_pi(struct ui *u)
+{
+    strv_free(&u->box);
+    pi_connect_lines(u->c, NULL, &u->box);
+    snprintf(u->box_title, sizeof u->box_title,
+             "Connect Pi from a laptop (dsv41-top pi prints the same; any key closes)");
+    u->dirty = true;
 }
 
 static void yes_cancel(struct ui *u)
@@ -416,6 +427,7 @@ static const struct key_entry KEYS[] = {
     {'p', "p", "copy the checkpoint to the workers (rsync), then verify there", do_copy, true},
     {'d', "d", "download the checkpoint from the hub into MODEL_DIR, or resume it (asks first)",
      do_download, true},
+    {'P', "P", "connect Pi from a laptop: the lines to run (dsv41-top pi)", do_pi, false},
     {'c', "c", "cancel the newest running job (asks first)", do_cancel, true},
     {'\t', "Tab", "focus the next pane", do_focus_next, false},
     {KEY_BTAB, "S-Tab", "focus the previous pane", do_focus_prev, false},

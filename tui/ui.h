@@ -12,6 +12,7 @@
 #include "layout.h"
 #include "monitor.h"
 #include "state.h"
+#include "strv.h"
 #include "theme.h"
 
 #define TUI_MAX_THEMES 32
@@ -45,6 +46,8 @@ struct ui {
     char search[128];
     int search_dir;       /* -1 older, +1 newer */
     int help; /* the help overlay's page shown (from 1); 0: closed */
+    struct strv box;    /* a text overlay's lines (P: connecting Pi); none: closed */
+    char box_title[120];
     enum prompt prompt;
     char input[128];
     char question[200];

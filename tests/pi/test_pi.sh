@@ -156,4 +156,33 @@ check "without the extension the limit is back (so the extension is what removes
 out=$(DSV41_API_KEY=wrong PI_CODING_AGENT_DIR=$W PI_OFFLINE=1 timeout 60 pi -p "What is 17 * 23?" \
     --model dsv41-sparks/deepseek-v4.1-flash < /dev/null 2>&1); rc=$?
 check "a wrong key: Pi fails (the server refused it)" eval '[ $rc -ne 0 ] || ! contains "$out" 391 2>/dev/null'
+
+# --- dsv41-top pi: the lines to run; --check ----------------------------------------------
+TOP=${DSV41_BIN:-$root/build/dsv41-top}
+out=$(HOME=$T API_KEY_FILE=$T/state/api_key "$TOP" pi --url http://spark-head:8000 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/    /'
+check "pi: the install command with the head's address and /v1" eval \
+    '[ $rc -eq 0 ] && contains "$out" "install.sh http://spark-head:8000/v1" && contains "$out" "scp -r spark-head:$root/pi "'
+check "pi: the key fetched over ssh from the head's home, never printed" eval \
+    'contains "$out" "ssh spark-head '"'"'cat ~/state/api_key'"'"'" && ! contains "$out" "$KEY" 2>/dev/null'
+check "pi: the pi command" contains "$out" "pi --model dsv41-sparks/deepseek-v4.1-flash"
+PI_CODING_AGENT_DIR=$W "$INSTALL" "http://127.0.0.1:$P" > /dev/null 2>&1
+out=$(DSV41_API_KEY=$KEY PI_CODING_AGENT_DIR=$W "$TOP" pi --check 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/    /'
+check "pi --check: every check PASS on the simulator, exit 0" eval \
+    '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$out" | grep -c ^PASS)" -eq 4 ] && contains "$out" "391"'
+check "pi --check: the request went as Pi sends it (no limit, reasoning_effort low)" eval \
+    '[ "$(jq -r ".body | has(\"max_completion_tokens\") or has(\"max_tokens\")" "$REC" | tail -1)" = false ] && [ "$(jq -r .body.reasoning_effort "$REC" | tail -1)" = low ]'
+out=$(DSV41_API_KEY=wrong-key PI_CODING_AGENT_DIR=$W "$TOP" pi --check 2>&1); rc=$?
+check "pi --check with a wrong key: FAIL, the refusal named, exit 1" eval \
+    '[ $rc -eq 1 ] && contains "$out" "FAIL request" && contains "$out" "HTTP 401"'
+out=$(env -u DSV41_API_KEY PI_CODING_AGENT_DIR=$W "$TOP" pi --check 2>&1); rc=$?
+check "pi --check without the key variable: FAIL, says to export it" eval \
+    '[ $rc -eq 1 ] && contains "$out" "FAIL key" && contains "$out" "DSV41_API_KEY is not set"'
+rm "$W/extensions/dsv41-sparks.ts"
+out=$(DSV41_API_KEY=$KEY PI_CODING_AGENT_DIR=$W "$TOP" pi --check 2>&1); rc=$?
+check "pi --check without the extension: FAIL, named" eval '[ $rc -eq 1 ] && contains "$out" "FAIL extension"'
+out=$(PI_CODING_AGENT_DIR=$T/nothing "$TOP" pi --check 2>&1); rc=$?
+check "pi --check with no Pi configuration: FAIL, says to run install.sh" eval \
+    '[ $rc -eq 1 ] && contains "$out" "run pi/install.sh"'
 summary
