@@ -84,6 +84,16 @@ out=$(PI_CODING_AGENT_DIR=$E "$INSTALL" http://spark-head:8000 2>&1); rc=$?
 check "a first install (no Pi configuration yet): exit 0, models.json made" eval \
     '[ $rc -eq 0 ] && node -e "require(\"$E/models.json\").providers[\"dsv41-sparks\"]" && [ ! -e "$E/settings.json" ]'
 
+# --- no pi on PATH: install.sh installs it with npm (into a prefix of the test's) ------------------
+mkdir -p "$T/node22"
+ln -s "$bin/node" "$T/node22/node"
+G=$T/npm-global
+out=$(PATH="$G/bin:$T/node22:/usr/bin:/bin" NPM_CONFIG_PREFIX=$G PI_CODING_AGENT_DIR=$T/fresh \
+    "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "no pi on PATH: installed with npm, then configured (exit 0)" eval \
+    '[ $rc -eq 0 ] && contains "$out" "installing Pi: npm install -g" && [ -x "$G/bin/pi" ] && [ -e "$T/fresh/models.json" ]'
+rm -rf "$G"
+
 # --- what it refuses, changing nothing -------------------------------------------------------
 before=$(sums)
 out=$(PI_CODING_AGENT_DIR=$A "$INSTALL" 2>&1); rc=$?
