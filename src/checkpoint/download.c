@@ -382,8 +382,12 @@ static void end_xfer(struct dl_run *d, CURLM *m, CURLcode res, struct xfer *x,
     r->active--;
     if (x->whole)
         pc->whole_active = false;
-    bool landed = ranges_count(&r->st->landed, dp->off + x->off, dp->off + x->off + x->len) ==
-                  x->len;
+    /* judged by what it delivered, not only by what counts as landed now: a
+     * piece whose hash differed started over meanwhile and dropped bytes this
+     * transfer did deliver (the ranges come back with it; no fault of this one) */
+    bool landed = x->pos >= x->off + x->len ||
+                  ranges_count(&r->st->landed, dp->off + x->off, dp->off + x->off + x->len) ==
+                      x->len;
     char why[400] = "";
     if (!landed && !d->fatal && res != CURLE_ABORTED_BY_CALLBACK && !x->superseded &&
         r->status == OUT_ACTIVE) {

@@ -91,8 +91,12 @@ DSV41_HUB_FAULTS=norange start_hub
 out=$(DL "$T/norange" --chunk 2 2>&1); rc=$?
 check "200 for a Range request: exit 0, every file right" eval '[ $rc -eq 0 ] && expect_dir "$T/norange"'
 check "200 for a Range request: the server did send whole files" [ "$(stat_of cdn_full)" -gt 0 ]
+# small ranges over many connections: when the hash differs, transfers of the
+# piece that delivered all their bytes have often not ended yet; their end is
+# no failure (the piece's bytes start over without it being theirs)
 DSV41_HUB_FAULTS=flip=model-00002-of-00006.safetensors@1000000 start_hub
-out=$(DL "$T/flip" --chunk 2 2>&1); rc=$?
+out=$(DL "$T/flip" --chunk 1 --connections 32 2>&1); rc=$?
+[ $rc -eq 0 ] || printf '%s\n' "$out" | grep -v '^OK' | tail -5
 check "a flipped byte: caught and fetched again, exit 0" eval '[ $rc -eq 0 ] && contains "$out" "REFETCH     model-00002-of-00006.safetensors: its hash differed"'
 check "a flipped byte: every file right" expect_dir "$T/flip"
 DSV41_HUB_FAULTS=expire=1,rate=2000000 start_hub
