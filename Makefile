@@ -47,7 +47,7 @@ SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 SUBSYSTEMS := util config nodes guard serve checkpoint deploy live cmd
 INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui
 # The static helpers' mains: each links its own folder and util, nothing else.
-HELPER_MAINS := src/guard/guardd.c src/checkpoint/verifyd.c
+HELPER_MAINS := src/guard/guardd.c src/checkpoint/verifyd.c src/checkpoint/xferd.c
 lib_objs    = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(HELPER_MAINS),$(wildcard src/$(1)/*.c)))
 ENGINE_LIBS := $(foreach s,$(SUBSYSTEMS),$(BUILD)/lib$(s).a)
 # archives in a group: a subsystem may call one below it, whatever the order
@@ -64,15 +64,18 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
+     $(BUILD)/dsv41-xfer \
      $(BUILD)/tests/it-session \
      $(BUILD)/tests/eatmem
 ifeq ($(SAN),)
-all: dsv41-top dsv41-guard dsv41-verify tests/sim/dsv41-sim
+all: dsv41-top dsv41-guard dsv41-verify dsv41-xfer tests/sim/dsv41-sim
 dsv41-top: $(BUILD)/dsv41-top
 	cp $< $@.tmp && mv -f $@.tmp $@
 dsv41-guard: $(BUILD)/dsv41-guard
 	cp $< $@.tmp && mv -f $@.tmp $@
 dsv41-verify: $(BUILD)/dsv41-verify
+	cp $< $@.tmp && mv -f $@.tmp $@
+dsv41-xfer: $(BUILD)/dsv41-xfer
 	cp $< $@.tmp && mv -f $@.tmp $@
 tests/sim/dsv41-sim: $(BUILD)/dsv41-sim
 	cp $< $@.tmp && mv -f $@.tmp $@
@@ -102,6 +105,10 @@ $(BUILD)/dsv41-guard: $(BUILD)/src/guard/guardd.o $(BUILD)/libguard.a $(BUILD)/l
 # libcrypto.a; it loads no engines or providers, so its dlopen is unused).
 $(BUILD)/dsv41-verify: $(BUILD)/src/checkpoint/verifyd.o $(BUILD)/libcheckpoint.a \
                        $(BUILD)/libutil.a
+	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^ -lcrypto -pthread
+
+# The copy's receiving end on workers (copy-to-peer), static likewise.
+$(BUILD)/dsv41-xfer: $(BUILD)/src/checkpoint/xferd.o $(BUILD)/libcheckpoint.a $(BUILD)/libutil.a
 	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^ -lcrypto -pthread
 
 $(BUILD)/src/%.o: src/%.c
@@ -251,11 +258,12 @@ soak: all
 demo: deps all
 	tests/demo.sh
 
-install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify
+install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify $(BUILD)/dsv41-xfer
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dsv41-top/themes
 	install -m 0755 $(BUILD)/dsv41-top $(DESTDIR)$(PREFIX)/bin/dsv41-top
 	install -m 0755 $(BUILD)/dsv41-guard $(DESTDIR)$(PREFIX)/bin/dsv41-guard
 	install -m 0755 $(BUILD)/dsv41-verify $(DESTDIR)$(PREFIX)/bin/dsv41-verify
+	install -m 0755 $(BUILD)/dsv41-xfer $(DESTDIR)$(PREFIX)/bin/dsv41-xfer
 	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 $$t \
 	  $(DESTDIR)$(PREFIX)/share/dsv41-top/themes/; done; true
 	install -d $(DESTDIR)$(PREFIX)/share/dsv41-top/pi
@@ -267,4 +275,4 @@ format:
 	clang-format -i src/*.c src/*/*.c src/*/*.h tui/*.c tui/*.h tests/sim/*.c tests/unit/*.c
 
 clean:
-	rm -rf build build-* dsv41-top dsv41-guard dsv41-verify tests/sim/dsv41-sim
+	rm -rf build build-* dsv41-top dsv41-guard dsv41-verify dsv41-xfer tests/sim/dsv41-sim

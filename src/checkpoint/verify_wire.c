@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire.h"
+
 static const enum verify_result RESULTS[] = {VERIFY_OK, VERIFY_MISMATCH, VERIFY_MISSING,
                                              VERIFY_UNREADABLE, VERIFY_CANCELLED};
 
@@ -24,47 +26,13 @@ void verify_wire_file(struct buf *out, const struct verify_entry *e)
         buf_puts(out, "notreg ");
     else
         buf_printf(out, "%d ", e->err);
-    for (const char *p = e->path; *p; p++) {
-        if (*p == '\\')
-            buf_puts(out, "\\\\");
-        else if (*p == '\n')
-            buf_puts(out, "\\n");
-        else
-            buf_append(out, p, 1);
-    }
+    wire_path_put(out, e->path);
     buf_puts(out, "\n");
 }
 
 void verify_wire_end(struct buf *out, int bad, bool interrupted)
 {
     buf_printf(out, "end %d %d\n", bad, interrupted ? 1 : 0);
-}
-
-/* A decimal integer field followed by a space (or the end when last). */
-static bool num(const char **s, int64_t *v, bool last)
-{
-    char *end;
-    const char *d = **s == '-' ? *s + 1 : *s;
-    if (*d < '0' || *d > '9') /* strtoll would also take spaces and '+' */
-        return false;
-    long long x = strtoll(*s, &end, 10);
-    if (end == *s || (last ? *end != '\0' : *end != ' '))
-        return false;
-    *v = x;
-    *s = last ? end : end + 1;
-    return true;
-}
-
-static bool hex32(const char *s, unsigned char out[32])
-{
-    for (int i = 0; i < 64; i++) {
-        char c = s[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (v < 0)
-            return false;
-        out[i / 2] = (unsigned char)(i % 2 ? out[i / 2] | v : v << 4);
-    }
-    return s[64] == ' ';
 }
 
 static bool parse_file(const char *s, struct verify_wire *w)
@@ -82,35 +50,21 @@ static bool parse_file(const char *s, struct verify_wire *w)
     if (!known || s[n] != ' ')
         return false;
     s += n + 1;
-    if (!num(&s, &e->size, false) || e->size < -1)
+    if (!wire_num(&s, &e->size, false) || e->size < -1)
         return false;
     if (s[0] == '-' && s[1] == ' ')
         s += 2;
-    else if (hex32(s, e->got))
-        s += 65;
-    else
+    else if (!wire_hex32(&s, e->got, false))
         return false;
     int64_t err = 0;
     if (strncmp(s, "notreg ", 7) == 0) {
         e->not_regular = true;
         s += 7;
-    } else if (!num(&s, &err, false) || err < 0 || err > 4095) {
+    } else if (!wire_num(&s, &err, false) || err < 0 || err > 4095) {
         return false;
     }
     e->err = (int)err;
-    size_t o = 0;
-    for (; *s && o + 1 < sizeof w->path; s++) {
-        if (*s == '\\') {
-            s++;
-            if (*s != '\\' && *s != 'n')
-                return false;
-            w->path[o++] = *s == 'n' ? '\n' : '\\';
-        } else {
-            w->path[o++] = *s;
-        }
-    }
-    w->path[o] = '\0';
-    if (*s || o == 0)
+    if (!wire_path_get(s, w->path, sizeof w->path))
         return false;
     e->path = w->path;
     return true;
@@ -122,7 +76,7 @@ void verify_wire_parse(const char *line, struct verify_wire *w)
     const char *s = line;
     if (strncmp(s, "progress ", 9) == 0) {
         s += 9;
-        if (num(&s, &w->done, false) && num(&s, &w->total, true) && w->done >= 0 && w->total >= 0)
+        if (wire_num(&s, &w->done, false) && wire_num(&s, &w->total, true) && w->done >= 0 && w->total >= 0)
             w->kind = VW_PROGRESS;
     } else if (strncmp(s, "file ", 5) == 0) {
         if (parse_file(s + 5, w))
@@ -130,7 +84,7 @@ void verify_wire_parse(const char *line, struct verify_wire *w)
     } else if (strncmp(s, "end ", 4) == 0) {
         int64_t bad, intr;
         s += 4;
-        if (num(&s, &bad, false) && num(&s, &intr, true) && bad >= 0 && bad <= VERIFY_MAX_FILES &&
+        if (wire_num(&s, &bad, false) && wire_num(&s, &intr, true) && bad >= 0 && bad <= VERIFY_MAX_FILES &&
             (intr == 0 || intr == 1)) {
             w->bad = (int)bad;
             w->interrupted = intr == 1;

@@ -1,5 +1,7 @@
-/* `dsv41-top copy-to-peer`: the head's checkpoint to the workers with
- * rsync over ssh, then verified on each worker (peer.h). rsync runs as a
+/* `dsv41-top copy-to-peer`: the head's checkpoint to the workers. By
+ * default over several TCP streams to dsv41-xfer on the worker, each file
+ * verified as it lands (xfer_peer.h); with --rsync as the script era did,
+ * rsync over ssh and then verified on the worker (peer.h). rsync runs as a
  * child in its own process group; its progress updates (separated by '\r')
  * become our progress bar or progress lines, its other lines pass through
  * cleaned of control bytes. */
@@ -16,25 +18,37 @@
 
 #include "child.h"
 #include "cluster.h"
+#include "mono.h"
 #include "commands.h"
 #include "peer.h"
 #include "probe.h"
 #include "progress.h"
 #include "text.h"
+#include "xfer_peer.h"
 
 static const char COPY_USAGE[] =
-    "usage: dsv41-top copy-to-peer [--node NAME] [--dry-run] [--no-verify]\n"
-    "                              [--progress SECONDS]\n"
+    "usage: dsv41-top copy-to-peer [--node NAME] [--streams N] [--rsync] [--dry-run]\n"
+    "                              [--no-verify] [--progress SECONDS]\n"
     "\n"
-    "Copies the checkpoint (MODEL_DIR) to each worker's WORKER_MODEL_DIR with\n"
-    "rsync over ssh (resumable: run it again after an interruption), leaving the\n"
-    "Engram .partNN pieces and .cache/ behind, then verifies the copy on the\n"
-    "worker against the head's sha256 manifest and compares the number of EXL3\n"
-    "bank files. rsync must be installed on both nodes.\n"
+    "Copies the checkpoint (MODEL_DIR) to each worker's WORKER_MODEL_DIR, leaving\n"
+    "the Engram .partNN pieces and .cache/ behind, and compares the number of\n"
+    "EXL3 bank files. Resumable: run it again after an interruption.\n"
+    "\n"
+    "By default the files go over several TCP streams to dsv41-xfer, a helper\n"
+    "pushed to the worker over sftp and run over ssh, listening on the worker's\n"
+    "fabric address; it takes only streams that present a one-time token handed\n"
+    "to it over ssh, and puts each file in place only once its sha256 matches\n"
+    "the head's manifest (or, for other files, the sum the head computed as it\n"
+    "read them). The bytes travel unencrypted: fine on the point-to-point\n"
+    "fabric (the weights are public; integrity is the hash). --rsync copies\n"
+    "through ssh instead, then verifies on the worker (rsync on both nodes).\n"
     "\n"
     "  --node NAME         only this worker (default: every worker)\n"
+    "  --streams N         TCP streams (default: the cores of the smaller end,\n"
+    "                      2 to 16)\n"
+    "  --rsync             rsync over ssh, for a link that is not private\n"
     "  --dry-run           list what would be copied; copy nothing\n"
-    "  --no-verify         copy only\n"
+    "  --no-verify         with --rsync: copy only (the streams always verify)\n"
     "  --progress SECONDS  a progress line this often when stderr is not a\n"
     "                      terminal (default 5; 0: none)\n"
     "\n"
@@ -167,12 +181,14 @@ static int compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
 }
 
 /* The worker's directory made, and rsync there; 0, or 2 (said). */
-static int prepare(struct cluster_node *cn)
+static int prepare(struct cluster_node *cn, bool rsync)
 {
     struct buf err = BUF_INIT;
     struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "mkdir -p -- \"$1\" || exit 3; command -v rsync >/dev/null || exit 4");
+    shcmd_script(&cmd, "mkdir -p -- \"$1\" || exit 3; [ \"$2\" = rsync ] || exit 0; "
+                       "command -v rsync >/dev/null || exit 4");
     shcmd_arg(&cmd, cn->model_dir);
+    shcmd_arg(&cmd, rsync ? "rsync" : "streams");
     struct ssh_result res;
     int rc = 2;
     if (node_run(&cn->node, &cmd, 30000, &res, &err) < 0) {
@@ -204,11 +220,11 @@ static void catch_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-static int copy_one(const struct config *c, struct cluster_node *cn, const char *src,
-                    bool dry_run, bool verify, struct copy_out *o)
+static int copy_rsync(const struct config *c, struct cluster_node *cn, const char *src,
+                      bool dry_run, bool verify, struct copy_out *o)
 {
     catch_signals(); /* again: the previous worker's check installed its own */
-    int rc = prepare(cn);
+    int rc = prepare(cn, true);
     if (rc)
         return rc;
     printf("copy-to-peer: %s/ to %s:%s/ with rsync over ssh%s\n", src, cn->name, cn->model_dir,
@@ -241,10 +257,118 @@ static int copy_one(const struct config *c, struct cluster_node *cn, const char 
     return v ? v : x;
 }
 
+/* ---- the streams (xfer_peer) ---------------------------------------------------- */
+
+struct xfer_out {
+    struct copy_out *o;
+    bool dry_run;
+    int sent_files;
+    int64_t prev[XFER_MAX_STREAMS];
+    double prev_t;
+    char streams[128]; /* "8/8 streams, 41.2 MB-57.0 MB/s each" */
+};
+
+static void xfer_text(void *arg, const char *line)
+{
+    struct xfer_out *x = arg;
+    progress_out_clear(&x->o->out);
+    printf("%s: %s\n", x->o->node, line);
+    fflush(stdout);
+}
+
+static void xfer_file(void *arg, const char *path, int64_t size)
+{
+    struct xfer_out *x = arg;
+    char clean[1024], bytes[32];
+    text_clean(clean, sizeof clean, path, strlen(path));
+    progress_bytes(bytes, sizeof bytes, (double)size);
+    progress_out_clear(&x->o->out);
+    printf("%s: + %s%s%s%s\n", x->o->node, clean, x->dry_run ? " (" : "", x->dry_run ? bytes : "",
+           x->dry_run ? ")" : "");
+    fflush(stdout);
+    x->sent_files++;
+}
+
+static void xfer_tick(void *arg, const struct xfer_peer_progress *p)
+{
+    struct xfer_out *x = arg;
+    /* each stream's rate over the last second or so */
+    if (p->elapsed_s - x->prev_t >= 1) {
+        double dt = p->elapsed_s - x->prev_t, lo = -1, hi = 0;
+        for (int i = 0; i < p->s.streams; i++) {
+            double r = (double)(p->s.stream_sent[i] - x->prev[i]) / dt;
+            x->prev[i] = p->s.stream_sent[i];
+            lo = lo < 0 || r < lo ? r : lo;
+            hi = r > hi ? r : hi;
+        }
+        char a[32], b[32];
+        progress_bytes(a, sizeof a, lo < 0 ? 0 : lo);
+        progress_bytes(b, sizeof b, hi);
+        snprintf(x->streams, sizeof x->streams, "%d/%d streams, %s-%s/s each", p->s.streams_up,
+                 p->s.streams, a, b);
+        x->prev_t = p->elapsed_s;
+    }
+    if (!progress_out_due(&x->o->out))
+        return;
+    struct buf line = BUF_INIT;
+    buf_printf(&line, "copy %s%s", x->o->node, x->o->out.tty ? " " : ": ");
+    progress_format(&line, p->landed, p->need, p->elapsed_s, x->o->out.tty ? 30 : 0);
+    if (x->streams[0])
+        buf_printf(&line, "  %s", x->streams);
+    progress_out_show(&x->o->out, buf_str(&line));
+    buf_free(&line);
+}
+
+static int copy_streams(const struct config *c, struct cluster_node *cn, const char *src,
+                        const struct xfer_plan *plan, int streams, bool dry_run,
+                        struct copy_out *o)
+{
+    catch_signals();
+    int rc = prepare(cn, false);
+    if (rc)
+        return rc;
+    printf("copy-to-peer: %s/ to %s:%s/ over TCP streams, each file verified as it lands%s\n",
+           src, cn->name, cn->model_dir, dry_run ? " (dry run: nothing is copied)" : "");
+    fflush(stdout);
+    o->node = cn->name;
+    progress_out_init(&o->out, o->every_s, stdout);
+    struct xfer_out x = {.o = o, .dry_run = dry_run};
+    struct xfer_peer_out out = {.text = xfer_text, .file = xfer_file, .tick = xfer_tick, .arg = &x};
+    struct buf err = BUF_INIT;
+    double t0 = mono_s();
+    int r = xfer_peer_run(c, cn, src, plan, streams, dry_run, &g_stop, &out, &err);
+    progress_out_clear(&o->out);
+    if (r < 0) {
+        printf("%s: copy failed: %s\n", cn->name, buf_str(&err));
+        buf_free(&err);
+        return 1;
+    }
+    buf_free(&err);
+    if (atomic_load(&g_stop)) {
+        printf("%s: copy interrupted; run copy-to-peer again to resume\n", cn->name);
+        return 1;
+    }
+    if (dry_run) {
+        printf("%s: %d file(s) to send\n", cn->name, x.sent_files);
+        return r ? 1 : 0;
+    }
+    if (r) {
+        printf("%s: copy failed: a file could not be put in place (above)\n", cn->name);
+        return 1;
+    }
+    char secs[32];
+    progress_duration(secs, sizeof secs, mono_s() - t0);
+    printf("%s: copied: %d file(s) sent, every file in place and verified as it landed (%s)\n",
+           cn->name, x.sent_files, secs);
+    fflush(stdout);
+    return compare_exl3(cn, src, stdout);
+}
+
 int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
 {
     const char *only = NULL;
-    bool dry_run = false, verify = true;
+    bool dry_run = false, verify = true, rsync = false;
+    int streams = 0;
     struct copy_out o = {.every_s = 5};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--node") == 0 && i + 1 < argc)
@@ -253,6 +377,18 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
             dry_run = true;
         else if (strcmp(argv[i], "--no-verify") == 0)
             verify = false;
+        else if (strcmp(argv[i], "--rsync") == 0)
+            rsync = true;
+        else if (strcmp(argv[i], "--streams") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v < 1 || v > XFER_MAX_STREAMS) {
+                fprintf(stderr, "dsv41-top copy-to-peer: --streams: a number from 1 to %d\n",
+                        XFER_MAX_STREAMS);
+                return 2;
+            }
+            streams = (int)v;
+        }
         else if (strcmp(argv[i], "--progress") == 0 && i + 1 < argc)
             o.every_s = atof(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -268,16 +404,27 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
         fprintf(stderr, "dsv41-top copy-to-peer: the checkpoint %s: %s\n", src, strerror(errno));
         return 2;
     }
-    struct cluster cl;
-    if (cluster_open_for("copy-to-peer", c, &cl) < 0)
+    struct xfer_plan plan = {0};
+    struct buf perr = BUF_INIT;
+    if (!rsync && xfer_plan_build(src, &plan, &perr) < 0) {
+        fprintf(stderr, "dsv41-top copy-to-peer: %s\n", buf_str(&perr));
+        buf_free(&perr);
         return 2;
+    }
+    buf_free(&perr);
+    struct cluster cl;
+    if (cluster_open_for("copy-to-peer", c, &cl) < 0) {
+        xfer_plan_free(&plan);
+        return 2;
+    }
     int rc = 0, done = 0;
     for (int i = 0; i < cl.n && !atomic_load(&g_stop); i++) {
         struct cluster_node *cn = &cl.nodes[i];
         if (cn->node.local || !cn->configured || (only && strcmp(cn->name, only) != 0))
             continue;
         done++;
-        int r = copy_one(c, cn, src, dry_run, verify, &o);
+        int r = rsync ? copy_rsync(c, cn, src, dry_run, verify, &o)
+                      : copy_streams(c, cn, src, &plan, streams, dry_run, &o);
         rc = r > rc ? r : rc;
     }
     if (!done) {
@@ -286,5 +433,6 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
         rc = 2;
     }
     cluster_close(&cl);
+    xfer_plan_free(&plan);
     return rc ? rc : atomic_load(&g_stop) ? 1 : 0;
 }

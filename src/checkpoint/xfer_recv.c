@@ -1,0 +1,787 @@
+/* xfer_recv: see xfer_recv.h. One thread per stream (blocking reads and
+ * pwrite), one hashing thread, and the caller's thread accepting streams,
+ * watching the ssh channel and saving the state. One lock guards the files;
+ * no system call but the rare open is made under it. */
+#include "xfer_recv.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "verify.h"
+#include "xfer_state.h"
+
+#define MAX_CONNS 128
+#define PIECE (1 << 20)   /* received and written at a time */
+#define HASH_STEP (4 << 20)
+
+enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
+
+struct rfile {
+    const struct xfer_file *f;
+    struct xfer_state_file *st; /* its landed ranges live there */
+    int fd;
+    uint32_t gen;
+    struct ranges inflight; /* being written now: never written twice at once */
+    int writers;
+    int64_t hashed;
+    EVP_MD_CTX *ctx;
+    bool sum_known;
+    unsigned char sum[32];
+    enum rf_status status;
+};
+
+struct conn {
+    struct recv *r;
+    int fd;
+    char addr[64];
+    pthread_t th;
+    atomic_bool done; /* set by its thread as it ends; read by the accepting one */
+};
+
+struct recv {
+    const struct xfer_recv_opts *o;
+    struct rfile *f;
+    int n;
+    struct xfer_state state;
+    pthread_mutex_t mu, out_mu;
+    pthread_cond_t cv; /* bytes landed, a sum, a writer done */
+    int64_t landed_run;
+    bool dirty;
+    atomic_bool stop;
+    struct conn *conns[MAX_CONNS];
+    int nconn;
+};
+
+/* ---- the report ------------------------------------------------------------------ */
+
+static void say(struct recv *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct recv *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pthread_mutex_lock(&r->out_mu);
+    int bad = vfprintf(r->o->out, fmt, ap) < 0;
+    bad |= fputc('\n', r->o->out) == EOF || fflush(r->o->out) != 0;
+    pthread_mutex_unlock(&r->out_mu);
+    va_end(ap);
+    if (bad) /* the channel closed: the head went away */
+        atomic_store(&r->stop, true);
+}
+
+/* ---- the directory: nothing of it followed through a symlink ---------------------- */
+
+/* The parent directory of path inside dir, made when missing; its fd, or -1
+ * (errno). *base points into path at the last name. */
+static int open_parent(const char *dir, const char *path, bool make, const char **base)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const char *p = path;
+    for (const char *slash; fd >= 0 && (slash = strchr(p, '/'));) {
+        char name[256];
+        size_t n = (size_t)(slash - p);
+        if (n == 0 || n >= sizeof name) {
+            close(fd);
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        memcpy(name, p, n);
+        name[n] = '\0';
+        if (make && mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(fd);
+        errno = e;
+        fd = next;
+        p = slash + 1;
+    }
+    *base = p;
+    return fd;
+}
+
+/* NAME.incomplete opened (made when missing) and preallocated to its size. */
+static int open_incomplete(struct recv *r, struct rfile *f)
+{
+    const char *base;
+    int dfd = open_parent(r->o->dir, f->f->path, true, &base);
+    if (dfd < 0)
+        return errno;
+    char name[300];
+    snprintf(name, sizeof name, "%s.incomplete", base);
+    int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int e = fd < 0 ? errno : 0;
+    close(dfd);
+    if (fd < 0)
+        return e;
+    struct stat sb;
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return EEXIST;
+    }
+    if (f->f->size > 0 && (e = posix_fallocate(fd, 0, f->f->size)) != 0) {
+        close(fd);
+        return e;
+    }
+    f->fd = fd;
+    return 0;
+}
+
+static void fail_file(struct recv *r, struct rfile *f, int e)
+{
+    if (f->status == RF_FAILED)
+        return;
+    f->status = RF_FAILED;
+    say(r, "%s: %s (in %s on this node)", f->f->path, strerror(e), r->o->dir);
+    say(r, "fail %td %d", f - r->f, e);
+    pthread_cond_broadcast(&r->cv);
+}
+
+/* ---- a stream --------------------------------------------------------------------- */
+
+static int read_full(int fd, void *p, size_t n)
+{
+    for (size_t got = 0; got < n;) {
+        ssize_t k = read(fd, (char *)p + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
+static int write_full(int fd, const void *p, size_t n)
+{
+    for (size_t put = 0; put < n;) {
+        ssize_t k = send(fd, (const char *)p + put, n - put, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        put += (size_t)k;
+    }
+    return 0;
+}
+
+/* n bytes for f at off, generation gen: only what has neither landed nor is
+ * being written by another stream (a range sent again after a cut stream),
+ * so bytes once hashed stay the bytes that were hashed. */
+static void land(struct recv *r, struct rfile *f, uint32_t gen, const char *p, int64_t off,
+                 int64_t n)
+{
+    int64_t end = off + n;
+    pthread_mutex_lock(&r->mu);
+    if (f->status == RF_WANT && gen == f->gen && f->fd < 0) {
+        int e = open_incomplete(r, f);
+        if (e)
+            fail_file(r, f, e);
+    }
+    for (int64_t at = off; at < end && f->status == RF_WANT && gen == f->gen;) {
+        int64_t gl = 0, g = ranges_gap(&f->st->landed, at, end, &gl);
+        if (!gl)
+            break;
+        int64_t sl = 0, s = ranges_gap(&f->inflight, g, g + gl, &sl);
+        if (!sl) {
+            at = g + gl;
+            continue;
+        }
+        ranges_add(&f->inflight, s, s + sl);
+        f->writers++;
+        int fd = f->fd;
+        pthread_mutex_unlock(&r->mu);
+        int e = 0;
+        for (int64_t w = 0; w < sl;) {
+            ssize_t k = pwrite(fd, p + (s - off) + w, (size_t)(sl - w), s + w);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                e = k < 0 ? errno : EIO;
+                break;
+            }
+            w += k;
+        }
+        pthread_mutex_lock(&r->mu);
+        f->writers--;
+        ranges_sub(&f->inflight, s, s + sl);
+        if (e) {
+            fail_file(r, f, e);
+        } else if (gen == f->gen && f->status == RF_WANT) {
+            ranges_add(&f->st->landed, s, s + sl);
+            r->landed_run += sl;
+            r->dirty = true;
+        }
+        pthread_cond_broadcast(&r->cv);
+        at = s + sl;
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+static bool hello_ok(const char *hello, const char *token)
+{
+    if (memcmp(hello, "DSV41XFER1 ", 11) != 0 || hello[XFER_HELLO_LEN - 1] != '\n')
+        return false;
+    return CRYPTO_memcmp(hello + 11, token, XFER_TOKEN_HEX) == 0; /* in constant time */
+}
+
+static void *conn_main(void *arg)
+{
+    struct conn *c = arg;
+    struct recv *r = c->r;
+    char hello[XFER_HELLO_LEN];
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (read_full(c->fd, hello, sizeof hello) < 0 || !hello_ok(hello, r->o->token)) {
+        say(r, "refused %s", c->addr);
+        c->done = true;
+        return NULL;
+    }
+    tv.tv_sec = 0; /* from now on the ssh channel says when the head is gone */
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char *buf = malloc(PIECE);
+    if (!buf || write_full(c->fd, "OK\n", 3) < 0) {
+        free(buf);
+        c->done = true;
+        return NULL;
+    }
+    unsigned char raw[XFER_HDR_LEN];
+    struct xfer_hdr h;
+    while (!atomic_load(&r->stop) && read_full(c->fd, raw, sizeof raw) == 0) {
+        if (!xfer_hdr_unpack(raw, &h) || h.type == XF_BYE)
+            break;
+        if (h.id >= (uint32_t)r->n) {
+            say(r, "a stream from %s named no file of the plan: closed", c->addr);
+            break;
+        }
+        struct rfile *f = &r->f[h.id];
+        if (h.type == XF_SUM) {
+            unsigned char sum[32];
+            if (h.len != 32 || read_full(c->fd, sum, 32) < 0)
+                break;
+            pthread_mutex_lock(&r->mu);
+            if (h.gen == f->gen && f->status == RF_WANT && !f->f->has_sha) {
+                memcpy(f->sum, sum, 32);
+                f->sum_known = true;
+                pthread_cond_broadcast(&r->cv);
+            }
+            pthread_mutex_unlock(&r->mu);
+        } else {
+            if (h.len > XFER_MAX_FRAME || h.off > f->f->size || h.len > f->f->size - h.off) {
+                say(r, "a stream from %s sent a frame outside %s: closed", c->addr, f->f->path);
+                break;
+            }
+            bool cut = false;
+            for (int64_t at = 0; at < h.len && !cut;) {
+                int64_t n = h.len - at < PIECE ? h.len - at : PIECE;
+                if (read_full(c->fd, buf, (size_t)n) < 0)
+                    cut = true;
+                else
+                    land(r, f, h.gen, buf, h.off + at, n);
+                at += n;
+            }
+            if (cut)
+                break;
+        }
+        if (write_full(c->fd, "A", 1) < 0) /* done with this frame: the head may forget it */
+            break;
+    }
+    free(buf);
+    c->done = true;
+    return NULL;
+}
+
+/* ---- the hasher ------------------------------------------------------------------- */
+
+/* f matched: in place (synced, the head's time, renamed). Lock held; dropped
+ * around the system calls. */
+static void put_in_place(struct recv *r, struct rfile *f)
+{
+    f->status = RF_CLOSING; /* no writer starts now */
+    while (f->writers)
+        pthread_cond_wait(&r->cv, &r->mu);
+    int e = f->fd < 0 ? open_incomplete(r, f) : 0; /* an empty file got no bytes */
+    int fd = f->fd;
+    pthread_mutex_unlock(&r->mu);
+    const char *base;
+    int dfd = -1;
+    if (!e) {
+        struct timespec ts[2] = {{.tv_sec = f->f->mtime_ns / 1000000000,
+                                  .tv_nsec = f->f->mtime_ns % 1000000000}};
+        ts[1] = ts[0];
+        if (fdatasync(fd) < 0 || futimens(fd, ts) < 0)
+            e = errno;
+    }
+    if (!e && (dfd = open_parent(r->o->dir, f->f->path, false, &base)) < 0)
+        e = errno;
+    if (!e) {
+        char from[300];
+        snprintf(from, sizeof from, "%s.incomplete", base);
+        if (renameat(dfd, from, dfd, base) < 0)
+            e = errno;
+        else
+            fsync(dfd);
+    }
+    if (dfd >= 0)
+        close(dfd);
+    pthread_mutex_lock(&r->mu);
+    if (e) {
+        f->status = RF_WANT;
+        fail_file(r, f, e);
+        return;
+    }
+    close(f->fd);
+    f->fd = -1;
+    f->status = RF_OK;
+    f->st->verified = true;
+    f->st->has_sha = true;
+    memcpy(f->st->sha, f->f->has_sha ? f->f->sha : f->sum, 32);
+    ranges_clear(&f->st->landed);
+    r->dirty = true;
+    say(r, "ok %td", f - r->f);
+    pthread_cond_broadcast(&r->cv);
+}
+
+/* f's hash differed: its bytes count as not landed, and the head is asked
+ * for it again under a new generation (frames of the old one are dropped).
+ * Lock held. */
+static void start_over(struct recv *r, struct rfile *f)
+{
+    f->gen++;
+    while (f->writers) /* a write of the old generation finishes first */
+        pthread_cond_wait(&r->cv, &r->mu);
+    ranges_clear(&f->st->landed);
+    f->hashed = 0;
+    f->sum_known = false;
+    EVP_DigestInit_ex(f->ctx, EVP_sha256(), NULL);
+    r->dirty = true;
+    say(r, "%s: its sha256 differed on this node: asked for again", f->f->path);
+    say(r, "bad %td %" PRIu32, f - r->f, f->gen);
+}
+
+/* One step over f; true when it did something. Lock held. */
+static bool hash_step(struct recv *r, struct rfile *f, char *buf)
+{
+    if (f->status != RF_WANT)
+        return false;
+    if (f->hashed < f->f->size) {
+        int64_t reach = ranges_reach(&f->st->landed, f->hashed);
+        if (reach > f->f->size)
+            reach = f->f->size;
+        if (reach <= f->hashed || f->fd < 0)
+            return false;
+        size_t n = (size_t)(reach - f->hashed < HASH_STEP ? reach - f->hashed : HASH_STEP);
+        uint32_t gen = f->gen;
+        int fd = f->fd;
+        int64_t from = f->hashed;
+        f->writers++; /* the fd stays open */
+        pthread_mutex_unlock(&r->mu);
+        ssize_t got = pread(fd, buf, n, from);
+        pthread_mutex_lock(&r->mu);
+        f->writers--;
+        pthread_cond_broadcast(&r->cv);
+        if (gen != f->gen || f->status != RF_WANT) /* started over meanwhile */
+            return true;
+        if (got <= 0) {
+            fail_file(r, f, got < 0 ? errno : EIO);
+            return true;
+        }
+        EVP_DigestUpdate(f->ctx, buf, (size_t)got);
+        f->hashed += got;
+        return true;
+    }
+    if (!f->f->has_sha && !f->sum_known)
+        return false; /* the head's sum is on its way */
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned int dl = 0;
+    EVP_DigestFinal_ex(f->ctx, d, &dl);
+    if (dl == 32 && memcmp(d, f->f->has_sha ? f->f->sha : f->sum, 32) == 0)
+        put_in_place(r, f);
+    else
+        start_over(r, f);
+    return true;
+}
+
+static void *hasher_main(void *arg)
+{
+    struct recv *r = arg;
+    char *buf = malloc(HASH_STEP);
+    pthread_mutex_lock(&r->mu);
+    while (buf && !atomic_load(&r->stop)) {
+        bool worked = false;
+        for (int i = 0; i < r->n && !atomic_load(&r->stop); i++)
+            worked |= hash_step(r, &r->f[i], buf);
+        if (worked)
+            continue;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    }
+    pthread_mutex_unlock(&r->mu);
+    free(buf);
+    return NULL;
+}
+
+/* ---- before the streams: what is already here ------------------------------------- */
+
+static bool same_file(const struct xfer_file *f, const struct xfer_state_file *s)
+{
+    if (s->size != f->size)
+        return false;
+    if (f->has_sha) /* the manifest is the authority */
+        return s->has_sha && memcmp(s->sha, f->sha, 32) == 0;
+    return s->mtime_ns == f->mtime_ns; /* the head's file as it was when it sent it */
+}
+
+/* A regular file of size at dir/path (never through a symlink). */
+static bool file_is(const char *dir, const char *path, const char *suffix, int64_t size)
+{
+    const char *base;
+    int dfd = open_parent(dir, path, false, &base);
+    if (dfd < 0)
+        return false;
+    char name[300];
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    struct stat sb;
+    bool ok = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+              sb.st_size == size;
+    close(dfd);
+    return ok;
+}
+
+/* Files in place that the state does not vouch for (an rsync copy, another
+ * tool's) and whose sha256 the plan knows: hashed here, so a right one is
+ * not sent again. */
+static void check_in_place(struct recv *r)
+{
+    struct verify_manifest m = {0};
+    int64_t bytes = 0;
+    m.e = calloc((size_t)(r->n ? r->n : 1), sizeof *m.e);
+    int *which = calloc((size_t)(r->n ? r->n : 1), sizeof *which);
+    for (int i = 0; m.e && which && i < r->n; i++) {
+        struct rfile *f = &r->f[i];
+        if (f->status != RF_WANT || !f->f->has_sha || f->st->landed.n ||
+            !file_is(r->o->dir, f->f->path, "", f->f->size))
+            continue;
+        m.e[m.n].path = f->f->path;
+        memcpy(m.e[m.n].want, f->f->sha, 32);
+        which[m.n++] = i;
+        bytes += f->f->size;
+    }
+    if (m.n) {
+        say(r, "checking %d file(s) already on this node (%" PRId64 " bytes)", m.n, bytes);
+        struct verify_progress p = {0};
+        verify_run(&m, r->o->dir, r->o->jobs, r->o->cancel, &p, NULL, NULL, NULL);
+        for (int k = 0; k < m.n; k++) {
+            struct rfile *f = &r->f[which[k]];
+            if (m.e[k].res != VERIFY_OK)
+                continue;
+            f->status = RF_OK;
+            f->st->verified = true;
+            f->st->has_sha = true;
+            memcpy(f->st->sha, f->f->sha, 32);
+            r->dirty = true;
+        }
+    }
+    free(m.e); /* the paths are the plan's */
+    free(which);
+}
+
+static int setup_files(struct recv *r)
+{
+    struct buf err = BUF_INIT;
+    if (xfer_state_load(r->o->dir, &r->state, &err) < 0) {
+        say(r, "the state of an earlier copy is damaged (%s): starting over", buf_str(&err));
+        memset(&r->state, 0, sizeof r->state);
+    }
+    buf_free(&err);
+    r->n = r->o->plan->n;
+    r->f = calloc((size_t)(r->n ? r->n : 1), sizeof *r->f);
+    if (!r->f)
+        return -1;
+    for (int i = 0; i < r->n; i++) {
+        struct rfile *f = &r->f[i];
+        f->f = &r->o->plan->f[i];
+        f->fd = -1;
+        if (!(f->ctx = EVP_MD_CTX_new()) || !EVP_DigestInit_ex(f->ctx, EVP_sha256(), NULL))
+            return -1;
+        struct xfer_state_file *s = xfer_state_find(&r->state, f->f->path);
+        if (s && !same_file(f->f, s))
+            s->verified = false, ranges_clear(&s->landed);
+        if (!s && !(s = xfer_state_get(&r->state, f->f->path)))
+            return -1;
+        f->st = s;
+        if (s->verified && file_is(r->o->dir, f->f->path, "", f->f->size)) {
+            f->status = RF_OK; /* verified by an earlier run: not read again */
+            continue;
+        }
+        s->verified = false;
+        s->size = f->f->size;
+        s->mtime_ns = f->f->mtime_ns;
+        s->has_sha = f->f->has_sha;
+        memcpy(s->sha, f->f->sha, 32);
+        if (f->f->size == 0 && !f->f->has_sha) { /* nothing to send: its sum is known */
+            EVP_Digest("", 0, f->sum, NULL, EVP_sha256(), NULL);
+            f->sum_known = true;
+        }
+        /* what landed earlier counts only while NAME.incomplete is there */
+        if (s->landed.n && (!file_is(r->o->dir, f->f->path, ".incomplete", f->f->size) ||
+                            open_incomplete(r, f) != 0))
+            ranges_clear(&s->landed);
+    }
+    check_in_place(r);
+    return 0;
+}
+
+/* What the files still need beside what is free, said before any byte. */
+static int check_space(struct recv *r)
+{
+    int64_t need = 0;
+    for (int i = 0; i < r->n; i++) {
+        struct rfile *f = &r->f[i];
+        if (f->status != RF_WANT)
+            continue;
+        struct stat sb;
+        int64_t held = f->fd >= 0 && fstat(f->fd, &sb) == 0 ? (int64_t)sb.st_blocks * 512 : 0;
+        need += f->f->size > held ? f->f->size - held : 0;
+    }
+    struct statvfs v;
+    if (statvfs(r->o->dir, &v) < 0) {
+        say(r, "%s: %s", r->o->dir, strerror(errno));
+        return -1;
+    }
+    int64_t avail = (int64_t)v.f_bavail * (int64_t)v.f_frsize;
+    if (need > avail) {
+        say(r, "not enough space in %s on this node: the copy needs %" PRId64
+               " bytes more, %" PRId64 " are free",
+            r->o->dir, need, avail);
+        return -1;
+    }
+    return 0;
+}
+
+static int listen_on(struct recv *r, int *port)
+{
+    struct sockaddr_storage ss = {0};
+    socklen_t sl;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, r->o->listen, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        sl = sizeof *a4;
+    } else if (inet_pton(AF_INET6, r->o->listen, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        sl = sizeof *a6;
+    } else {
+        say(r, "cannot listen on %s: not an IP address", r->o->listen);
+        return -1;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 64) < 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+        say(r, "cannot listen on %s: %s", r->o->listen, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
+    return fd;
+}
+
+static void accept_one(struct recv *r, int lfd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+    if (fd < 0)
+        return;
+    char addr[64] = "?";
+    if (ss.ss_family == AF_INET)
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr, sizeof addr);
+    else if (ss.ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof addr);
+    /* ended streams make room */
+    for (int i = 0; i < r->nconn;) {
+        if (r->conns[i]->done) {
+            pthread_join(r->conns[i]->th, NULL);
+            close(r->conns[i]->fd);
+            free(r->conns[i]);
+            r->conns[i] = r->conns[--r->nconn];
+        } else {
+            i++;
+        }
+    }
+    struct conn *c = r->nconn < MAX_CONNS ? calloc(1, sizeof *c) : NULL;
+    if (!c) {
+        say(r, "refused %s", addr);
+        close(fd);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->r = r;
+    c->fd = fd;
+    snprintf(c->addr, sizeof c->addr, "%s", addr);
+    if (pthread_create(&c->th, NULL, conn_main, c) != 0) {
+        close(fd);
+        free(c);
+        return;
+    }
+    r->conns[r->nconn++] = c;
+}
+
+static void save_state(struct recv *r, bool force)
+{
+    pthread_mutex_lock(&r->mu);
+    if (!r->dirty && !force) {
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
+    r->dirty = false;
+    struct buf text = BUF_INIT, err = BUF_INIT;
+    xfer_state_format(&r->state, &text);
+    pthread_mutex_unlock(&r->mu);
+    if (xfer_state_write(r->o->dir, &text, &err) < 0)
+        say(r, "cannot save the copy's state: %s", buf_str(&err));
+    buf_free(&text);
+    buf_free(&err);
+}
+
+/* OK and failed files; true when every file is settled. */
+static bool settled(struct recv *r, int *ok, int *bad)
+{
+    *ok = *bad = 0;
+    pthread_mutex_lock(&r->mu);
+    for (int i = 0; i < r->n; i++) {
+        *ok += r->f[i].status == RF_OK;
+        *bad += r->f[i].status == RF_FAILED;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return *ok + *bad == r->n;
+}
+
+int xfer_recv_run(const struct xfer_recv_opts *o)
+{
+    struct recv r = {.o = o};
+    pthread_mutex_init(&r.mu, NULL);
+    pthread_mutex_init(&r.out_mu, NULL);
+    pthread_cond_init(&r.cv, NULL);
+    atomic_init(&r.stop, false);
+    int rc = 2, port = 0, lfd = -1, ok = 0, bad = 0;
+    pthread_t hasher;
+    bool hashing = false;
+    if (setup_files(&r) < 0) {
+        say(&r, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < r.n; i++)
+        if (r.f[i].status == RF_OK)
+            say(&r, "ok %d", i);
+    for (int i = 0; i < r.n; i++) { /* what the head is to send */
+        struct rfile *f = &r.f[i];
+        for (int64_t at = 0, gl = 0; f->status == RF_WANT && at < f->f->size; at += gl) {
+            int64_t g = ranges_gap(&f->st->landed, at, f->f->size, &gl);
+            if (!gl)
+                break;
+            say(&r, "need %d %" PRId64 " %" PRId64, i, g, g + gl);
+            gl += g - at;
+        }
+    }
+    if (o->dry_run) {
+        rc = check_space(&r) < 0 ? 1 : 0;
+        say(&r, "end 0 0");
+        goto out;
+    }
+    if (check_space(&r) < 0 || (lfd = listen_on(&r, &port)) < 0)
+        goto out;
+    say(&r, "cores %ld", sysconf(_SC_NPROCESSORS_ONLN));
+    say(&r, "listen %s %d", o->listen, port);
+    hashing = pthread_create(&hasher, NULL, hasher_main, &r) == 0;
+    rc = 1;
+    double last = 0;
+    while (hashing && !atomic_load(&r.stop) && !(o->cancel && atomic_load(o->cancel))) {
+        if (settled(&r, &ok, &bad))
+            break;
+        struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = o->in_fd, .events = POLLIN}};
+        int np = poll(p, o->in_fd >= 0 ? 2 : 1, 250);
+        if (np > 0 && (p[0].revents & POLLIN))
+            accept_one(&r, lfd);
+        if (np > 0 && o->in_fd >= 0 && p[1].revents) {
+            char c[64];
+            if (read(o->in_fd, c, sizeof c) <= 0) /* the ssh channel closed */
+                break;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double t = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+        if (t - last >= 1) {
+            last = t;
+            pthread_mutex_lock(&r.mu);
+            int64_t landed = r.landed_run;
+            pthread_mutex_unlock(&r.mu);
+            say(&r, "progress %" PRId64, landed);
+            save_state(&r, false);
+        }
+    }
+    atomic_store(&r.stop, true);
+    pthread_mutex_lock(&r.mu);
+    pthread_cond_broadcast(&r.cv);
+    pthread_mutex_unlock(&r.mu);
+    for (int i = 0; i < r.nconn; i++) /* a blocked read ends */
+        shutdown(r.conns[i]->fd, SHUT_RDWR);
+    for (int i = 0; i < r.nconn; i++) {
+        pthread_join(r.conns[i]->th, NULL);
+        close(r.conns[i]->fd);
+        free(r.conns[i]);
+    }
+    if (hashing)
+        pthread_join(hasher, NULL);
+    save_state(&r, true);
+    if (settled(&r, &ok, &bad)) {
+        pthread_mutex_lock(&r.mu);
+        int64_t landed = r.landed_run;
+        pthread_mutex_unlock(&r.mu);
+        say(&r, "progress %" PRId64, landed);
+        say(&r, "end %d %d", ok, bad);
+        rc = bad ? 1 : 0;
+    }
+out:
+    if (lfd >= 0)
+        close(lfd);
+    for (int i = 0; r.f && i < r.n; i++) {
+        if (r.f[i].fd >= 0)
+            close(r.f[i].fd);
+        EVP_MD_CTX_free(r.f[i].ctx);
+        ranges_free(&r.f[i].inflight);
+    }
+    free(r.f);
+    xfer_state_free(&r.state);
+    pthread_cond_destroy(&r.cv);
+    pthread_mutex_destroy(&r.mu);
+    pthread_mutex_destroy(&r.out_mu);
+    return rc;
+}

@@ -1,0 +1,385 @@
+/* The copy's streams on loopback: dsv41-xfer's engine (xfer_recv) in a
+ * thread with its report on a pipe, the head's streams (xfer_send) fed from
+ * that report as xfer_peer feeds them from the ssh channel. Also the wire's
+ * parsers against hostile input, and the state file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "verify.h"
+#include "xfer_peer.h"
+#include "xfer_recv.h"
+#include "xfer_send.h"
+#include "xfer_state.h"
+#include "xfer_wire.h"
+
+static const char TOKEN[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+static void wire_frames(void **st)
+{
+    (void)st;
+    struct xfer_hdr h = {.type = XF_DATA, .id = 7, .gen = 3, .off = 5000000000LL, .len = 1 << 20}, g;
+    unsigned char raw[XFER_HDR_LEN];
+    xfer_hdr_pack(&h, raw);
+    assert_true(xfer_hdr_unpack(raw, &g));
+    assert_true(g.type == XF_DATA && g.id == 7 && g.gen == 3 && g.off == h.off && g.len == h.len);
+    raw[0] ^= 1; /* not ours */
+    assert_false(xfer_hdr_unpack(raw, &g));
+    raw[0] ^= 1;
+    raw[7] = 9; /* an unknown type */
+    assert_false(xfer_hdr_unpack(raw, &g));
+    raw[7] = XF_DATA;
+    raw[16] = 0x80; /* an offset past INT64_MAX */
+    assert_false(xfer_hdr_unpack(raw, &g));
+}
+
+static void wire_plan(void **st)
+{
+    (void)st;
+    struct xfer_plan p = {0}, q;
+    unsigned char sha[32];
+    memset(sha, 0xab, sizeof sha);
+    assert_int_equal(xfer_plan_add(&p, "model-00001-of-00006.safetensors", 100, 5, sha), 0);
+    assert_int_equal(xfer_plan_add(&p, "exl3/qn/a\\b c", 0, 6, NULL), 0);
+    struct buf t = BUF_INIT, err = BUF_INIT;
+    xfer_plan_format(&p, &t);
+    assert_int_equal(xfer_plan_parse(buf_str(&t), &q, &err), 0);
+    assert_int_equal(q.n, 2);
+    assert_string_equal(q.f[1].path, "exl3/qn/a\\b c");
+    assert_true(q.f[0].has_sha && memcmp(q.f[0].sha, sha, 32) == 0 && !q.f[1].has_sha);
+    xfer_plan_free(&q);
+    static const char *hostile[] = {
+        "0 1 0 - ../escaped\n", "0 1 0 - /etc/passwd\n", "0 1 0 - a/.dsv41-copy.state\n",
+        "0 1 0 - x.incomplete\n", "0 1 0 - a\n1 1 0 - a\n", "0 -1 0 - a\n", "1 1 0 - a\n",
+        "0 1 0 - a\x01" "b\n", "0 1 0 zz a\n", "0 1 0 - \n", "0 1 0 - a\\q\n", "0 1 0 - a",
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+        buf_reset(&t);
+        buf_printf(&t, "dsv41-copy-plan 1\n%s", hostile[i]);
+        buf_reset(&err);
+        assert_int_equal(xfer_plan_parse(buf_str(&t), &q, &err), -1);
+        assert_true(err.len > 0);
+    }
+    assert_int_equal(xfer_plan_parse("dsv41-copy-plan 2\n", &q, &err), -1);
+    xfer_plan_free(&p);
+    buf_free(&t);
+    buf_free(&err);
+}
+
+static void wire_reports(void **st)
+{
+    (void)st;
+    struct xfer_report r;
+    xfer_report_parse("need 1 0 4096", 2, &r);
+    assert_true(r.kind == XR_NEED && r.id == 1 && r.a == 0 && r.b == 4096);
+    xfer_report_parse("listen 10.0.0.2 41000", 2, &r);
+    assert_true(r.kind == XR_LISTEN && strcmp(r.addr, "10.0.0.2") == 0 && r.port == 41000);
+    xfer_report_parse("bad 0 2", 2, &r);
+    assert_true(r.kind == XR_BAD && r.a == 2);
+    xfer_report_parse("end 3 0", 2, &r);
+    assert_true(r.kind == XR_END && r.a == 3);
+    static const char *text[] = {"need 2 0 1", "need 1 5 5", "need -1 0 1", "ok 1 ", "listen a;b 1",
+                                 "listen 1.2.3.4 0", "listen 1.2.3.4 70000", "progress -1",
+                                 "refused 1.2.3.4 x", "bad 0 -1", "fail 0", "cores 0", "hello"};
+    for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
+        xfer_report_parse(text[i], 2, &r);
+        assert_int_equal(r.kind, XR_TEXT);
+    }
+}
+
+static char g_dir[256];
+
+static void mkfile(const char *rel, size_t size, unsigned seed)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/src/%s", g_dir, rel);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+    assert_int_equal(system(cmd), 0);
+    *slash = '/';
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (size_t i = 0; i < size; i++) {
+        seed = seed * 1103515245u + 12345u;
+        fputc((int)(seed >> 16) & 0xff, f);
+    }
+    fclose(f);
+}
+
+static void state_roundtrip(void **st)
+{
+    (void)st;
+    struct xfer_state s = {0}, t;
+    struct xfer_state_file *f = xfer_state_get(&s, "a/b c");
+    f->size = 100;
+    f->mtime_ns = 7;
+    ranges_add(&f->landed, 0, 10);
+    ranges_add(&f->landed, 20, 30);
+    struct xfer_state_file *g = xfer_state_get(&s, "v");
+    g->size = 5;
+    g->verified = g->has_sha = true;
+    struct buf text = BUF_INIT, err = BUF_INIT;
+    xfer_state_format(&s, &text);
+    snprintf(g_dir, sizeof g_dir, "/tmp/dsv41-xfer-unit.XXXXXX");
+    assert_non_null(mkdtemp(g_dir));
+    assert_int_equal(xfer_state_write(g_dir, &text, &err), 0);
+    assert_int_equal(xfer_state_load(g_dir, &t, &err), 0);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.f[0].landed.n, 2);
+    assert_true(t.f[1].verified && t.f[1].landed.n == 0);
+    xfer_state_free(&t);
+    static const char *damaged[] = {"range 0 1\n", "file 5 0 - 0 1 a\nrange 0 9\n",
+                                    "file 5 0 - 0 2 a\nrange 0 1\n", "file 5 0 - 2 0 a\n",
+                                    "file 5 0 - 0 0 a\nfile 5 0 - 0 0 a\n"};
+    for (size_t i = 0; i < sizeof damaged / sizeof *damaged; i++) {
+        buf_reset(&text);
+        buf_printf(&text, "dsv41-copy-state 1\n%s", damaged[i]);
+        assert_int_equal(xfer_state_write(g_dir, &text, &err), 0);
+        buf_reset(&err);
+        assert_int_equal(xfer_state_load(g_dir, &t, &err), -1);
+    }
+    xfer_state_free(&s);
+    buf_free(&text);
+    buf_free(&err);
+}
+
+/* ---- a copy on loopback ---------------------------------------------------------- */
+
+struct loop {
+    struct xfer_plan plan;
+    struct xfer_recv_opts o;
+    int rc;
+    FILE *out;
+    int rd;      /* the report */
+    int in[2];   /* the helper's stdin: closed to end it */
+    atomic_int cancel;
+    int oks, bads, refused, needs, sent_ok;
+    bool listening, ended;
+    char addr[64];
+    int port;
+};
+
+static void *recv_thread(void *arg)
+{
+    struct loop *l = arg;
+    l->rc = xfer_recv_run(&l->o);
+    fclose(l->out);
+    return NULL;
+}
+
+/* Reads report lines until pred holds or the report ends. */
+static void pump(struct loop *l, struct xfer_send *s, bool (*pred)(struct loop *))
+{
+    static char acc[1 << 16];
+    static size_t len;
+    while (!pred(l) && !l->ended) {
+        ssize_t n = read(l->rd, acc + len, sizeof acc - len - 1);
+        if (n <= 0) {
+            l->ended = true;
+            break;
+        }
+        len += (size_t)n;
+        char *nl;
+        while ((nl = memchr(acc, '\n', len))) {
+            *nl = '\0';
+            if (getenv("XFER_TEST_DEBUG"))
+                fprintf(stderr, "report: %s\n", acc);
+            struct xfer_report r;
+            xfer_report_parse(acc, l->plan.n, &r);
+            if (r.kind == XR_NEED) {
+                xfer_send_need(s, (int)r.id, r.a, r.b);
+                l->needs++;
+            } else if (r.kind == XR_LISTEN) {
+                l->listening = true;
+                snprintf(l->addr, sizeof l->addr, "%s", r.addr);
+                l->port = r.port;
+            } else if (r.kind == XR_OK || r.kind == XR_BAD || r.kind == XR_FAIL) {
+                xfer_send_report(s, &r);
+                l->oks += r.kind == XR_OK;
+                l->bads += r.kind == XR_BAD;
+            } else if (r.kind == XR_REFUSED) {
+                l->refused++;
+            } else if (r.kind == XR_END) {
+                l->ended = true;
+            }
+            len -= (size_t)(nl + 1 - acc);
+            memmove(acc, nl + 1, len);
+        }
+    }
+}
+
+static bool listening(struct loop *l)
+{
+    return l->listening;
+}
+
+static bool never(struct loop *l)
+{
+    (void)l;
+    return false;
+}
+
+/* One copy of g_dir/src to g_dir/dst; the number of bytes the streams sent. */
+static int64_t copy_once(struct loop *l, void (*before)(struct loop *))
+{
+    char src[300], dst[300];
+    snprintf(src, sizeof src, "%s/src", g_dir);
+    snprintf(dst, sizeof dst, "%s/dst", g_dir);
+    mkdir(dst, 0755);
+    struct buf err = BUF_INIT;
+    memset(l, 0, sizeof *l);
+    assert_int_equal(xfer_plan_build(src, &l->plan, &err), 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(pipe(l->in), 0);
+    l->rd = p[0];
+    l->out = fdopen(p[1], "w");
+    l->o = (struct xfer_recv_opts){.dir = dst, .plan = &l->plan, .token = TOKEN,
+                                   .listen = "127.0.0.1", .out = l->out, .in_fd = l->in[0],
+                                   .cancel = &l->cancel, .jobs = 2};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, recv_thread, l), 0);
+    struct xfer_send *s = xfer_send_new(src, &l->plan);
+    pump(l, s, listening);
+    int64_t sent = 0;
+    if (l->listening) {
+        if (before)
+            before(l);
+        assert_int_equal(xfer_send_start(s, l->addr, l->port, TOKEN, 3, &err), 0);
+        pump(l, s, never);
+        struct xfer_send_stats stats;
+        xfer_send_stats(s, &stats);
+        sent = stats.sent;
+    }
+    xfer_send_free(s);
+    close(l->in[1]);
+    pthread_join(th, NULL);
+    close(l->in[0]);
+    close(l->rd);
+    xfer_plan_free(&l->plan);
+    buf_free(&err);
+    return sent;
+}
+
+static void same_tree(void)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && diff -r --exclude=.cache --exclude='*.part[0-9]*' src dst "
+             "-x .dsv41-copy.state >/dev/null && [ ! -e dst/.cache ] && "
+             "[ -z \"$(find dst -name '*.incomplete' -o -name '*.part0*')\" ]",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void manifest(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/src' && sha256sum model-00001-of-00006.safetensors "
+             "model-00002-of-00006.safetensors > sha256-manifest.txt",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void copy_loopback(void **st)
+{
+    (void)st;
+    mkfile("model-00001-of-00006.safetensors", 9 << 20, 1);
+    mkfile("model-00002-of-00006.safetensors", 3 << 20, 2);
+    mkfile("model-00005-of-00006.safetensors.part01", 1000, 3); /* stays home */
+    mkfile(".cache/huggingface/x.lock", 10, 4);                   /* stays home */
+    mkfile("exl3/qn/L00.part.safetensors", (5 << 20) + 17, 5);   /* hashed by the head */
+    mkfile("config.json", 0, 6);
+    mkfile("tokenizer.json", 4097, 7);
+    manifest();
+    struct loop l;
+    int64_t sent = copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    same_tree();
+    assert_int_equal(l.oks, 6);
+    assert_true(sent >= (9 << 20) + (3 << 20) + (5 << 20));
+    /* again: every file vouched for by the state, nothing sent */
+    sent = copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    assert_int_equal(l.needs, 0);
+    assert_int_equal(sent, 0);
+    /* a file changed on the head (another time): sent again, the rest not */
+    mkfile("tokenizer.json", 5000, 8);
+    sent = copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    assert_int_equal(sent, 5000);
+    same_tree();
+}
+
+static void copy_flipped(void **st)
+{
+    (void)st;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dst'", g_dir);
+    assert_int_equal(system(cmd), 0);
+    struct loop l;
+    /* a byte flipped on the way, in a shard (the manifest's sha256) and in a
+     * file the head hashes as it reads */
+    setenv("DSV41_XFER_TEST_FLIP", "model-00001-of-00006.safetensors@5000000", 1);
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    assert_int_equal(l.bads, 1);
+    same_tree();
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dst'", g_dir);
+    assert_int_equal(system(cmd), 0);
+    setenv("DSV41_XFER_TEST_FLIP", "exl3/qn/L00.part.safetensors@4200000", 1);
+    copy_once(&l, NULL);
+    unsetenv("DSV41_XFER_TEST_FLIP");
+    assert_int_equal(l.rc, 0);
+    assert_int_equal(l.bads, 1);
+    same_tree();
+}
+
+/* a stream without the token: refused, said, and the copy goes on */
+static void knock(struct loop *l)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "printf 'DSV41XFER1 %064d\\n' 0 | timeout 5 nc -q 1 %s %d >/dev/null 2>&1; "
+             "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | timeout 5 nc -q 1 %s %d >/dev/null 2>&1; true",
+             0, l->addr, l->port, l->addr, l->port);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void copy_refuses_strangers(void **st)
+{
+    (void)st;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dst'", g_dir);
+    assert_int_equal(system(cmd), 0);
+    struct loop l;
+    copy_once(&l, knock);
+    assert_int_equal(l.rc, 0);
+    assert_true(l.refused >= 2);
+    same_tree();
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(wire_frames),       cmocka_unit_test(wire_plan),
+        cmocka_unit_test(wire_reports),      cmocka_unit_test(state_roundtrip),
+        cmocka_unit_test(copy_loopback),     cmocka_unit_test(copy_flipped),
+        cmocka_unit_test(copy_refuses_strangers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
