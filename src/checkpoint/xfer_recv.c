@@ -66,6 +66,7 @@ struct recv {
     atomic_bool stop;
     struct conn *conns[MAX_CONNS];
     int nconn;
+    const char *listen; /* where it listens: the fabric's address, or the fallback */
 };
 
 /* ---- the report ------------------------------------------------------------------ */
@@ -584,26 +585,40 @@ static int check_space(struct recv *r)
     return 0;
 }
 
-static int listen_on(struct recv *r, int *port)
+static int listen_on(struct recv *r, const char *addr, int *port)
 {
     struct sockaddr_storage ss = {0};
     socklen_t sl;
     struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, r->o->listen, &a4->sin_addr) == 1) {
+    if (inet_pton(AF_INET, addr, &a4->sin_addr) == 1) {
         a4->sin_family = AF_INET;
         sl = sizeof *a4;
-    } else if (inet_pton(AF_INET6, r->o->listen, &a6->sin6_addr) == 1) {
+    } else if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1) {
         a6->sin6_family = AF_INET6;
         sl = sizeof *a6;
     } else {
-        say(r, "cannot listen on %s: not an IP address", r->o->listen);
+        say(r, "cannot listen on %s: not an IP address", addr);
         return -1;
     }
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 64) < 0 ||
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&ss, sl) < 0) {
+        int e = errno;
+        close(fd);
+        const char *fb = r->o->fallback;
+        if (e == EADDRNOTAVAIL && fb && strcmp(fb, addr) != 0) {
+            /* a fabric address this node does not have (any more): the one ssh reached */
+            say(r, "cannot listen on %s (%s): on %s instead, the address ssh reached", addr,
+                strerror(e), fb);
+            r->listen = fb;
+            return listen_on(r, fb, port);
+        }
+        say(r, "cannot listen on %s: %s", addr, strerror(e));
+        return -1;
+    }
+    if (fd < 0 || listen(fd, 64) < 0 ||
         getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
-        say(r, "cannot listen on %s: %s", r->o->listen, strerror(errno));
+        say(r, "cannot listen on %s: %s", addr, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -686,7 +701,7 @@ static bool settled(struct recv *r, int *ok, int *bad)
 
 int xfer_recv_run(const struct xfer_recv_opts *o)
 {
-    struct recv r = {.o = o};
+    struct recv r = {.o = o, .listen = o->listen};
     pthread_mutex_init(&r.mu, NULL);
     pthread_mutex_init(&r.out_mu, NULL);
     pthread_cond_init(&r.cv, NULL);
@@ -716,10 +731,10 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
         say(&r, "end 0 0");
         goto out;
     }
-    if (check_space(&r) < 0 || (lfd = listen_on(&r, &port)) < 0)
+    if (check_space(&r) < 0 || (lfd = listen_on(&r, o->listen, &port)) < 0)
         goto out;
     say(&r, "cores %ld", sysconf(_SC_NPROCESSORS_ONLN));
-    say(&r, "listen %s %d", o->listen, port);
+    say(&r, "listen %s %d", r.listen, port);
     hashing = pthread_create(&hasher, NULL, hasher_main, &r) == 0;
     rc = 1;
     double last = 0;

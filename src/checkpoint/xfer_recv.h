@@ -21,6 +21,7 @@ struct xfer_recv_opts {
     const struct xfer_plan *plan;
     const char *token;  /* XFER_TOKEN_HEX hex digits */
     const char *listen; /* an IPv4 or IPv6 address */
+    const char *fallback; /* when listen is not this node's: this one (or NULL) */
     FILE *out;          /* the report */
     int in_fd;          /* its end ends the run; -1: none */
     atomic_int *cancel;

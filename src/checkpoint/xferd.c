@@ -89,8 +89,9 @@ int main(int argc, char **argv)
         printf("cannot read the token from %s\n", token_path);
         return 2;
     }
+    bool have_ssh = ssh_address(addr, sizeof addr) == 0;
     if (strcmp(listen, "ssh") == 0) {
-        if (ssh_address(addr, sizeof addr) < 0) {
+        if (!have_ssh) {
             printf("no SSH_CONNECTION: give --listen an address\n");
             return 2;
         }
@@ -116,6 +117,7 @@ int main(int argc, char **argv)
                                .plan = &plan,
                                .token = tok,
                                .listen = listen,
+                               .fallback = have_ssh ? addr : NULL,
                                .out = stdout,
                                .in_fd = 0,
                                .cancel = &g_cancel,

@@ -263,6 +263,7 @@ struct xfer_out {
     struct copy_out *o;
     bool dry_run;
     int sent_files;
+    int64_t sent; /* bytes the streams sent */
     int64_t prev[XFER_MAX_STREAMS];
     double prev_t;
     char streams[128]; /* "8/8 streams, 41.2 MB-57.0 MB/s each" */
@@ -292,6 +293,7 @@ static void xfer_file(void *arg, const char *path, int64_t size)
 static void xfer_tick(void *arg, const struct xfer_peer_progress *p)
 {
     struct xfer_out *x = arg;
+    x->sent = p->s.sent;
     /* each stream's rate over the last second or so */
     if (p->elapsed_s - x->prev_t >= 1) {
         double dt = p->elapsed_s - x->prev_t, lo = -1, hi = 0;
@@ -356,10 +358,12 @@ static int copy_streams(const struct config *c, struct cluster_node *cn, const c
         printf("%s: copy failed: a file could not be put in place (above)\n", cn->name);
         return 1;
     }
-    char secs[32];
+    char secs[32], bytes[32];
     progress_duration(secs, sizeof secs, mono_s() - t0);
-    printf("%s: copied: %d file(s) sent, every file in place and verified as it landed (%s)\n",
-           cn->name, x.sent_files, secs);
+    progress_bytes(bytes, sizeof bytes, (double)x.sent);
+    printf("%s: copied: %d file(s) sent (%s, %lld bytes, in %s), every file in place and "
+           "verified as it landed\n",
+           cn->name, x.sent_files, bytes, (long long)x.sent, secs);
     fflush(stdout);
     return compare_exl3(cn, src, stdout);
 }

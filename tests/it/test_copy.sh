@@ -1,77 +1,178 @@
 #!/bin/bash
-# copy-to-peer over real ssh with real rsync on both test hosts: what goes
-# (and what stays: the Engram .partNN pieces, .cache/), the check on the
-# worker, a second run that sends nothing, a copy killed on a slowed link
-# (tbf) that resumes, and rsync missing on the head.
+# copy-to-peer over real ssh between the test hosts. The default path: TCP
+# streams to dsv41-xfer on the worker, each file verified as it lands - what
+# goes and what stays (the Engram .partNN pieces, .cache/), a second run that
+# sends nothing, a byte flipped on the way, either end killed with -9 on a
+# slowed link (tbf) and the copy resumed sending little twice, a stranger's
+# stream refused, a link cut for 20 s, a disk too small, the helper gone when
+# the ssh session dies. Then --rsync, the ssh path, with its check after.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_hosts
 
 H=$IT_DIR/copy-head W=$IT_DIR/copy-worker
-rm -rf "$H" "$W"
+rm -rf "$H" "$W" "$W.rsync"
 mkdir -p "$H/exl3/qn" "$H/exl3/plan" "$H/.cache/huggingface"
 head -c 16777216 /dev/urandom > "$H/model-00001-of-00006.safetensors"
 printf '{}\n' > "$H/config.json"
-printf 'bank\n' > "$H/exl3/qn/L00.part.safetensors"
+head -c 3000000 /dev/urandom > "$H/exl3/qn/L00.part.safetensors"
 printf '{}\n' > "$H/exl3/plan/J268-ho-v31-K5n.json"
 printf 'piece\n' > "$H/model-00005-of-00006.safetensors.part01"
 printf 'lock\n' > "$H/.cache/huggingface/x.lock"
 (cd "$H" && sha256sum model-00001-of-00006.safetensors config.json > sha256-manifest.txt)
 V="MODEL_DIR=$H WORKER_MODEL_DIR=$W"
 
+# the files of the head that must be on the worker, byte for byte
+same_tree() { # worker dir
+    local f bad=0
+    for f in model-00001-of-00006.safetensors config.json exl3/qn/L00.part.safetensors \
+             exl3/plan/J268-ho-v31-K5n.json sha256-manifest.txt "${@:2}"; do
+        cmp -s "$H/$f" "$1/$f" || { echo "    differs: $f" >&2; bad=1; }
+    done
+    [ -z "$(find "$1" -name '*.incomplete')" ] || { echo "    left: $(find "$1" -name '*.incomplete')" >&2; bad=1; }
+    return $bad
+}
+# the bytes the worker's state says landed of FILE
+landed() { # worker dir, file
+    awk -v f="$2" '$1 == "file" { cur = ($NF == f) } cur && $1 == "range" { s += $3 - $2 } END { print s + 0 }' \
+        "$1/.dsv41-copy.state" 2>/dev/null || echo 0
+}
+sent_of() { printf '%s\n' "$1" | sed -n 's/.*copied: .* file(s) sent ([^,]*, \([0-9]*\) bytes.*/\1/p'; }
+helper_running() { pgrep -f "$IT_DIR/worker/state/bin/dsv41-xfer" > /dev/null; }
+# waits (up to 60 s) until the worker's state has more than N bytes of the
+# big shard: the copy is under way, whatever the machine's speed
+grows_past() { # N
+    for _ in $(seq 300); do
+        [ "$(landed "$W" model-00002-of-00006.safetensors)" -gt "$1" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+kill9_in_ns() { # head|worker comm
+    local p
+    for p in $(ip netns pids "dsv41-$1" 2>/dev/null); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && kill -9 "$p" 2>/dev/null
+    done
+    return 0
+}
+
 out=$(top_head copy-to-peer --help); rc=$?
-check "--help: usage, exit 0" eval '[ $rc = 0 ] && contains "$out" "usage: dsv41-top copy-to-peer"'
+check "--help: usage, exit 0" eval '[ $rc = 0 ] && contains "$out" "usage: dsv41-top copy-to-peer" && contains "$out" "--rsync"'
+out=$(top_head $V copy-to-peer --streams 0 2>&1); rc=$?
+check "--streams 0: refused, exit 2" eval '[ $rc = 2 ] && contains "$out" "--streams: a number from 1"'
 # shellcheck disable=SC2086
 out=$(top_head $V copy-to-peer --dry-run 2>&1); rc=$?
-check "dry run: exit 0, the files it would send" eval '[ $rc = 0 ] && contains "$out" "worker: + model-00001-of-00006.safetensors"'
+check "dry run: exit 0, the files it would send" eval '[ $rc = 0 ] && contains "$out" "worker: + model-00001-of-00006.safetensors (16.8 MB)" && contains "$out" "worker: 5 file(s) to send"'
 check "dry run: nothing sent" [ ! -e "$W/model-00001-of-00006.safetensors" ]
 
 # shellcheck disable=SC2086
 out=$(top_head $V copy-to-peer --progress 0 2>&1); rc=$?
 check "copy: exit 0" [ $rc = 0 ]
-check "copy: the shard arrived intact" cmp -s "$H/model-00001-of-00006.safetensors" "$W/model-00001-of-00006.safetensors"
-check "copy: the EXL3 banks and plan" eval '[ -f "$W/exl3/qn/L00.part.safetensors" ] && [ -f "$W/exl3/plan/J268-ho-v31-K5n.json" ]'
+[ $rc = 0 ] || printf '%s\n' "$out" | tail -15
+check "copy: every file intact, nothing left incomplete" same_tree "$W"
 check "copy: the Engram pieces stay home" [ ! -e "$W/model-00005-of-00006.safetensors.part01" ]
 check "copy: .cache stays home" [ ! -e "$W/.cache" ]
-check "copy: verified on the worker" contains "$out" "verify worker: 2 of 2 file(s) OK"
-check "copy: the EXL3 bank count compared" contains "$out" "worker: EXL3 bank files: 2, as on the head"
 check "copy: said per file" contains "$out" "worker: + config.json"
+check "copy: verified as it landed, said" contains "$out" "every file in place and verified as it landed"
+check "copy: the EXL3 bank count compared" contains "$out" "worker: EXL3 bank files: 2, as on the head"
+check "copy: the head's times kept" [ "$(stat -c %Y "$W/model-00001-of-00006.safetensors")" = "$(stat -c %Y "$H/model-00001-of-00006.safetensors")" ]
+check "copy: the one-time token removed from the worker" [ ! -e "$IT_DIR/worker/state/copy-token" ]
+check "copy: the token never on a command line" eval '! grep -q -- "--token " <<< "$out"'
+sleep 1
+check "copy: the helper gone after the copy" eval '! helper_running'
 
-# shellcheck disable=SC2086
-out=$(top_head $V copy-to-peer --no-verify 2>&1); rc=$?
-check "again: exit 0, nothing sent" eval '[ $rc = 0 ] && ! contains "$out" "worker: + " 2>/dev/null'
-check "--no-verify: no check" eval '! contains "$out" "verify worker" 2>/dev/null'
-
-# a damaged copy on the worker is found by the check after the copy (rsync
-# itself skips a file whose size and time match)
-flip_byte "$W/model-00001-of-00006.safetensors" 100
-touch -r "$H/model-00001-of-00006.safetensors" "$W/model-00001-of-00006.safetensors"
 # shellcheck disable=SC2086
 out=$(top_head $V copy-to-peer 2>&1); rc=$?
-check "a damaged copy rsync skips: the check fails, exit 1" eval \
-    '[ $rc = 1 ] && contains "$out" "worker: FAILED      model-00001-of-00006.safetensors"'
+check "again: exit 0, nothing sent (the worker's state vouches)" eval '[ $rc = 0 ] && [ "$(sent_of "$out")" = 0 ] && ! contains "$out" "worker: + " 2>/dev/null'
 
-# killed on a slow link, then resumed: 64 MiB at 40 Mbit/s takes ~13 s
+# a byte flipped on its way (a test hook in the head's sender): the worker's
+# hash catches it, the file goes again
+rm -rf "$W"
+# shellcheck disable=SC2086
+out=$(top_head $V DSV41_XFER_TEST_FLIP=model-00001-of-00006.safetensors@5000000 copy-to-peer 2>&1); rc=$?
+check "a flipped byte: caught on the worker, sent again, exit 0" eval '[ $rc = 0 ] && contains "$out" "model-00001-of-00006.safetensors: its sha256 differed on the worker: sending it again" && same_tree "$W"'
+
+# a larger shard on a slowed link: 64 MiB at 40 Mbit/s takes ~13 s
 head -c 67108864 /dev/urandom > "$H/model-00002-of-00006.safetensors"
-on_host head tc qdisc add dev enp1s0f0np0 root tbf rate 40mbit burst 32kbit latency 400ms
+(cd "$H" && sha256sum model-00001-of-00006.safetensors model-00002-of-00006.safetensors config.json > sha256-manifest.txt)
+S2=67108864
+on_host head tc qdisc add dev "$FABRIC_IF" root tbf rate 40mbit burst 32kbit latency 400ms
+
+# the head killed with -9 mid-way: the ssh session dies, and the helper with it
 # shellcheck disable=SC2086
 top_head $V copy-to-peer --progress 0.5 > "$IT_DIR/copy.out" 2>&1 &
 pid=$!
-sleep 4
-kill_in_ns head dsv41-top
-wait $pid; rc=$?
-on_host head tc qdisc del dev enp1s0f0np0 root
+grows_past 0 && sleep 1
+kill9_in_ns head dsv41-top
+wait $pid
+for _ in $(seq 50); do helper_running || break; sleep 0.2; done
+check "head killed: the helper gone with the ssh session" eval '! helper_running'
 out=$(cat "$IT_DIR/copy.out")
-check "killed: progress lines came first" eval 'printf "%s\n" "$out" | grep -q "^copy worker: .* % .*/s .* left$"'
-check "killed: exit 1, said" eval '[ $rc = 1 ] && contains "$out" "worker: copy interrupted"'
-part=$(stat -c %s "$W/model-00002-of-00006.safetensors" 2>/dev/null || echo 0)
-check "killed: the partial file kept" eval '[ "$part" -gt 0 ] && [ "$part" -lt 67108864 ]'
-# shellcheck disable=SC2086
-out=$(top_head $V copy-to-peer --no-verify 2>&1); rc=$?
-check "resumed: exit 0, the shard whole" eval '[ $rc = 0 ] && cmp -s "$H/model-00002-of-00006.safetensors" "$W/model-00002-of-00006.safetensors"'
+check "head killed: progress lines came first, with the streams" eval 'printf "%s\n" "$out" | grep -q "^copy worker: .* %.* streams, .*/s each$"'
+got=$(landed "$W" model-00002-of-00006.safetensors)
+check "head killed: the landed ranges kept" eval '[ "$got" -gt 0 ] && [ "$got" -lt $S2 ] && [ -f "$W/model-00002-of-00006.safetensors.incomplete" ]'
 
+# the helper killed with -9 mid-way: said, the copy ends
 # shellcheck disable=SC2086
-out=$(top_head $V PATH=/nonexistent copy-to-peer 2>&1); rc=$?
-check "no rsync on the head: said, exit 2" eval '[ $rc = 2 ] && contains "$out" "cannot run rsync on the head"'
-rm -rf "$H" "$W"
+top_head $V copy-to-peer --progress 0 > "$IT_DIR/copy.out" 2>&1 &
+pid=$!
+grows_past "$got"
+pkill -9 -f "$IT_DIR/worker/state/bin/dsv41-xfer"
+wait $pid; rc=$?
+out=$(cat "$IT_DIR/copy.out")
+check "helper killed: exit 1, said, resumable" eval '[ $rc = 1 ] && contains "$out" "the helper ended before the copy did" && contains "$out" "run copy-to-peer again to resume"'
+got2=$(landed "$W" model-00002-of-00006.safetensors)
+check "helper killed: more landed, kept" eval '[ "$got2" -gt "$got" ] && [ "$got2" -lt $S2 ]'
+
+# resumed, with a stranger knocking and the link cut for 20 s on the way
+# shellcheck disable=SC2086
+top_head $V copy-to-peer --progress 1 > "$IT_DIR/copy.out" 2>&1 &
+pid=$!
+port=
+for _ in $(seq 300); do
+    port=$(on_host worker ss -ltnp 2>/dev/null | awk '/dsv41-xfer/ { n = split($4, a, ":"); print a[n]; exit }')
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+on_host head sh -c "printf 'DSV41XFER1 %064d\n' 0 | timeout 5 nc -q 1 $WORKER_IP $port" > /dev/null 2>&1
+on_host head sh -c "printf 'hello\n' | timeout 5 nc -q 1 $WORKER_IP $port" > /dev/null 2>&1
+sleep 1
+FW=(nsenter --net="/run/netns/$NS_WORKER" iptables)
+"${FW[@]}" -I INPUT -s "$HEAD_IP" -j DROP
+sleep 20
+"${FW[@]}" -D INPUT -s "$HEAD_IP" -j DROP
+wait $pid; rc=$?
+out=$(cat "$IT_DIR/copy.out")
+check "resumed across a 20 s cut: exit 0, every file intact" eval '[ $rc = 0 ] && same_tree "$W" model-00002-of-00006.safetensors'
+[ $rc = 0 ] || printf '%s\n' "$out" | grep -v '^copy worker' | tail -10
+sent=$(sent_of "$out")
+check "resumed: sent what had not landed, not the whole shard again" eval '[ -n "$sent" ] && [ "$sent" -lt $S2 ] && [ "$sent" -le $((S2 - got2 + S2 / 20)) ]'
+echo "    the shard: $S2 bytes; landed before the resume: $got2; the resume sent: ${sent:-?}"
+check "a stranger's streams refused, said" eval 'contains "$out" "worker: refused a stream from $HEAD_IP: no token or a wrong one"'
+on_host head tc qdisc del dev "$FABRIC_IF" root
+
+# a disk too small on the worker: said before any byte, nothing renamed
+SMALL=$IT_DIR/copy-small
+mkdir -p "$SMALL" && mount -t tmpfs -o size=8m tmpfs "$SMALL"
+out=$(top_head MODEL_DIR="$H" WORKER_MODEL_DIR="$SMALL" copy-to-peer 2>&1); rc=$?
+check "a disk too small: exit 1, both numbers said" eval '[ $rc = 1 ] && contains "$out" "not enough space in $SMALL on this node" && contains "$out" "are free"'
+check "a disk too small: nothing put in place" [ -z "$(find "$SMALL" -name '*.safetensors')" ]
+umount "$SMALL"
+
+# --rsync: through ssh, then checked on the worker
+V="MODEL_DIR=$H WORKER_MODEL_DIR=$W.rsync"
+# shellcheck disable=SC2086
+out=$(top_head $V copy-to-peer --rsync --progress 0 2>&1); rc=$?
+check "--rsync: exit 0, verified on the worker after" eval '[ $rc = 0 ] && contains "$out" "with rsync over ssh" && contains "$out" "verify worker: 3 of 3 file(s) OK" && same_tree "$W.rsync"'
+check "--rsync: the Engram pieces stay home" [ ! -e "$W.rsync/model-00005-of-00006.safetensors.part01" ]
+flip_byte "$W.rsync/model-00001-of-00006.safetensors" 100
+touch -r "$H/model-00001-of-00006.safetensors" "$W.rsync/model-00001-of-00006.safetensors"
+# shellcheck disable=SC2086
+out=$(top_head $V copy-to-peer --rsync 2>&1); rc=$?
+check "--rsync: a damaged copy rsync skips: the check fails, exit 1" eval \
+    '[ $rc = 1 ] && contains "$out" "worker: FAILED      model-00001-of-00006.safetensors"'
+# shellcheck disable=SC2086
+out=$(top_head $V PATH=/nonexistent copy-to-peer --rsync 2>&1); rc=$?
+check "--rsync, no rsync on the head: said, exit 2" eval '[ $rc = 2 ] && contains "$out" "cannot run rsync on the head"'
+rm -rf "$H" "$W" "$W.rsync"
 summary

@@ -105,8 +105,11 @@ out=$(top_head "${V[@]}" guard --status --all 2>&1); rc=$?
 check "guard --status --all over fish" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "^worker: guard pid [0-9]* armed"'
 out=$(top_head "${V[@]}" verify --node worker 2>&1); rc=$?
 check "verify --node over fish, in the odd directory" [ $rc -eq 0 ]
-out=$(top_head "${V[@]}" WORKER_MODEL_DIR="$O/copy" copy-to-peer --progress 0 2>&1); rc=$?
-check "copy-to-peer over fish into an odd directory (OpenSSH's rsync)" eval '[ $rc -eq 0 ] && [ -f "$O/copy/config.json" ]'
+out=$(top_head "${V[@]}" WORKER_MODEL_DIR="$O/copy" copy-to-peer --rsync --progress 0 2>&1); rc=$?
+check "copy-to-peer --rsync over fish into an odd directory (OpenSSH's rsync)" eval '[ $rc -eq 0 ] && [ -f "$O/copy/config.json" ]'
+[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -10
+out=$(top_head "${V[@]}" WORKER_MODEL_DIR="$O/copy streams" copy-to-peer --progress 0 2>&1); rc=$?
+check "copy-to-peer's streams over fish into an odd directory (dsv41-xfer)" eval '[ $rc -eq 0 ] && [ -f "$O/copy streams/config.json" ]'
 [ $rc -eq 0 ] || printf '%s\n' "$out" | tail -10
 out=$(top_head "${V[@]}" stop 2>&1); rc=$?
 check "stop over fish" eval '[ $rc -eq 0 ] && contains "$out" "stopped dsv41-r1 on worker"'
@@ -122,7 +125,7 @@ check "jump: the worker reached through worker2 (ProxyJump from an Included file
 check "jump: it is the worker, not the jump host" jq_is "$out" '.nodes[1].hostname' spark-worker
 rm -rf "$IT_DIR/jump-copy"
 out=$(top_head WORKER=worker-jump MODEL_DIR="$MODEL_SKELETON" WORKER_MODEL_DIR="$IT_DIR/jump-copy" \
-    copy-to-peer --progress 0 2>&1); rc=$?
+    copy-to-peer --rsync --progress 0 2>&1); rc=$?
 check "jump: copy-to-peer's rsync goes the same way" eval '[ $rc -eq 0 ] && [ -f "$IT_DIR/jump-copy/config.json" ]'
 [ $rc -eq 0 ] || printf '%s\n' "$out" | tail -10
 "${FW[@]}" -D OUTPUT -d "$WORKER_IP" -p tcp --dport 22 -j REJECT
