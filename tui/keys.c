@@ -127,6 +127,20 @@ static void do_download(struct ui *u)
     confirm(u, q, yes_download);
 }
 
+/* The same, each file also sent to the workers as soon as it is verified
+ * here (download --to-workers): the download and the copy overlap. */
+static void yes_download_copy(struct ui *u)
+{
+    char *argv[] = {"download", "--to-workers", "--progress", "1", NULL};
+    run_job(u, "download", argv);
+}
+
+static void do_download_copy(struct ui *u)
+{
+    confirm(u, "Download the checkpoint and copy each file to the workers as it is verified?",
+            yes_download_copy);
+}
+
 /* What to run on a laptop to connect Pi, in an overlay (nothing is run). */
 static void do_pi(struct ui *u)
 {
@@ -428,6 +442,8 @@ static const struct key_entry KEYS[] = {
      true},
     {'d', "d", "download the checkpoint from the hub into MODEL_DIR, or resume it (asks first)",
      do_download, true},
+    {'D', "D", "download, each file also copied to the workers once verified (asks first)",
+     do_download_copy, true},
     {'P', "P", "connect Pi from a laptop: the lines to run (dsv41-top pi)", do_pi, false},
     {'c', "c", "cancel the newest running job (asks first)", do_cancel, true},
     {'\t', "Tab", "focus the next pane", do_focus_next, false},

@@ -266,8 +266,9 @@ static bool cancelled(const atomic_int *cancel)
 }
 
 int xfer_peer_run(const struct config *c, struct cluster_node *cn, const char *src,
-                  const struct xfer_plan *plan, int streams, bool dry_run,
-                  const atomic_int *cancel, const struct xfer_peer_out *out, struct buf *err)
+                  const struct xfer_plan *plan, const _Atomic int *ready, int streams,
+                  bool dry_run, const atomic_int *cancel, const struct xfer_peer_out *out,
+                  struct buf *err)
 {
     unsigned char raw[XFER_TOKEN_HEX / 2];
     char token[XFER_TOKEN_HEX + 1], addr[64];
@@ -284,7 +285,7 @@ int xfer_peer_run(const struct config *c, struct cluster_node *cn, const char *s
         return -1;
     }
     struct run r = {.plan = plan, .out = out};
-    r.s = xfer_send_new(src, plan);
+    r.s = xfer_send_new(src, plan, ready);
     r.wanted = calloc((size_t)(plan->n ? plan->n : 1), sizeof *r.wanted);
     if (!r.s || !r.wanted) {
         buf_puts(err, "out of memory");

@@ -329,7 +329,9 @@ static void put_in_place(struct recv *r, struct rfile *f)
         struct timespec ts[2] = {{.tv_sec = f->f->mtime_ns / 1000000000,
                                   .tv_nsec = f->f->mtime_ns % 1000000000}};
         ts[1] = ts[0];
-        if (fdatasync(fd) < 0 || futimens(fd, ts) < 0)
+        /* the head's time, as rsync -a keeps it (-1: not known, when the file
+         * was sent as the download verified it) */
+        if (fdatasync(fd) < 0 || (f->f->mtime_ns >= 0 && futimens(fd, ts) < 0))
             e = errno;
     }
     if (!e && (dfd = open_parent(r->o->dir, f->f->path, false, &base)) < 0)

@@ -52,6 +52,7 @@ struct stream {
 struct xfer_send {
     const char *src;
     const struct xfer_plan *plan;
+    const _Atomic int *ready;
     struct sfile *f;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -71,7 +72,8 @@ struct xfer_send {
     atomic_bool flipped;
 };
 
-struct xfer_send *xfer_send_new(const char *src, const struct xfer_plan *plan)
+struct xfer_send *xfer_send_new(const char *src, const struct xfer_plan *plan,
+                                const _Atomic int *ready)
 {
     struct xfer_send *s = calloc(1, sizeof *s);
     if (!s || !(s->f = calloc((size_t)(plan->n ? plan->n : 1), sizeof *s->f))) {
@@ -80,6 +82,7 @@ struct xfer_send *xfer_send_new(const char *src, const struct xfer_plan *plan)
     }
     s->src = src;
     s->plan = plan;
+    s->ready = ready;
     for (int i = 0; i < plan->n; i++)
         s->f[i].st = SF_OK; /* until the worker says what it needs */
     pthread_mutex_init(&s->mu, NULL);
@@ -380,6 +383,25 @@ static void requeue(struct stream *st, struct item *cur)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* The first queued item whose file may be read; -1 none. Files that will
+ * never be ready are given up here. Lock held. */
+static int pick(struct xfer_send *s)
+{
+    for (int k = 0; k < s->nq; k++) {
+        int id = s->q[k].id;
+        int r = s->ready ? atomic_load(&s->ready[id]) : XFER_READY;
+        if (r == XFER_NEVER && s->f[id].st == SF_WANT) {
+            s->f[id].st = SF_FAILED;
+            snprintf(s->err, sizeof s->err, "%s was not downloaded, so not copied",
+                     s->plan->f[id].path);
+            pthread_cond_broadcast(&s->cv);
+        }
+        if (r == XFER_READY || s->f[id].st != SF_WANT)
+            return k; /* a settled file's item is dropped by the caller */
+    }
+    return -1;
+}
+
 /* The file of it has changed on the head while it was read: given up. */
 static void file_changed(struct stream *st, const struct item *it)
 {
@@ -400,7 +422,8 @@ static int serve(struct stream *st, int sock, char *buf)
     struct xfer_send *s = st->s;
     for (;;) {
         pthread_mutex_lock(&s->mu);
-        while (!s->nq && !all_settled(s) && !atomic_load(&s->stop)) {
+        int k;
+        while ((k = pick(s)) < 0 && !all_settled(s) && !atomic_load(&s->stop)) {
             if (st->nout) { /* nothing new: what is out may complete */
                 pthread_mutex_unlock(&s->mu);
                 if (acks(st, sock, 0) < 0)
@@ -408,7 +431,7 @@ static int serve(struct stream *st, int sock, char *buf)
                 pthread_mutex_lock(&s->mu);
                 continue;
             }
-            struct timespec ts;
+            struct timespec ts; /* also how a file that became ready is seen */
             mono_deadline(&ts, CLOCK_REALTIME, 200);
             pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         }
@@ -416,7 +439,7 @@ static int serve(struct stream *st, int sock, char *buf)
             pthread_mutex_unlock(&s->mu);
             return -1;
         }
-        if (!s->nq) { /* every file settled */
+        if (k < 0) { /* every file settled */
             pthread_mutex_unlock(&s->mu);
             struct xfer_hdr h = {.type = XF_BYE};
             unsigned char raw[XFER_HDR_LEN];
@@ -424,8 +447,8 @@ static int serve(struct stream *st, int sock, char *buf)
             send_all(sock, raw, sizeof raw, 0);
             return 0;
         }
-        struct item it = s->q[0];
-        memmove(s->q, s->q + 1, (size_t)--s->nq * sizeof *s->q);
+        struct item it = s->q[k];
+        memmove(s->q + k, s->q + k + 1, (size_t)(--s->nq - k) * sizeof *s->q);
         bool stale = s->f[it.id].st != SF_WANT || it.gen != s->f[it.id].gen;
         pthread_mutex_unlock(&s->mu);
         if (stale)

@@ -31,9 +31,15 @@ struct xfer_send_stats {
     char err[512];                    /* when the streams gave up */
 };
 
+/* Whether a file of the plan may be read yet (download --to-workers: once it
+ * is verified on the head). */
+enum xfer_ready { XFER_WAIT, XFER_READY, XFER_NEVER /* it will not be: given up */ };
+
 /* A run for plan (files under src), before any stream: the ranges wanted
- * are told with xfer_send_need. NULL out of memory. */
-struct xfer_send *xfer_send_new(const char *src, const struct xfer_plan *plan);
+ * are told with xfer_send_need. ready (by plan index; NULL: every file is)
+ * holds a file back until it reads XFER_READY. NULL out of memory. */
+struct xfer_send *xfer_send_new(const char *src, const struct xfer_plan *plan,
+                                const _Atomic int *ready);
 void xfer_send_need(struct xfer_send *s, int id, int64_t a, int64_t b);
 /* The worker's word on a file: XR_OK, XR_BAD (a = the new generation),
  * XR_FAIL. Any thread. */

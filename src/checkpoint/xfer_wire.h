@@ -2,6 +2,7 @@
  * say to each other. Three paths:
  *  - the plan, a file the head puts on the worker over sftp: a line
  *    "dsv41-copy-plan 1", then per file "ID SIZE MTIME_NS SHA256|- PATH"
+ *    (MTIME_NS -1: not known, the worker's file keeps its own time)
  *    (SHA256 when the head's manifest knows it, "-" when the head hashes the
  *    file as it reads it and sends the sum after its last byte);
  *  - the helper's report, lines on its ssh channel (authenticated by ssh):

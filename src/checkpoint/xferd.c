@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xfer_recv.h"
@@ -40,6 +41,21 @@ static int ssh_address(char *out, size_t sz)
         return -1;
     snprintf(out, sz, "%s", s);
     return 0;
+}
+
+/* dir made when missing, with its parents (mkdir -p) */
+static int make_dir(const char *dir)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
 static int read_token(const char *path, char *tok)
@@ -96,6 +112,10 @@ int main(int argc, char **argv)
             return 2;
         }
         listen = addr;
+    }
+    if (make_dir(dir) < 0) {
+        printf("cannot make %s: %s\n", dir, strerror(errno));
+        return 2;
     }
     struct buf text = BUF_INIT, err = BUF_INIT;
     struct xfer_plan plan;

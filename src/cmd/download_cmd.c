@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "dlcopy.h"
 #include "download.h"
 #include "mono.h"
 #include "progress.h"
@@ -20,7 +21,7 @@
 static const char DOWNLOAD_USAGE[] =
     "usage: dsv41-top download [--dir DIR] [--repo REPO] [--revision REV] [--include GLOB]...\n"
     "                          [--connections N] [--chunk MIB] [--verify] [--fresh]\n"
-    "                          [--dry-run] [--json] [--progress SECONDS]\n"
+    "                          [--to-workers] [--dry-run] [--json] [--progress SECONDS]\n"
     "\n"
     "Fetches the checkpoint from the Hugging Face hub (HF_ENDPOINT) into DIR (default\n"
     "MODEL_DIR): several files at once and parallel ranges within a large one, each\n"
@@ -40,6 +41,9 @@ static const char DOWNLOAD_USAGE[] =
     "  --chunk MIB        the size of a range (default 64)\n"
     "  --verify           hash the files already complete again\n"
     "  --fresh            forget the pinned commit and what an earlier run fetched\n"
+    "  --to-workers       also copy each file to every worker as soon as it is\n"
+    "                     verified here (copy-to-peer's streams, overlapped with the\n"
+    "                     download; DOWNLOAD_TO_WORKERS=1 makes it the default)\n"
     "  --dry-run          what would be fetched, and the disk it needs\n"
     "  --json             JSON lines on stdout instead of text\n"
     "  --progress SECONDS a progress line this often when stderr is not a terminal\n"
@@ -62,6 +66,7 @@ struct ui {
     bool json;
     struct progress_out out;
     double t0;
+    struct dlcopy *copy; /* --to-workers */
 };
 
 static void json_line(const char *kind, const struct dl_status *s)
@@ -117,11 +122,18 @@ static void on_event(enum dl_event_kind k, const struct dl_status *s, void *arg)
                    total, s->total ? 100.0 * (double)s->done / (double)s->total : 100.0, rate,
                    eta[0] ? "  " : "", eta, eta[0] ? " left" : "", s->files_done, s->files,
                    s->busy);
+        if (u->copy) {
+            char copied[256];
+            dlcopy_status(u->copy, copied, sizeof copied);
+            buf_printf(&line, "  copied: %s", copied);
+        }
         progress_out_show(&u->out, buf_str(&line));
         buf_free(&line);
         return;
     }
     progress_out_clear(&u->out);
+    if (u->copy && (k == DL_EV_FILE_OK || k == DL_EV_FILE_SKIP))
+        dlcopy_ready(u->copy, s->path); /* verified here: it may go */
     if (k == DL_EV_FILE_OK)
         printf("OK          %s\n", s->path);
     else if (k == DL_EV_FILE_SKIP)
@@ -138,7 +150,7 @@ struct args {
     const char *dir, *repo, *rev;
     char *include[64];
     int ninclude, connections, chunk_mib;
-    bool verify, fresh, dry_run, json;
+    bool verify, fresh, dry_run, json, to_workers;
     double every_s;
 };
 
@@ -162,6 +174,7 @@ static int parse(int argc, char **argv, const struct config *c, struct args *a)
     a->connections = 16;
     a->chunk_mib = 64;
     a->every_s = 5;
+    a->to_workers = strcmp(config_get(c, "DOWNLOAD_TO_WORKERS"), "1") == 0;
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -188,6 +201,8 @@ static int parse(int argc, char **argv, const struct config *c, struct args *a)
             a->dry_run = true;
         else if (strcmp(f, "--json") == 0)
             a->json = true;
+        else if (strcmp(f, "--to-workers") == 0)
+            a->to_workers = true;
         else if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
             fputs(DOWNLOAD_USAGE, stdout);
             return 1;
@@ -195,6 +210,12 @@ static int parse(int argc, char **argv, const struct config *c, struct args *a)
             fputs(DOWNLOAD_USAGE, stderr);
             return -1;
         }
+    }
+    if (a->to_workers && a->json) {
+        fputs("dsv41-top download: --to-workers does not go with --json (the copy's lines are "
+              "text)\n",
+              stderr);
+        return -1;
     }
     return 0;
 }
@@ -345,8 +366,23 @@ int cmd_download(const struct config *c, int argc, char **argv)
                         .cancel = &g_cancel,
                         .on_event = on_event,
                         .arg = &u};
+    if (a.to_workers && !(u.copy = dlcopy_start(c, &plan, a.dir, 0, &g_cancel, &err)))
+        goto out;
     int r = download_run(&h, &plan, &st, &o, &err);
     progress_out_clear(&u.out);
+    if (u.copy) {
+        if (r == 0)
+            printf("download: complete here; waiting for the copies to the workers\n");
+        fflush(stdout);
+        int cr = dlcopy_finish(u.copy);
+        u.copy = NULL;
+        if (cr && r == 0) {
+            buf_puts(&err, "the copy to a worker failed (above): run copy-to-peer to finish it");
+            r = 1;
+        } else if (r == 0) {
+            printf("download: every worker has every file, verified as it landed\n");
+        }
+    }
     if (r == 0) {
         char all[32];
         progress_bytes(all, sizeof all, (double)plan.bytes);

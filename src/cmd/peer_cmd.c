@@ -338,7 +338,7 @@ static int copy_streams(const struct config *c, struct cluster_node *cn, const c
     struct xfer_peer_out out = {.text = xfer_text, .file = xfer_file, .tick = xfer_tick, .arg = &x};
     struct buf err = BUF_INIT;
     double t0 = mono_s();
-    int r = xfer_peer_run(c, cn, src, plan, streams, dry_run, &g_stop, &out, &err);
+    int r = xfer_peer_run(c, cn, src, plan, NULL, streams, dry_run, &g_stop, &out, &err);
     progress_out_clear(&o->out);
     if (r < 0) {
         printf("%s: copy failed: %s\n", cn->name, buf_str(&err));

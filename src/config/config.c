@@ -84,6 +84,8 @@ static const struct config_key KEYS[] = {
     {"REVISION", "main", "Hugging Face revision (pin a commit)", false, CK_REVISION, false, 0, 0},
     {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false, CK_BOOL, false, 0,
      0},
+    {"DOWNLOAD_TO_WORKERS", "0", "download: also copy each verified file to the workers",
+     false, CK_BOOL, false, 0, 0},
     {"HF_TOKEN", "", "Hugging Face token (else read from HF_TOKEN_PATH)", true, CK_SECRET, true, 0,
      0},
     {"HF_TOKEN_PATH", "~/.cache/huggingface/token", "file with the Hugging Face token, as "

@@ -204,3 +204,7 @@ bash "$here/console.sh"
 # download beside aria2c and curl through the simulator's hub and nginx
 # (limit_rate per connection); peak disk beside the script era's; CPU per GB.
 bash "$here/download.sh"
+
+# copy-to-peer beside nc, rsync -a -e ssh and the script era (rsync, then
+# sha256sum -c on the worker), on the test hosts; CPU per GB on each end.
+bash "$here/copy.sh"

@@ -90,12 +90,14 @@ a=$(avail_mib)
 floor_mib=$((a - 2048))
 floor_gib=$(awk -v f="$floor_mib" 'BEGIN {printf "%.2f", f / 1024}')
 wres=$(grep -c "ranks resolved: [0-9]" "$WLOG") hres=$(grep -c "ranks resolved: [0-9]" "$HLOG")
-top_head MEMGUARD_GIB="$floor_gib" EXTRA_ENV=DSV41_SIM_BOOT_MS=10000 launch > "$IT_DIR/launch-fired.log" 2>&1 &
+# a boot of 60 s: launch is still waiting when the memory goes, however slowly
+# a loaded machine starts the ranks and resolves them (the firing ends it early)
+top_head MEMGUARD_GIB="$floor_gib" EXTRA_ENV=DSV41_SIM_BOOT_MS=60000 launch > "$IT_DIR/launch-fired.log" 2>&1 &
 lp=$!
 # memory is taken once both ranks run and this launch's guards know them
 # (the logs hold earlier runs' lines: count the new ones)
-for _ in $(seq 100); do grep -q "^started dsv41-r0 on head" "$IT_DIR/launch-fired.log" && break; sleep 0.1; done
-for _ in $(seq 100); do
+for _ in $(seq 300); do grep -q "^started dsv41-r0 on head" "$IT_DIR/launch-fired.log" && break; sleep 0.1; done
+for _ in $(seq 300); do
     [ "$(grep -c "ranks resolved: [0-9]" "$WLOG")" -gt "$wres" ] &&
         [ "$(grep -c "ranks resolved: [0-9]" "$HLOG")" -gt "$hres" ] && break
     sleep 0.1

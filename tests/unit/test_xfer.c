@@ -251,7 +251,7 @@ static int64_t copy_once(struct loop *l, void (*before)(struct loop *))
                                    .cancel = &l->cancel, .jobs = 2};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, recv_thread, l), 0);
-    struct xfer_send *s = xfer_send_new(src, &l->plan);
+    struct xfer_send *s = xfer_send_new(src, &l->plan, NULL);
     pump(l, s, listening);
     int64_t sent = 0;
     if (l->listening) {

@@ -1,0 +1,59 @@
+#!/bin/bash
+# download --to-workers on the test hosts: the simulator's hub (its own CDN,
+# paced) on the head, the download there, and each file sent to the worker
+# over copy-to-peer's streams as soon as the head has it verified - so the
+# copy overlaps the download. Then both directories as the hub has them.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_hosts
+
+D=$IT_DIR/dlcopy
+rm -rf "$D"
+mkdir -p "$D"
+HUB=$D/hub
+C1=$("$IT_ROOT/tests/hub/mkrepo.sh" "$HUB" 16 3)
+REV=$HUB/revs/$C1
+REPO=0xSero/DeepSeek-V4.1-Flash-Spark
+HP=$((30000 + RANDOM % 10000))
+# 4 MB/s per connection: the download takes seconds, long enough to overlap
+on_host head env DSV41_HUB_FAULTS=rate=4000000 "$SIM" hub --root "$HUB" --repo "$REPO" \
+    --port "$HP" > "$D/hub.log" 2>&1 &
+for _ in $(seq 100); do on_host head curl -sf -o /dev/null "http://127.0.0.1:$HP/_stats" && break; sleep 0.1; done
+
+# every file of the revision (a split shard whole, its parts never) in dir
+expect_dir() { # dir
+    local d=$1 f bad=0
+    for f in $(cd "$REV" && find . -type f ! -name '*.part[0-9]*' | sort); do
+        cmp -s "$REV/$f" "$d/$f" || { echo "    differs: $f" >&2; bad=1; }
+    done
+    for s in model-00005-of-00006.safetensors model-00006-of-00006.safetensors; do
+        cat "$REV/$s".part* | cmp -s - "$d/$s" || { echo "    differs: $s" >&2; bad=1; }
+    done
+    [ -z "$(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" ] ||
+        { echo "    left behind: $(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" >&2; bad=1; }
+    return $bad
+}
+
+out=$(top_head HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent \
+    MODEL_DIR="$D/head" WORKER_MODEL_DIR="$D/worker" download --to-workers --connections 4 \
+    --progress 1 2>&1); rc=$?
+check "download --to-workers: exit 0" [ $rc = 0 ]
+[ $rc = 0 ] || printf '%s\n' "$out" | tail -20
+check "the head's copy as the hub has it" expect_dir "$D/head"
+check "the worker's copy as the hub has it" expect_dir "$D/worker"
+check "said: every worker has every file" contains "$out" "download: every worker has every file, verified as it landed"
+first_copy=$(printf '%s\n' "$out" | grep -n '^COPIED ' | head -1 | cut -d: -f1)
+last_ok=$(printf '%s\n' "$out" | grep -n '^OK ' | tail -1 | cut -d: -f1)
+check "overlapped: a file reached the worker before the download's last one was verified" \
+    eval '[ -n "$first_copy" ] && [ -n "$last_ok" ] && [ "$first_copy" -lt "$last_ok" ]'
+check "the progress line counts the worker's bytes" eval 'printf "%s\n" "$out" | grep -q "copied: worker .* of "'
+
+# again: nothing fetched, nothing sent
+out=$(top_head HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent \
+    MODEL_DIR="$D/head" WORKER_MODEL_DIR="$D/worker" download --to-workers 2>&1); rc=$?
+check "again: exit 0, nothing copied" eval '[ $rc = 0 ] && ! printf "%s\n" "$out" | grep -q "^COPIED "'
+out=$(top_head download --to-workers --json 2>&1); rc=$?
+check "--to-workers with --json: refused, exit 2" eval '[ $rc = 2 ] && contains "$out" "does not go with --json"'
+pkill -f "$SIM hub --root $HUB" 2>/dev/null
+rm -rf "$D"
+summary
