@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -27,7 +28,7 @@
 #include "xfer_state.h"
 
 #define MAX_CONNS 128
-#define PIECE (1 << 20)   /* received and written at a time */
+#define PIECE (256 << 10) /* received and written at a time: stays in the cache between */
 #define HASH_STEP (4 << 20)
 
 enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
@@ -398,7 +399,20 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
         int64_t from = f->hashed;
         f->writers++; /* the fd stays open */
         pthread_mutex_unlock(&r->mu);
-        ssize_t got = pread(fd, buf, n, from);
+        /* hashed where the page cache has it (no copy out), read when it
+         * cannot be mapped; the digest is only this thread's */
+        long pg = sysconf(_SC_PAGESIZE);
+        int64_t base = from - from % pg;
+        size_t mlen = n + (size_t)(from - base);
+        void *m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, base);
+        ssize_t got;
+        if (m != MAP_FAILED) {
+            EVP_DigestUpdate(f->ctx, (char *)m + (from - base), n);
+            munmap(m, mlen);
+            got = (ssize_t)n;
+        } else if ((got = pread(fd, buf, n, from)) > 0) {
+            EVP_DigestUpdate(f->ctx, buf, (size_t)got);
+        }
         pthread_mutex_lock(&r->mu);
         f->writers--;
         pthread_cond_broadcast(&r->cv);
@@ -408,7 +422,6 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
             fail_file(r, f, got < 0 ? errno : EIO);
             return true;
         }
-        EVP_DigestUpdate(f->ctx, buf, (size_t)got);
         f->hashed += got;
         return true;
     }

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ struct sfile {
     struct ranges need; /* what the worker wants of it */
     uint32_t gen;
     enum sf_status st;
+    int senders; /* streams sending a range of it now */
 };
 
 struct item {
@@ -383,10 +385,13 @@ static void requeue(struct stream *st, struct item *cur)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* The first queued item whose file may be read; -1 none. Files that will
- * never be ready are given up here. Lock held. */
+/* The queued item to send next, -1 none: the first whose file may be read
+ * and that no other stream is sending, else the first that may be read -
+ * streams writing one file on the worker contend for its inode's lock there.
+ * Files that will never be ready are given up here. Lock held. */
 static int pick(struct xfer_send *s)
 {
+    int any = -1;
     for (int k = 0; k < s->nq; k++) {
         int id = s->q[k].id;
         int r = s->ready ? atomic_load(&s->ready[id]) : XFER_READY;
@@ -396,10 +401,16 @@ static int pick(struct xfer_send *s)
                      s->plan->f[id].path);
             pthread_cond_broadcast(&s->cv);
         }
-        if (r == XFER_READY || s->f[id].st != SF_WANT)
-            return k; /* a settled file's item is dropped by the caller */
+        if (s->f[id].st != SF_WANT)
+            return k; /* a settled file's item: dropped by the caller */
+        if (r != XFER_READY)
+            continue;
+        if (!s->f[id].senders)
+            return k;
+        if (any < 0)
+            any = k;
     }
-    return -1;
+    return any;
 }
 
 /* The file of it has changed on the head while it was read: given up. */
@@ -414,6 +425,8 @@ static void file_changed(struct stream *st, const struct item *it)
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
 }
+
+static int send_item(struct stream *st, int sock, struct item *it, char *buf);
 
 /* Work on one connection: 0 when the copy is over (BYE sent), -1 when the
  * connection failed. */
@@ -450,18 +463,14 @@ static int serve(struct stream *st, int sock, char *buf)
         struct item it = s->q[k];
         memmove(s->q + k, s->q + k + 1, (size_t)(--s->nq - k) * sizeof *s->q);
         bool stale = s->f[it.id].st != SF_WANT || it.gen != s->f[it.id].gen;
+        s->f[it.id].senders += !stale;
         pthread_mutex_unlock(&s->mu);
         if (stale)
             continue;
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", s->src, s->plan->f[it.id].path);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            file_changed(st, &it);
-            continue;
-        }
-        int rc = it.whole ? send_whole(st, sock, fd, &it, buf) : send_chunk(st, sock, fd, &it, buf);
-        close(fd);
+        int rc = send_item(st, sock, &it, buf);
+        pthread_mutex_lock(&s->mu);
+        s->f[it.id].senders--;
+        pthread_mutex_unlock(&s->mu);
         if (rc == -2) {
             file_changed(st, &it);
             continue;
@@ -478,10 +487,29 @@ static int serve(struct stream *st, int sock, char *buf)
     }
 }
 
+/* One item from its file: 0 sent, -1 the stream failed, -2 the file changed. */
+static int send_item(struct stream *st, int sock, struct item *it, char *buf)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", st->s->src, st->s->plan->f[it->id].path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -2;
+    int rc = it->whole ? send_whole(st, sock, fd, it, buf) : send_chunk(st, sock, fd, it, buf);
+    close(fd);
+    return rc;
+}
+
 static void *stream_main(void *arg)
 {
     struct stream *st = arg;
     struct xfer_send *s = st->s;
+    /* sendfile has no MSG_NOSIGNAL: a stream the worker reset would kill the
+     * process; blocked here, the call fails with EPIPE instead */
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
     char *buf = malloc(READ_STEP);
     char why[300] = "out of memory";
     for (int fails = 0; buf && !atomic_load(&s->stop);) {

@@ -10,7 +10,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/it/lib.sh"
-FILES=${COPY_BENCH_FILES:-4} MB=${COPY_BENCH_MB:-256}
+FILES=${COPY_BENCH_FILES:-4} MB=${COPY_BENCH_MB:-512}
 H=$IT_DIR/bench-copy-head W=$IT_DIR/bench-copy-worker
 rm -rf "$H" "$W"
 mkdir -p "$H"
