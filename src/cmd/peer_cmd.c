@@ -18,9 +18,9 @@
 
 #include "child.h"
 #include "cluster.h"
-#include "mono.h"
 #include "commands.h"
 #include "peer.h"
+#include "peer_cmd.h"
 #include "probe.h"
 #include "progress.h"
 #include "text.h"
@@ -28,7 +28,7 @@
 
 static const char COPY_USAGE[] =
     "usage: dsv41-top copy-to-peer [--node NAME] [--streams N] [--rsync] [--dry-run]\n"
-    "                              [--no-verify] [--progress SECONDS]\n"
+    "                              [--no-verify] [--json] [--progress SECONDS]\n"
     "\n"
     "Copies the checkpoint (MODEL_DIR) to each worker's WORKER_MODEL_DIR, leaving\n"
     "the Engram .partNN pieces and .cache/ behind, and compares the number of\n"
@@ -49,25 +49,23 @@ static const char COPY_USAGE[] =
     "  --rsync             rsync over ssh, for a link that is not private\n"
     "  --dry-run           list what would be copied; copy nothing\n"
     "  --no-verify         with --rsync: copy only (the streams always verify)\n"
+    "  --json              the streams' events as JSON lines on stdout (progress\n"
+    "                      each second with every stream's rate, a file in place,\n"
+    "                      the helper's words, the end)\n"
     "  --progress SECONDS  a progress line this often when stderr is not a\n"
     "                      terminal (default 5; 0: none)\n"
     "\n"
     "Exit status: 0 copied and verified; 1 the copy or its check failed (or was\n"
     "interrupted); 2 a usage or configuration error.\n";
 
-static atomic_int g_stop;
+atomic_int g_copy_stop;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    atomic_store(&g_stop, 1);
+    atomic_store(&g_copy_stop, 1);
 }
 
-struct copy_out {
-    double every_s;
-    const char *node;
-    struct progress_out out;
-};
 
 static void show_line(struct copy_out *o, const char *line)
 {
@@ -109,7 +107,7 @@ static int run_rsync(struct strv *argv, struct copy_out *o)
     size_t len = 0;
     bool killed = false;
     for (;;) {
-        if (atomic_load(&g_stop) && !killed) {
+        if (atomic_load(&g_copy_stop) && !killed) {
             kill(-pid, SIGTERM); /* rsync keeps what arrived (--partial) */
             killed = true;
         }
@@ -150,7 +148,7 @@ static int count_file(const char *path, const struct stat *sb, int type, struct 
 }
 
 /* EXL3 bank files (every file under exl3/) on the head and on the worker. */
-static int compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
+int copy_compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
 {
     struct buf dir = BUF_INIT, err = BUF_INIT;
     struct shcmd cmd = SHCMD_INIT;
@@ -181,7 +179,7 @@ static int compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
 }
 
 /* The worker's directory made, and rsync there; 0, or 2 (said). */
-static int prepare(struct cluster_node *cn, bool rsync)
+int copy_prepare(struct cluster_node *cn, bool rsync)
 {
     struct buf err = BUF_INIT;
     struct shcmd cmd = SHCMD_INIT;
@@ -212,7 +210,7 @@ static int prepare(struct cluster_node *cn, bool rsync)
     return rc;
 }
 
-static void catch_signals(void)
+void copy_catch_signals(void)
 {
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -223,8 +221,8 @@ static void catch_signals(void)
 static int copy_rsync(const struct config *c, struct cluster_node *cn, const char *src,
                       bool dry_run, bool verify, struct copy_out *o)
 {
-    catch_signals(); /* again: the previous worker's check installed its own */
-    int rc = prepare(cn, true);
+    copy_catch_signals(); /* again: the previous worker's check installed its own */
+    int rc = copy_prepare(cn, true);
     if (rc)
         return rc;
     printf("copy-to-peer: %s/ to %s:%s/ with rsync over ssh%s\n", src, cn->name, cn->model_dir,
@@ -240,138 +238,27 @@ static int copy_rsync(const struct config *c, struct cluster_node *cn, const cha
     if (st != 0) {
         if (st > 0)
             printf("%s: %s (rsync exit %d)%s\n", cn->name,
-                   atomic_load(&g_stop) ? "copy interrupted" : "copy failed", st,
+                   atomic_load(&g_copy_stop) ? "copy interrupted" : "copy failed", st,
                    dry_run ? "" : "; run copy-to-peer again to resume");
         return st < 0 ? 2 : 1;
     }
-    if (dry_run || atomic_load(&g_stop))
-        return atomic_load(&g_stop) ? 1 : 0;
+    if (dry_run || atomic_load(&g_copy_stop))
+        return atomic_load(&g_copy_stop) ? 1 : 0;
     printf("%s: copied\n", cn->name);
     fflush(stdout);
     if (!verify)
         return 0;
     int v = verify_on_node(c, cn, o->every_s);
     if (v == 1 && verify_interrupted())
-        atomic_store(&g_stop, 1); /* Ctrl-C during the check ends the copy too */
-    int x = compare_exl3(cn, src, stdout);
+        atomic_store(&g_copy_stop, 1); /* Ctrl-C during the check ends the copy too */
+    int x = copy_compare_exl3(cn, src, stdout);
     return v ? v : x;
-}
-
-/* ---- the streams (xfer_peer) ---------------------------------------------------- */
-
-struct xfer_out {
-    struct copy_out *o;
-    bool dry_run;
-    int sent_files;
-    int64_t sent; /* bytes the streams sent */
-    int64_t prev[XFER_MAX_STREAMS];
-    double prev_t;
-    char streams[128]; /* "8/8 streams, 41.2 MB-57.0 MB/s each" */
-};
-
-static void xfer_text(void *arg, const char *line)
-{
-    struct xfer_out *x = arg;
-    progress_out_clear(&x->o->out);
-    printf("%s: %s\n", x->o->node, line);
-    fflush(stdout);
-}
-
-static void xfer_file(void *arg, const char *path, int64_t size)
-{
-    struct xfer_out *x = arg;
-    char clean[1024], bytes[32];
-    text_clean(clean, sizeof clean, path, strlen(path));
-    progress_bytes(bytes, sizeof bytes, (double)size);
-    progress_out_clear(&x->o->out);
-    printf("%s: + %s%s%s%s\n", x->o->node, clean, x->dry_run ? " (" : "", x->dry_run ? bytes : "",
-           x->dry_run ? ")" : "");
-    fflush(stdout);
-    x->sent_files++;
-}
-
-static void xfer_tick(void *arg, const struct xfer_peer_progress *p)
-{
-    struct xfer_out *x = arg;
-    x->sent = p->s.sent;
-    /* each stream's rate over the last second or so */
-    if (p->elapsed_s - x->prev_t >= 1) {
-        double dt = p->elapsed_s - x->prev_t, lo = -1, hi = 0;
-        for (int i = 0; i < p->s.streams; i++) {
-            double r = (double)(p->s.stream_sent[i] - x->prev[i]) / dt;
-            x->prev[i] = p->s.stream_sent[i];
-            lo = lo < 0 || r < lo ? r : lo;
-            hi = r > hi ? r : hi;
-        }
-        char a[32], b[32];
-        progress_bytes(a, sizeof a, lo < 0 ? 0 : lo);
-        progress_bytes(b, sizeof b, hi);
-        snprintf(x->streams, sizeof x->streams, "%d/%d streams, %s-%s/s each", p->s.streams_up,
-                 p->s.streams, a, b);
-        x->prev_t = p->elapsed_s;
-    }
-    if (!progress_out_due(&x->o->out))
-        return;
-    struct buf line = BUF_INIT;
-    buf_printf(&line, "copy %s%s", x->o->node, x->o->out.tty ? " " : ": ");
-    progress_format(&line, p->landed, p->need, p->elapsed_s, x->o->out.tty ? 30 : 0);
-    if (x->streams[0])
-        buf_printf(&line, "  %s", x->streams);
-    progress_out_show(&x->o->out, buf_str(&line));
-    buf_free(&line);
-}
-
-static int copy_streams(const struct config *c, struct cluster_node *cn, const char *src,
-                        const struct xfer_plan *plan, int streams, bool dry_run,
-                        struct copy_out *o)
-{
-    catch_signals();
-    int rc = prepare(cn, false);
-    if (rc)
-        return rc;
-    printf("copy-to-peer: %s/ to %s:%s/ over TCP streams, each file verified as it lands%s\n",
-           src, cn->name, cn->model_dir, dry_run ? " (dry run: nothing is copied)" : "");
-    fflush(stdout);
-    o->node = cn->name;
-    progress_out_init(&o->out, o->every_s, stdout);
-    struct xfer_out x = {.o = o, .dry_run = dry_run};
-    struct xfer_peer_out out = {.text = xfer_text, .file = xfer_file, .tick = xfer_tick, .arg = &x};
-    struct buf err = BUF_INIT;
-    double t0 = mono_s();
-    int r = xfer_peer_run(c, cn, src, plan, NULL, streams, dry_run, &g_stop, &out, &err);
-    progress_out_clear(&o->out);
-    if (r < 0) {
-        printf("%s: copy failed: %s\n", cn->name, buf_str(&err));
-        buf_free(&err);
-        return 1;
-    }
-    buf_free(&err);
-    if (atomic_load(&g_stop)) {
-        printf("%s: copy interrupted; run copy-to-peer again to resume\n", cn->name);
-        return 1;
-    }
-    if (dry_run) {
-        printf("%s: %d file(s) to send\n", cn->name, x.sent_files);
-        return r ? 1 : 0;
-    }
-    if (r) {
-        printf("%s: copy failed: a file could not be put in place (above)\n", cn->name);
-        return 1;
-    }
-    char secs[32], bytes[32];
-    progress_duration(secs, sizeof secs, mono_s() - t0);
-    progress_bytes(bytes, sizeof bytes, (double)x.sent);
-    printf("%s: copied: %d file(s) sent (%s, %lld bytes, in %s), every file in place and "
-           "verified as it landed\n",
-           cn->name, x.sent_files, bytes, (long long)x.sent, secs);
-    fflush(stdout);
-    return compare_exl3(cn, src, stdout);
 }
 
 int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
 {
     const char *only = NULL;
-    bool dry_run = false, verify = true, rsync = false;
+    bool dry_run = false, verify = true, rsync = false, json = false;
     int streams = 0;
     struct copy_out o = {.every_s = 5};
     for (int i = 1; i < argc; i++) {
@@ -383,6 +270,8 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
             verify = false;
         else if (strcmp(argv[i], "--rsync") == 0)
             rsync = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
         else if (strcmp(argv[i], "--streams") == 0 && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -403,6 +292,10 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
             return 2;
         }
     }
+    if (json && rsync) {
+        fprintf(stderr, "dsv41-top copy-to-peer: --json goes with the streams, not --rsync\n");
+        return 2;
+    }
     const char *src = config_get(c, "MODEL_DIR");
     if (access(src, R_OK | X_OK) < 0) {
         fprintf(stderr, "dsv41-top copy-to-peer: the checkpoint %s: %s\n", src, strerror(errno));
@@ -422,13 +315,13 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
         return 2;
     }
     int rc = 0, done = 0;
-    for (int i = 0; i < cl.n && !atomic_load(&g_stop); i++) {
+    for (int i = 0; i < cl.n && !atomic_load(&g_copy_stop); i++) {
         struct cluster_node *cn = &cl.nodes[i];
         if (cn->node.local || !cn->configured || (only && strcmp(cn->name, only) != 0))
             continue;
         done++;
         int r = rsync ? copy_rsync(c, cn, src, dry_run, verify, &o)
-                      : copy_streams(c, cn, src, &plan, streams, dry_run, &o);
+                      : copy_streams(c, cn, src, &plan, streams, dry_run, json, &o);
         rc = r > rc ? r : rc;
     }
     if (!done) {
@@ -438,5 +331,5 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
     }
     cluster_close(&cl);
     xfer_plan_free(&plan);
-    return rc ? rc : atomic_load(&g_stop) ? 1 : 0;
+    return rc ? rc : atomic_load(&g_copy_stop) ? 1 : 0;
 }

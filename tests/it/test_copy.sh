@@ -85,6 +85,12 @@ check "copy: the helper gone after the copy" eval '! helper_running'
 out=$(top_head $V copy-to-peer 2>&1); rc=$?
 check "again: exit 0, nothing sent (the worker's state vouches)" eval '[ $rc = 0 ] && [ "$(sent_of "$out")" = 0 ] && ! contains "$out" "worker: + " 2>/dev/null'
 
+# shellcheck disable=SC2086
+json=$(top_head $V copy-to-peer --json 2>/dev/null); rc=$?
+check "--json: exit 0, JSON lines only, the end says ok" eval '[ $rc = 0 ] && printf "%s\n" "$json" | jq -e . > /dev/null && jq_is "$(printf "%s\n" "$json" | tail -1)" ".event + \" \" + (.ok | tostring)" "end true"'
+out=$(top_head $V copy-to-peer --json --rsync 2>&1); rc=$?
+check "--json with --rsync: refused, exit 2" eval '[ $rc = 2 ] && contains "$out" "--json goes with the streams"'
+
 # a byte flipped on its way (a test hook in the head's sender): the worker's
 # hash catches it, the file goes again
 rm -rf "$W"
