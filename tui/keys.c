@@ -189,8 +189,8 @@ static void do_help(struct ui *u)
     u->help = u->help ? 0 : 1;
 }
 
-static const int FOCUS_ORDER[] = {PANE_NODES, PANE_SERVER, PANE_FABRIC, PANE_JOBS, PANE_DOWNLOAD,
-                                  PANE_LOG0,  PANE_LOG1};
+static const int FOCUS_ORDER[] = {PANE_NODES,    PANE_SERVER, PANE_FABRIC, PANE_JOBS,
+                                  PANE_DOWNLOAD, PANE_LOG0,   PANE_LOG1};
 
 static void focus_step(struct ui *u, int dir)
 {
@@ -313,11 +313,26 @@ static int page_rows(struct ui *u)
     return h > 1 ? h : 1;
 }
 
-static void do_up(struct ui *u) { log_scroll(u, -1); }
-static void do_down(struct ui *u) { log_scroll(u, +1); }
-static void do_pgup(struct ui *u) { log_scroll(u, -page_rows(u)); }
-static void do_pgdn(struct ui *u) { log_scroll(u, +page_rows(u)); }
-static void do_home(struct ui *u) { log_scroll(u, -(1L << 40)); }
+static void do_up(struct ui *u)
+{
+    log_scroll(u, -1);
+}
+static void do_down(struct ui *u)
+{
+    log_scroll(u, +1);
+}
+static void do_pgup(struct ui *u)
+{
+    log_scroll(u, -page_rows(u));
+}
+static void do_pgdn(struct ui *u)
+{
+    log_scroll(u, +page_rows(u));
+}
+static void do_home(struct ui *u)
+{
+    log_scroll(u, -(1L << 40));
+}
 
 static void do_follow(struct ui *u)
 {
@@ -428,7 +443,7 @@ void keys_filter_entered(struct ui *u)
     state_say(u->s, u->input[0] ? "filter: lines with '%s'" : "filter off%s", u->input);
 }
 
-#define CTRL(c) ((c) & 0x1f)
+#define CTRL(c) ((c)&0x1f)
 
 static const struct key_entry KEYS[] = {
     {'s', "s", "start the deployment (launch)", do_start, true},
@@ -438,8 +453,7 @@ static const struct key_entry KEYS[] = {
     {'b', "b", "bench: prefill and decode speed (result in the jobs tab)", do_bench, true},
     {'g', "g", "the six acceptance gates", do_gates, true},
     {'v', "v", "verify the checkpoint on every node (sha256 manifest)", do_verify, true},
-    {'p', "p", "copy the checkpoint to the workers, each file verified as it lands", do_copy,
-     true},
+    {'p', "p", "copy the checkpoint to the workers, each file verified as it lands", do_copy, true},
     {'d', "d", "download the checkpoint from the hub into MODEL_DIR, or resume it (asks first)",
      do_download, true},
     {'D', "D", "download, each file also copied to the workers once verified (asks first)",
@@ -488,8 +502,7 @@ bool keys_dispatch(struct ui *u, int key)
         if (KEYS[i].key != key)
             continue;
         if (KEYS[i].action && u->readonly) {
-            state_say(u->s, "read-only console (--readonly): '%s' is not available",
-                      KEYS[i].label);
+            state_say(u->s, "read-only console (--readonly): '%s' is not available", KEYS[i].label);
         } else if (KEYS[i].fn == do_follow && key == KEY_END) {
             cur_log(u)->follow = true;
         } else if (KEYS[i].fn) {

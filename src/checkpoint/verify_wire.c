@@ -76,7 +76,8 @@ void verify_wire_parse(const char *line, struct verify_wire *w)
     const char *s = line;
     if (strncmp(s, "progress ", 9) == 0) {
         s += 9;
-        if (wire_num(&s, &w->done, false) && wire_num(&s, &w->total, true) && w->done >= 0 && w->total >= 0)
+        if (wire_num(&s, &w->done, false) && wire_num(&s, &w->total, true) && w->done >= 0 &&
+            w->total >= 0)
             w->kind = VW_PROGRESS;
     } else if (strncmp(s, "file ", 5) == 0) {
         if (parse_file(s + 5, w))
@@ -84,8 +85,8 @@ void verify_wire_parse(const char *line, struct verify_wire *w)
     } else if (strncmp(s, "end ", 4) == 0) {
         int64_t bad, intr;
         s += 4;
-        if (wire_num(&s, &bad, false) && wire_num(&s, &intr, true) && bad >= 0 && bad <= VERIFY_MAX_FILES &&
-            (intr == 0 || intr == 1)) {
+        if (wire_num(&s, &bad, false) && wire_num(&s, &intr, true) && bad >= 0 &&
+            bad <= VERIFY_MAX_FILES && (intr == 0 || intr == 1)) {
             w->bad = (int)bad;
             w->interrupted = intr == 1;
             w->kind = VW_END;

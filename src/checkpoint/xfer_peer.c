@@ -90,7 +90,8 @@ int xfer_plan_build(const char *src, struct xfer_plan *p, struct buf *err)
         W.m = &m;
         W.failed = 0;
         if (nftw(src, walk_one, 32, FTW_PHYS | FTW_ACTIONRETVAL) != 0 || W.failed) {
-            buf_printf(err, "cannot list %s: %s", src, W.failed ? "too many files" : strerror(errno));
+            buf_printf(err, "cannot list %s: %s", src,
+                       W.failed ? "too many files" : strerror(errno));
             xfer_plan_free(p);
             rc = -1;
         }
@@ -114,7 +115,7 @@ struct run {
     char addr[64];
     int port, cores;
     int64_t need, landed;
-    bool *wanted; /* by id: the worker asked for bytes of it */
+    bool *wanted;    /* by id: the worker asked for bytes of it */
     struct buf text; /* the helper's own lines, for an error */
 };
 
@@ -142,10 +143,10 @@ static void on_line(void *ctx, const char *line, size_t len)
     struct xfer_report x;
     xfer_report_parse(copy, r->plan->n, &x);
     pthread_mutex_lock(&r->mu);
-    const struct xfer_file *f = x.kind == XR_NEED || x.kind == XR_OK || x.kind == XR_BAD ||
-                                        x.kind == XR_FAIL
-                                    ? &r->plan->f[x.id]
-                                    : NULL;
+    const struct xfer_file *f =
+        x.kind == XR_NEED || x.kind == XR_OK || x.kind == XR_BAD || x.kind == XR_FAIL
+            ? &r->plan->f[x.id]
+            : NULL;
     switch (x.kind) {
     case XR_NEED:
         if (!r->listening) {
@@ -211,8 +212,9 @@ static void listen_addr(const struct config *c, struct cluster_node *cn, char *o
         return;
     }
     struct snapshot *s = calloc(1, sizeof *s);
-    if (s && snapshot_collect_opt(&cn->node, config_get(c, "RUNTIME"), 0, &cn->ov, 30000, true,
-                                  s) == 0 &&
+    if (s &&
+        snapshot_collect_opt(&cn->node, config_get(c, "RUNTIME"), 0, &cn->ov, 30000, true, s) ==
+            0 &&
         s->fabric.ok && s->fabric.ipv4[0])
         snprintf(out, sz, "%s", s->fabric.ipv4);
     free(s);
@@ -226,8 +228,7 @@ static int install(const struct config *c, struct cluster_node *cn, const struct
     char state[512];
     if (cluster_state_dir(c, cn, state, sizeof state, err) < 0)
         return -1;
-    struct buf bin = BUF_INIT, path = BUF_INIT, ppath = BUF_INIT, tpath = BUF_INIT,
-               text = BUF_INIT;
+    struct buf bin = BUF_INIT, path = BUF_INIT, ppath = BUF_INIT, tpath = BUF_INIT, text = BUF_INIT;
     int rc = helper_read(XFER_HELPER, &bin, err);
     if (rc == 0)
         rc = helper_install(cn, state, XFER_HELPER, &bin, &path, err);
@@ -266,9 +267,8 @@ static bool cancelled(const atomic_int *cancel)
 }
 
 int xfer_peer_run(const struct config *c, struct cluster_node *cn, const char *src,
-                  const struct xfer_plan *plan, const _Atomic int *ready, int streams,
-                  bool dry_run, const atomic_int *cancel, const struct xfer_peer_out *out,
-                  struct buf *err)
+                  const struct xfer_plan *plan, const _Atomic int *ready, int streams, bool dry_run,
+                  const atomic_int *cancel, const struct xfer_peer_out *out, struct buf *err)
 {
     unsigned char raw[XFER_TOKEN_HEX / 2];
     char token[XFER_TOKEN_HEX + 1], addr[64];
@@ -364,13 +364,15 @@ int xfer_peer_run(const struct config *c, struct cluster_node *cn, const char *s
         if (p.s.err[0])
             say(&r, "%s", p.s.err);
     } else if (p.s.err[0]) {
-        buf_printf(err, "%s: the streams to %s port %d failed: %s (run copy-to-peer again to "
-                        "resume; --rsync copies through ssh)",
+        buf_printf(err,
+                   "%s: the streams to %s port %d failed: %s (run copy-to-peer again to "
+                   "resume; --rsync copies through ssh)",
                    cn->name, r.addr, r.port, p.s.err);
     } else {
         pthread_mutex_lock(&r.mu);
-        buf_printf(err, "%s: the helper ended before the copy did%s%s (the ssh session "
-                        "broke? run copy-to-peer again to resume)",
+        buf_printf(err,
+                   "%s: the helper ended before the copy did%s%s (the ssh session "
+                   "broke? run copy-to-peer again to resume)",
                    cn->name, r.text.len ? ": " : "", buf_str(&r.text));
         pthread_mutex_unlock(&r.mu);
     }

@@ -29,8 +29,8 @@ struct xfer_peer_progress {
 };
 
 struct xfer_peer_out {
-    void (*text)(void *arg, const char *line);  /* cleaned: the helper's or ours */
-    void (*file)(void *arg, const char *path, int64_t size); /* in place (or, dry: wanted) */
+    void (*text)(void *arg, const char *line);                   /* cleaned: the helper's or ours */
+    void (*file)(void *arg, const char *path, int64_t size);     /* in place (or, dry: wanted) */
     void (*tick)(void *arg, const struct xfer_peer_progress *p); /* every 200 ms */
     void *arg;
 };
@@ -39,10 +39,10 @@ struct xfer_peer_out {
  * lists the file. */
 int xfer_plan_build(const char *src, struct xfer_plan *p, struct buf *err);
 /* 0 every file in place and verified; 1 some failed, or interrupted; -1 it
- * could not run (err). ready: as xfer_send_new's. streams 0: from both ends' cores. dry_run: what the worker would be sent, nothing sent. */
+ * could not run (err). ready: as xfer_send_new's. streams 0: from both ends' cores. dry_run: what
+ * the worker would be sent, nothing sent. */
 int xfer_peer_run(const struct config *c, struct cluster_node *cn, const char *src,
-                  const struct xfer_plan *plan, const _Atomic int *ready, int streams,
-                  bool dry_run, const atomic_int *cancel, const struct xfer_peer_out *out,
-                  struct buf *err);
+                  const struct xfer_plan *plan, const _Atomic int *ready, int streams, bool dry_run,
+                  const atomic_int *cancel, const struct xfer_peer_out *out, struct buf *err);
 
 #endif

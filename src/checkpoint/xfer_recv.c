@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "verify.h"
+#include "xfer_net.h"
 #include "xfer_state.h"
 
 #define MAX_CONNS 128
@@ -160,32 +161,6 @@ static void fail_file(struct recv *r, struct rfile *f, int e)
 
 /* ---- a stream --------------------------------------------------------------------- */
 
-static int read_full(int fd, void *p, size_t n)
-{
-    for (size_t got = 0; got < n;) {
-        ssize_t k = read(fd, (char *)p + got, n - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        got += (size_t)k;
-    }
-    return 0;
-}
-
-static int write_full(int fd, const void *p, size_t n)
-{
-    for (size_t put = 0; put < n;) {
-        ssize_t k = send(fd, (const char *)p + put, n - put, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        put += (size_t)k;
-    }
-    return 0;
-}
-
 /* n bytes for f at off, generation gen: only what has neither landed nor is
  * being written by another stream (a range sent again after a cut stream),
  * so bytes once hashed stay the bytes that were hashed. */
@@ -253,7 +228,7 @@ static void *conn_main(void *arg)
     char hello[XFER_HELLO_LEN];
     struct timeval tv = {.tv_sec = 10};
     setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (read_full(c->fd, hello, sizeof hello) < 0 || !hello_ok(hello, r->o->token)) {
+    if (xfer_net_read(c->fd, hello, sizeof hello) < 0 || !hello_ok(hello, r->o->token)) {
         say(r, "refused %s", c->addr);
         c->done = true;
         return NULL;
@@ -261,14 +236,14 @@ static void *conn_main(void *arg)
     tv.tv_sec = 0; /* from now on the ssh channel says when the head is gone */
     setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     char *buf = malloc(PIECE);
-    if (!buf || write_full(c->fd, "OK\n", 3) < 0) {
+    if (!buf || xfer_net_send(c->fd, "OK\n", 3, 0) < 0) {
         free(buf);
         c->done = true;
         return NULL;
     }
     unsigned char raw[XFER_HDR_LEN];
     struct xfer_hdr h;
-    while (!atomic_load(&r->stop) && read_full(c->fd, raw, sizeof raw) == 0) {
+    while (!atomic_load(&r->stop) && xfer_net_read(c->fd, raw, sizeof raw) == 0) {
         if (!xfer_hdr_unpack(raw, &h) || h.type == XF_BYE)
             break;
         if (h.id >= (uint32_t)r->n) {
@@ -278,7 +253,7 @@ static void *conn_main(void *arg)
         struct rfile *f = &r->f[h.id];
         if (h.type == XF_SUM) {
             unsigned char sum[32];
-            if (h.len != 32 || read_full(c->fd, sum, 32) < 0)
+            if (h.len != 32 || xfer_net_read(c->fd, sum, 32) < 0)
                 break;
             pthread_mutex_lock(&r->mu);
             if (h.gen == f->gen && f->status == RF_WANT && !f->f->has_sha) {
@@ -295,7 +270,7 @@ static void *conn_main(void *arg)
             bool cut = false;
             for (int64_t at = 0; at < h.len && !cut;) {
                 int64_t n = h.len - at < PIECE ? h.len - at : PIECE;
-                if (read_full(c->fd, buf, (size_t)n) < 0)
+                if (xfer_net_read(c->fd, buf, (size_t)n) < 0)
                     cut = true;
                 else
                     land(r, f, h.gen, buf, h.off + at, n);
@@ -304,7 +279,7 @@ static void *conn_main(void *arg)
             if (cut)
                 break;
         }
-        if (write_full(c->fd, "A", 1) < 0) /* done with this frame: the head may forget it */
+        if (xfer_net_send(c->fd, "A", 1, 0) < 0) /* done with this frame: the head may forget it */
             break;
     }
     free(buf);
@@ -327,8 +302,8 @@ static void put_in_place(struct recv *r, struct rfile *f)
     const char *base;
     int dfd = -1;
     if (!e) {
-        struct timespec ts[2] = {{.tv_sec = f->f->mtime_ns / 1000000000,
-                                  .tv_nsec = f->f->mtime_ns % 1000000000}};
+        struct timespec ts[2] = {
+            {.tv_sec = f->f->mtime_ns / 1000000000, .tv_nsec = f->f->mtime_ns % 1000000000}};
         ts[1] = ts[0];
         /* the head's time, as rsync -a keeps it (-1: not known, when the file
          * was sent as the download verified it) */
@@ -592,8 +567,9 @@ static int check_space(struct recv *r)
     }
     int64_t avail = (int64_t)v.f_bavail * (int64_t)v.f_frsize;
     if (need > avail) {
-        say(r, "not enough space in %s on this node: the copy needs %" PRId64
-               " bytes more, %" PRId64 " are free",
+        say(r,
+            "not enough space in %s on this node: the copy needs %" PRId64 " bytes more, %" PRId64
+            " are free",
             r->o->dir, need, avail);
         return -1;
     }
@@ -602,17 +578,9 @@ static int check_space(struct recv *r)
 
 static int listen_on(struct recv *r, const char *addr, int *port)
 {
-    struct sockaddr_storage ss = {0};
+    struct sockaddr_storage ss;
     socklen_t sl;
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, addr, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        sl = sizeof *a4;
-    } else if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        sl = sizeof *a6;
-    } else {
+    if (xfer_net_addr(addr, 0, &ss, &sl) < 0) {
         say(r, "cannot listen on %s: not an IP address", addr);
         return -1;
     }
@@ -631,14 +599,13 @@ static int listen_on(struct recv *r, const char *addr, int *port)
         say(r, "cannot listen on %s: %s", addr, strerror(e));
         return -1;
     }
-    if (fd < 0 || listen(fd, 64) < 0 ||
-        getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+    if (fd < 0 || listen(fd, 64) < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
         say(r, "cannot listen on %s: %s", addr, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    *port = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
+    *port = xfer_net_port(&ss);
     return fd;
 }
 

@@ -19,14 +19,14 @@
 struct xfer_recv_opts {
     const char *dir;
     const struct xfer_plan *plan;
-    const char *token;  /* XFER_TOKEN_HEX hex digits */
-    const char *listen; /* an IPv4 or IPv6 address */
+    const char *token;    /* XFER_TOKEN_HEX hex digits */
+    const char *listen;   /* an IPv4 or IPv6 address */
     const char *fallback; /* when listen is not this node's: this one (or NULL) */
-    FILE *out;          /* the report */
-    int in_fd;          /* its end ends the run; -1: none */
+    FILE *out;            /* the report */
+    int in_fd;            /* its end ends the run; -1: none */
     atomic_int *cancel;
-    int jobs;           /* threads hashing files found in place without a state */
-    bool dry_run;       /* say what is needed, then end */
+    int jobs;     /* threads hashing files found in place without a state */
+    bool dry_run; /* say what is needed, then end */
 };
 
 /* 0 every file in place; 1 some failed or the run was cut; 2 could not start

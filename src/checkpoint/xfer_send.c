@@ -20,11 +20,12 @@
 
 #include "mono.h"
 #include "ranges.h"
+#include "xfer_net.h"
 
 #define READ_STEP (1 << 20) /* a file hashed as it is read: read and sent at a time */
 #define MAX_OUTSTANDING 2   /* items sent and not yet acknowledged, per stream */
 #define CONNECT_TRIES 10
-#define IO_TIMEOUT_S 60     /* a stream that moves nothing this long is cut */
+#define IO_TIMEOUT_S 60 /* a stream that moves nothing this long is cut */
 
 enum sf_status { SF_WANT, SF_OK, SF_FAILED };
 
@@ -168,26 +169,13 @@ static bool all_settled(const struct xfer_send *s)
 
 /* ---- one stream ----------------------------------------------------------------- */
 
-static int send_all(int fd, const void *p, size_t n, int flags)
-{
-    for (size_t put = 0; put < n;) {
-        ssize_t k = send(fd, (const char *)p + put, n - put, MSG_NOSIGNAL | flags);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        put += (size_t)k;
-    }
-    return 0;
-}
-
 static int send_hdr(int fd, uint32_t type, const struct item *it, int64_t off, int64_t len)
 {
-    struct xfer_hdr h = {.type = type, .id = (uint32_t)it->id, .gen = it->gen, .off = off,
-                         .len = len};
+    struct xfer_hdr h = {
+        .type = type, .id = (uint32_t)it->id, .gen = it->gen, .off = off, .len = len};
     unsigned char raw[XFER_HDR_LEN];
     xfer_hdr_pack(&h, raw);
-    return send_all(fd, raw, sizeof raw, MSG_MORE);
+    return xfer_net_send(fd, raw, sizeof raw, MSG_MORE);
 }
 
 static void count(struct stream *st, int64_t n)
@@ -198,19 +186,9 @@ static void count(struct stream *st, int64_t n)
 
 static int connect_hello(struct xfer_send *s, char *why, size_t whysz)
 {
-    struct sockaddr_storage ss = {0};
+    struct sockaddr_storage ss;
     socklen_t sl;
-    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, s->addr, &a4->sin_addr) == 1) {
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons((uint16_t)s->port);
-        sl = sizeof *a4;
-    } else if (inet_pton(AF_INET6, s->addr, &a6->sin6_addr) == 1) {
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons((uint16_t)s->port);
-        sl = sizeof *a6;
-    } else {
+    if (xfer_net_addr(s->addr, s->port, &ss, &sl) < 0) {
         snprintf(why, whysz, "%s is not an IP address", s->addr);
         return -1;
     }
@@ -228,14 +206,13 @@ static int connect_hello(struct xfer_send *s, char *why, size_t whysz)
     char hello[XFER_HELLO_LEN + 1], ok[3];
     snprintf(hello, sizeof hello, "DSV41XFER1 %s\n", s->token);
     if (connect(fd, (struct sockaddr *)&ss, sl) < 0) {
-        snprintf(why, whysz, "cannot connect to %s port %d: %s", s->addr, s->port,
-                 strerror(errno));
+        snprintf(why, whysz, "cannot connect to %s port %d: %s", s->addr, s->port, strerror(errno));
         close(fd);
         return -1;
     }
     ssize_t got = 0;
-    if (send_all(fd, hello, XFER_HELLO_LEN, 0) < 0 || (got = recv(fd, ok, 3, MSG_WAITALL)) != 3 ||
-        memcmp(ok, "OK\n", 3) != 0) {
+    if (xfer_net_send(fd, hello, XFER_HELLO_LEN, 0) < 0 ||
+        (got = recv(fd, ok, 3, MSG_WAITALL)) != 3 || memcmp(ok, "OK\n", 3) != 0) {
         snprintf(why, whysz, "the worker's helper did not take the stream (%s)",
                  got < 0 ? strerror(errno) : "closed");
         close(fd);
@@ -278,9 +255,10 @@ static int send_read(struct stream *st, int sock, int fd, struct item *it, int64
         if (got <= 0)
             return -2;
         if (s->flip_path[0] && s->flip_off >= at && s->flip_off < at + got &&
-            strcmp(s->plan->f[it->id].path, s->flip_path) == 0 && !atomic_exchange(&s->flipped, true))
+            strcmp(s->plan->f[it->id].path, s->flip_path) == 0 &&
+            !atomic_exchange(&s->flipped, true))
             buf[s->flip_off - at] ^= 0x01;
-        if (send_all(sock, buf, (size_t)got, 0) < 0)
+        if (xfer_net_send(sock, buf, (size_t)got, 0) < 0)
             return -1;
         count(st, got);
         at += got;
@@ -347,7 +325,7 @@ static int send_whole(struct stream *st, int sock, int fd, struct item *it, char
                     !atomic_exchange(&s->flipped, true))
                     buf[s->flip_off - at] ^= 0x01; /* hashed already: the sum stays right */
                 rc = send_hdr(sock, XF_DATA, it, p, wend - p) < 0 ||
-                             send_all(sock, buf + (p - at), (size_t)(wend - p), 0) < 0
+                             xfer_net_send(sock, buf + (p - at), (size_t)(wend - p), 0) < 0
                          ? -1
                          : 0;
                 it->frames++;
@@ -363,7 +341,7 @@ static int send_whole(struct stream *st, int sock, int fd, struct item *it, char
     EVP_MD_CTX_free(ctx);
     ranges_free(&need);
     if (rc == 0) {
-        rc = send_hdr(sock, XF_SUM, it, 0, 32) < 0 || send_all(sock, d, 32, 0) < 0 ? -1 : 0;
+        rc = send_hdr(sock, XF_SUM, it, 0, 32) < 0 || xfer_net_send(sock, d, 32, 0) < 0 ? -1 : 0;
         it->frames++;
     }
     return rc;
@@ -419,8 +397,9 @@ static void file_changed(struct stream *st, const struct item *it)
     struct xfer_send *s = st->s;
     pthread_mutex_lock(&s->mu);
     s->f[it->id].st = SF_FAILED;
-    snprintf(s->err, sizeof s->err, "%s changed on the head while it was copied: run the copy "
-                                    "again",
+    snprintf(s->err, sizeof s->err,
+             "%s changed on the head while it was copied: run the copy "
+             "again",
              s->plan->f[it->id].path);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
@@ -457,7 +436,7 @@ static int serve(struct stream *st, int sock, char *buf)
             struct xfer_hdr h = {.type = XF_BYE};
             unsigned char raw[XFER_HDR_LEN];
             xfer_hdr_pack(&h, raw);
-            send_all(sock, raw, sizeof raw, 0);
+            xfer_net_send(sock, raw, sizeof raw, 0);
             return 0;
         }
         struct item it = s->q[k];
@@ -548,8 +527,8 @@ static void *stream_main(void *arg)
     return NULL;
 }
 
-int xfer_send_start(struct xfer_send *s, const char *addr, int port, const char *token,
-                    int streams, struct buf *err)
+int xfer_send_start(struct xfer_send *s, const char *addr, int port, const char *token, int streams,
+                    struct buf *err)
 {
     snprintf(s->addr, sizeof s->addr, "%s", addr);
     snprintf(s->token, sizeof s->token, "%s", token);
@@ -561,7 +540,9 @@ int xfer_send_start(struct xfer_send *s, const char *addr, int port, const char 
         need += ranges_count(&s->f[i].need, 0, s->plan->f[i].size);
     /* ranges small enough that every stream has several, never over a frame */
     s->chunk = need / (streams * 4);
-    s->chunk = s->chunk < (1 << 20) ? (1 << 20) : s->chunk > XFER_MAX_FRAME ? XFER_MAX_FRAME : s->chunk;
+    s->chunk = s->chunk < (1 << 20)        ? (1 << 20)
+               : s->chunk > XFER_MAX_FRAME ? XFER_MAX_FRAME
+                                           : s->chunk;
     /* the files read in order first, largest first: a range-split shard fills the end */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < s->plan->n; i++) {

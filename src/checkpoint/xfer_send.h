@@ -23,12 +23,12 @@
 struct xfer_send;
 
 struct xfer_send_stats {
-    int64_t sent;                     /* bytes sent, frames acknowledged or not */
+    int64_t sent; /* bytes sent, frames acknowledged or not */
     int64_t stream_sent[XFER_MAX_STREAMS];
     int streams, streams_up;
-    int ok, failed, n;                /* files */
-    bool finished;                    /* every file settled, the streams closed */
-    char err[512];                    /* when the streams gave up */
+    int ok, failed, n; /* files */
+    bool finished;     /* every file settled, the streams closed */
+    char err[512];     /* when the streams gave up */
 };
 
 /* Whether a file of the plan may be read yet (download --to-workers: once it
@@ -45,8 +45,8 @@ void xfer_send_need(struct xfer_send *s, int id, int64_t a, int64_t b);
  * XR_FAIL. Any thread. */
 void xfer_send_report(struct xfer_send *s, const struct xfer_report *r);
 /* streams connections to addr:port; -1 and why when none could start. */
-int xfer_send_start(struct xfer_send *s, const char *addr, int port, const char *token,
-                    int streams, struct buf *err);
+int xfer_send_start(struct xfer_send *s, const char *addr, int port, const char *token, int streams,
+                    struct buf *err);
 void xfer_send_stats(struct xfer_send *s, struct xfer_send_stats *st);
 /* Ends the streams (whatever is in flight) and frees the run. */
 void xfer_send_free(struct xfer_send *s);

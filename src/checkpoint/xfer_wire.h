@@ -70,8 +70,18 @@ int xfer_plan_add(struct xfer_plan *p, const char *path, int64_t size, int64_t m
                   const unsigned char *sha);
 void xfer_plan_free(struct xfer_plan *p);
 
-enum xfer_report_kind { XR_TEXT, XR_NEED, XR_LISTEN, XR_OK, XR_BAD, XR_FAIL, XR_PROGRESS,
-                        XR_REFUSED, XR_END, XR_CORES };
+enum xfer_report_kind {
+    XR_TEXT,
+    XR_NEED,
+    XR_LISTEN,
+    XR_OK,
+    XR_BAD,
+    XR_FAIL,
+    XR_PROGRESS,
+    XR_REFUSED,
+    XR_END,
+    XR_CORES
+};
 
 struct xfer_report {
     enum xfer_report_kind kind;

@@ -138,8 +138,8 @@ static void copy_end(const struct xfer_out *x, bool ok, const char *what, double
 }
 
 int copy_streams(const struct config *c, struct cluster_node *cn, const char *src,
-                        const struct xfer_plan *plan, int streams, bool dry_run, bool json,
-                        struct copy_out *o)
+                 const struct xfer_plan *plan, int streams, bool dry_run, bool json,
+                 struct copy_out *o)
 {
     copy_catch_signals();
     int rc = copy_prepare(cn, false);
@@ -170,8 +170,9 @@ int copy_streams(const struct config *c, struct cluster_node *cn, const char *sr
     else if (r)
         buf_puts(&what, "copy failed: a file could not be put in place (above)");
     else
-        buf_printf(&what, "copied: %d file(s) sent (%s, %lld bytes, in %s), every file in place "
-                          "and verified as it landed",
+        buf_printf(&what,
+                   "copied: %d file(s) sent (%s, %lld bytes, in %s), every file in place "
+                   "and verified as it landed",
                    x.sent_files, bytes, (long long)x.sent, secs);
     bool ok = r == 0 && !atomic_load(&g_copy_stop);
     copy_end(&x, ok, buf_str(&what), mono_s() - t0);

@@ -86,8 +86,9 @@ static int plan_of(const struct dl_plan *p, struct xfer_plan *x)
 {
     for (int i = 0; i < p->n; i++) {
         const struct dl_output *o = &p->o[i];
-        const char *hex = o->split ? o->whole_sha256
-                          : o->np == 1 && o->p[0].f->lfs ? o->p[0].f->sha256 : "";
+        const char *hex = o->split                       ? o->whole_sha256
+                          : o->np == 1 && o->p[0].f->lfs ? o->p[0].f->sha256
+                                                         : "";
         unsigned char sha[32];
         const char *q = hex;
         bool has = hex[0] && wire_hex32(&q, sha, true);

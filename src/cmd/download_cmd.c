@@ -93,8 +93,7 @@ static void json_line(const char *kind, const struct dl_status *s)
 static void on_event(enum dl_event_kind k, const struct dl_status *s, void *arg)
 {
     struct ui *u = arg;
-    static const char *names[] = {"progress", "verified", "skipped", "refetch", "retry",
-                                  "failed"};
+    static const char *names[] = {"progress", "verified", "skipped", "refetch", "retry", "failed"};
     if (u->json) {
         json_line(names[k], s);
         return;
@@ -118,8 +117,8 @@ static void on_event(enum dl_event_kind k, const struct dl_status *s, void *arg)
         } else {
             buf_puts(&line, "download: ");
         }
-        buf_printf(&line, "%s of %s  %.1f %%  %s/s%s%s%s  files %d/%d  connections %d", done,
-                   total, s->total ? 100.0 * (double)s->done / (double)s->total : 100.0, rate,
+        buf_printf(&line, "%s of %s  %.1f %%  %s/s%s%s%s  files %d/%d  connections %d", done, total,
+                   s->total ? 100.0 * (double)s->done / (double)s->total : 100.0, rate,
                    eta[0] ? "  " : "", eta, eta[0] ? " left" : "", s->files_done, s->files,
                    s->busy);
         if (u->copy) {
@@ -190,8 +189,7 @@ static int parse(int argc, char **argv, const struct config *c, struct args *a)
             i++;
         else if (strcmp(f, "--chunk") == 0 && whole(v, 1, 4096, &a->chunk_mib))
             i++;
-        else if (strcmp(f, "--progress") == 0 && v && (a->every_s = strtod(v, &end)) >= 0 &&
-                 !*end)
+        else if (strcmp(f, "--progress") == 0 && v && (a->every_s = strtod(v, &end)) >= 0 && !*end)
             i++;
         else if (strcmp(f, "--verify") == 0)
             a->verify = true;
@@ -228,14 +226,15 @@ static int pin(struct hub *h, struct dl_state *st, const struct args *a, struct 
         return -1;
     if (st->commit[0] && strcmp(st->repo, a->repo) == 0) {
         if (strcmp(st->commit, now) != 0)
-            fprintf(stderr, "note: %s now names %.12s; this download continues %.12s, pinned "
-                            "when it began (--fresh starts over with the new one)\n",
+            fprintf(stderr,
+                    "note: %s now names %.12s; this download continues %.12s, pinned "
+                    "when it began (--fresh starts over with the new one)\n",
                     a->rev, now, st->commit);
         return 0;
     }
     if (st->commit[0]) /* another repository's download in this directory */
-        fprintf(stderr, "note: %s held a download of %s: starting over for %s\n", a->dir,
-                st->repo, a->repo);
+        fprintf(stderr, "note: %s held a download of %s: starting over for %s\n", a->dir, st->repo,
+                a->repo);
     dl_state_free(st);
     snprintf(st->repo, sizeof st->repo, "%s", a->repo);
     memcpy(st->commit, now, sizeof st->commit);
@@ -244,8 +243,8 @@ static int pin(struct hub *h, struct dl_state *st, const struct args *a, struct 
 
 /* sha256-manifest.txt's text, checked against its git oid; NULL when the
  * repository has none. */
-static int manifest(struct hub *h, const struct hub_tree *t, const char *commit,
-                    struct buf *text, struct buf *err)
+static int manifest(struct hub *h, const struct hub_tree *t, const char *commit, struct buf *text,
+                    struct buf *err)
 {
     const struct hub_file *f = hub_tree_find(t, "sha256-manifest.txt");
     if (!f)
@@ -259,14 +258,14 @@ static int manifest(struct hub *h, const struct hub_tree *t, const char *commit,
     char sha1[41];
     hub_git_sha1(buf_str(text), text->len, sha1);
     if (strcmp(sha1, f->sha1) != 0) {
-        buf_printf(err, "sha256-manifest.txt: its bytes do not match the listing's oid %s", f->sha1);
+        buf_printf(err, "sha256-manifest.txt: its bytes do not match the listing's oid %s",
+                   f->sha1);
         return -1;
     }
     return 0;
 }
 
-static void dry_run(const struct dl_plan *p, const struct dl_state *st, int64_t need,
-                    int64_t avail)
+static void dry_run(const struct dl_plan *p, const struct dl_state *st, int64_t need, int64_t avail)
 {
     int64_t fetch = 0;
     for (int i = 0; i < p->n; i++) {
@@ -278,8 +277,8 @@ static void dry_run(const struct dl_plan *p, const struct dl_state *st, int64_t 
         char sz[32];
         progress_bytes(sz, sizeof sz, (double)o->size);
         if (o->split)
-            printf("%s %-44s %9s  from %d parts, written in place\n", done ? "complete" : "fetch   ",
-                   o->path, sz, o->np);
+            printf("%s %-44s %9s  from %d parts, written in place\n",
+                   done ? "complete" : "fetch   ", o->path, sz, o->np);
         else
             printf("%s %-44s %9s\n", done ? "complete" : "fetch   ", o->path, sz);
         fetch += done ? 0 : o->size;
@@ -289,8 +288,8 @@ static void dry_run(const struct dl_plan *p, const struct dl_state *st, int64_t 
     progress_bytes(all, sizeof all, (double)p->bytes);
     progress_bytes(n, sizeof n, (double)need);
     progress_bytes(a, sizeof a, (double)avail);
-    printf("would fetch %s of %s; the disk needs %s more, the filesystem has %s free\n", f, all,
-           n, a);
+    printf("would fetch %s of %s; the disk needs %s more, the filesystem has %s free\n", f, all, n,
+           a);
 }
 
 int cmd_download(const struct config *c, int argc, char **argv)
@@ -320,8 +319,8 @@ int cmd_download(const struct config *c, int argc, char **argv)
     if (pin(&h, &st, &a, &err) < 0 || hub_list(&h, st.commit, &t, &err) < 0)
         goto out;
     int m = manifest(&h, &t, st.commit, &mtext, &err);
-    if (m < 0 || dl_plan_build(&t, m == 0 ? buf_str(&mtext) : NULL, a.include, a.ninclude,
-                               &plan, &err) < 0)
+    if (m < 0 ||
+        dl_plan_build(&t, m == 0 ? buf_str(&mtext) : NULL, a.include, a.ninclude, &plan, &err) < 0)
         goto out;
     if (plan.n == 0) {
         buf_puts(&err, "no file of the repository matches --include");
@@ -343,8 +342,9 @@ int cmd_download(const struct config *c, int argc, char **argv)
         char n[32], f[32];
         progress_bytes(n, sizeof n, (double)need);
         progress_bytes(f, sizeof f, (double)avail);
-        buf_printf(&err, "the download needs %s more on %s's filesystem, which has %s free: "
-                         "free space (or --dir elsewhere) and run it again",
+        buf_printf(&err,
+                   "the download needs %s more on %s's filesystem, which has %s free: "
+                   "free space (or --dir elsewhere) and run it again",
                    n, a.dir, f);
         goto out;
     }

@@ -66,7 +66,6 @@ static void on_signal(int sig)
     atomic_store(&g_copy_stop, 1);
 }
 
-
 static void show_line(struct copy_out *o, const char *line)
 {
     struct peer_progress p;
@@ -99,8 +98,8 @@ static int run_rsync(struct strv *argv, struct copy_out *o)
     close(pfd[1]);
     if (e) {
         close(pfd[0]);
-        fprintf(stderr, "dsv41-top copy-to-peer: cannot run rsync on the head: %s%s\n",
-                strerror(e), e == ENOENT ? " (install it: apt install rsync)" : "");
+        fprintf(stderr, "dsv41-top copy-to-peer: cannot run rsync on the head: %s%s\n", strerror(e),
+                e == ENOENT ? " (install it: apt install rsync)" : "");
         return -1;
     }
     char chunk[4096], line[4096];
@@ -195,8 +194,10 @@ int copy_prepare(struct cluster_node *cn, bool rsync)
         struct buf why = BUF_INIT;
         text_one_line(&why, buf_str(&res.err), res.err.len, 300);
         if (res.exit_status == 4)
-            fprintf(stderr, "dsv41-top copy-to-peer: %s: rsync is not installed there "
-                            "(apt install rsync)\n", cn->name);
+            fprintf(stderr,
+                    "dsv41-top copy-to-peer: %s: rsync is not installed there "
+                    "(apt install rsync)\n",
+                    cn->name);
         else if (res.exit_status != 0)
             fprintf(stderr, "dsv41-top copy-to-peer: %s: cannot make %s: %s\n", cn->name,
                     cn->model_dir, buf_str(&why));
@@ -229,8 +230,7 @@ static int copy_rsync(const struct config *c, struct cluster_node *cn, const cha
            dry_run ? " (dry run: nothing is copied)" : "");
     fflush(stdout);
     struct strv argv = STRV_INIT;
-    peer_rsync_argv(c, src, cn->node.target, cn->node.t.known_hosts, cn->model_dir, dry_run,
-                    &argv);
+    peer_rsync_argv(c, src, cn->node.target, cn->node.t.known_hosts, cn->model_dir, dry_run, &argv);
     o->node = cn->name;
     progress_out_init(&o->out, o->every_s, stdout);
     int st = run_rsync(&argv, o);
@@ -281,8 +281,7 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
                 return 2;
             }
             streams = (int)v;
-        }
-        else if (strcmp(argv[i], "--progress") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "--progress") == 0 && i + 1 < argc)
             o.every_s = atof(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(COPY_USAGE, stdout);

@@ -32,15 +32,14 @@ static const struct config_key KEYS[] = {
      CK_SSH_TARGET, true, 0, 0},
     {"MODEL_DIR", "~/models/DeepSeek-V4.1-Flash-Spark", "checkpoint directory on the head", false,
      CK_MOUNT_PATH, false, 0, 0},
-    {"WORKER_MODEL_DIR", "${MODEL_DIR}", "checkpoint directory on the worker", false,
-     CK_MOUNT_PATH, false, 0, 0},
+    {"WORKER_MODEL_DIR", "${MODEL_DIR}", "checkpoint directory on the worker", false, CK_MOUNT_PATH,
+     false, 0, 0},
     {"STATE_DIR", "~/.dsv41-two-sparks", "API key, plans, caches, guard log (every node)", false,
      CK_MOUNT_PATH, false, 0, 0},
     {"HEAD_IP", "", "head fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
     {"WORKER_IP", "", "worker fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
     {"HEAD_IFNAME", "", "head fabric netdev (empty: detected)", false, CK_IFNAME, true, 0, 0},
-    {"WORKER_IFNAME", "", "worker fabric netdev (empty: detected)", false, CK_IFNAME, true, 0,
-     0},
+    {"WORKER_IFNAME", "", "worker fabric netdev (empty: detected)", false, CK_IFNAME, true, 0, 0},
     {"HEAD_HCAS", "", "head RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true, 0, 0},
     {"WORKER_HCAS", "", "worker RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true, 0,
      0},
@@ -61,56 +60,63 @@ static const struct config_key KEYS[] = {
     {"GRAPH_MODE", "FULL_DECODE_ONLY", "cudagraph_mode", false, CK_WORD, false, 0, 0},
     {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false,
      CK_FILE_NAME, false, 0, 0},
-    {"EXTRA", "", "extra vLLM arguments for rank 0 (split on blanks)", false, CK_WORDS, true, 0,
-     0},
+    {"EXTRA", "", "extra vLLM arguments for rank 0 (split on blanks)", false, CK_WORDS, true, 0, 0},
     {"EXTRA_ENV", "", "extra KEY=VALUE words for every rank's environment (e.g. NCCL_DEBUG=INFO)",
      false, CK_ENV_WORDS, true, 0, 0},
     {"TP", "", "tensor parallel size (empty: the number of nodes)", false, CK_INT, true, 1, 64},
     {"PP", "1", "pipeline parallel size (TP x PP = nodes)", false, CK_INT, false, 1, 64},
     {"WORKERS", "", "more than one worker: host1,host2,... (rank i on node i; overrides WORKER)",
      false, CK_SSH_TARGETS, true, 0, 0},
-    {"VLLM_CMD", "vllm serve", "the command the image serves with, before vLLM's arguments (rank 0 "
-                               "runs it through the image's /bin/sh after reading the key file)",
+    {"VLLM_CMD", "vllm serve",
+     "the command the image serves with, before vLLM's arguments (rank 0 "
+     "runs it through the image's /bin/sh after reading the key file)",
      false, CK_COMMAND, false, 0, 0},
     {"WEDGE_SECONDS", "10", "requests running with no token for this long: engine wedged", false,
      CK_INT, false, 1, 3600},
     {"READY_TIMEOUT", "2700", "seconds launch waits for the API (first boot ~12 min)", false,
      CK_INT, false, 1, 7 * 86400},
-    {"WORKER_STATE_DIR", "", "STATE_DIR on the workers (empty: STATE_DIR if set, else "
-                             "~/.dsv41-two-sparks in the worker's home)", false, CK_MOUNT_PATH,
-     true, 0, 0},
+    {"WORKER_STATE_DIR", "",
+     "STATE_DIR on the workers (empty: STATE_DIR if set, else "
+     "~/.dsv41-two-sparks in the worker's home)",
+     false, CK_MOUNT_PATH, true, 0, 0},
     {"HF_REPO", "0xSero/DeepSeek-V4.1-Flash-Spark", "Hugging Face repository of the checkpoint",
      false, CK_REVISION, false, 0, 0},
     {"REVISION", "main", "Hugging Face revision (pin a commit)", false, CK_REVISION, false, 0, 0},
-    {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false, CK_BOOL, false, 0,
-     0},
-    {"DOWNLOAD_TO_WORKERS", "0", "download: also copy each verified file to the workers",
-     false, CK_BOOL, false, 0, 0},
+    {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false, CK_BOOL, false, 0, 0},
+    {"DOWNLOAD_TO_WORKERS", "0", "download: also copy each verified file to the workers", false,
+     CK_BOOL, false, 0, 0},
     {"HF_TOKEN", "", "Hugging Face token (else read from HF_TOKEN_PATH)", true, CK_SECRET, true, 0,
      0},
-    {"HF_TOKEN_PATH", "~/.cache/huggingface/token", "file with the Hugging Face token, as "
-                                                    "huggingface_hub keeps it", false,
-     CK_LOCAL_PATH, false, 0, 0},
+    {"HF_TOKEN_PATH", "~/.cache/huggingface/token",
+     "file with the Hugging Face token, as "
+     "huggingface_hub keeps it",
+     false, CK_LOCAL_PATH, false, 0, 0},
     {"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint", false, CK_URL, false, 0, 0},
     {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true, CK_SECRET, true, 0, 0},
     {"RUNTIME", "docker", "container runtime CLI: docker or podman", false, CK_RUNTIME, false, 0,
      0},
     {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false,
      CK_GPUS, true, 0, 0},
-    {"ULIMITS", "memlock=-1", "--ulimit values for the ranks (empty: none, where a sandbox "
-                              "forbids raising limits)", false, CK_ULIMITS, true, 0, 0},
+    {"ULIMITS", "memlock=-1",
+     "--ulimit values for the ranks (empty: none, where a sandbox "
+     "forbids raising limits)",
+     false, CK_ULIMITS, true, 0, 0},
     {"SSH_KNOWN_HOSTS", "~/.ssh/known_hosts", "known_hosts file for strict host key checks", false,
      CK_LOCAL_PATH, false, 0, 0},
-    {"SSH_CONFIG", "~/.ssh/config", "ssh client config (Host, HostName, User, Port, IdentityFile, "
-                                    "Include, Match host, ProxyJump, ...)", false, CK_LOCAL_PATH,
-     false, 0, 0},
+    {"SSH_CONFIG", "~/.ssh/config",
+     "ssh client config (Host, HostName, User, Port, IdentityFile, "
+     "Include, Match host, ProxyJump, ...)",
+     false, CK_LOCAL_PATH, false, 0, 0},
     {"SSH_TIMEOUT", "5", "seconds to wait for a node's ssh connection", false, CK_INT, false, 1,
      600},
-    {"DSV41_PROC_ROOT", "/proc", "root of /proc on the head (tests)", false, CK_LOCAL_PATH, false, 0, 0},
-    {"DSV41_SYS_ROOT", "/sys", "root of /sys on the head (tests)", false, CK_LOCAL_PATH, false, 0, 0},
-    {"WORKER_PROC_ROOT", "/proc", "root of /proc on the worker (tests)", false, CK_LOCAL_PATH, false, 0,
+    {"DSV41_PROC_ROOT", "/proc", "root of /proc on the head (tests)", false, CK_LOCAL_PATH, false,
+     0, 0},
+    {"DSV41_SYS_ROOT", "/sys", "root of /sys on the head (tests)", false, CK_LOCAL_PATH, false, 0,
      0},
-    {"WORKER_SYS_ROOT", "/sys", "root of /sys on the worker (tests)", false, CK_LOCAL_PATH, false, 0, 0},
+    {"WORKER_PROC_ROOT", "/proc", "root of /proc on the worker (tests)", false, CK_LOCAL_PATH,
+     false, 0, 0},
+    {"WORKER_SYS_ROOT", "/sys", "root of /sys on the worker (tests)", false, CK_LOCAL_PATH, false,
+     0, 0},
 };
 
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -219,8 +225,9 @@ static int load_file(struct config *c, const char *path, struct buf *err)
     /* like the key file: a secret in a file others can read is refused */
     struct stat st;
     if (rc == 0 && secret && fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
-        buf_printf(err, "config file %s sets %s but group or others can read it (mode %03o): "
-                        "chmod 600 %s",
+        buf_printf(err,
+                   "config file %s sets %s but group or others can read it (mode %03o): "
+                   "chmod 600 %s",
                    path, secret, (unsigned)(st.st_mode & 0777), path);
         rc = -1;
     }
@@ -294,8 +301,7 @@ static int expand(const struct config *c, const char *in, struct buf *out)
     return 0;
 }
 
-int config_load(struct config *c, const char *file, char *const *flags, int nflags,
-                struct buf *err)
+int config_load(struct config *c, const char *file, char *const *flags, int nflags, struct buf *err)
 {
     memset(c, 0, sizeof *c);
     c->values = calloc(NKEYS, sizeof *c->values);
@@ -330,15 +336,17 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
         const char *eq = strchr(flags[f], '=');
         int i = eq ? key_index(flags[f], (size_t)(eq - flags[f])) : -1;
         if (i < 0) {
-            buf_printf(err, "--set %s: expected KEY=VALUE with a known KEY (see 'dsv41-top config')",
+            buf_printf(err,
+                       "--set %s: expected KEY=VALUE with a known KEY (see 'dsv41-top config')",
                        flags[f]);
             return -1;
         }
         if (KEYS[i].secret) {
             /* the console passes its --set words to every job: ps would show
              * them to every user of the node */
-            buf_printf(err, "--set %s=...: a secret on the command line is visible to every "
-                            "user (ps); export %s instead%s",
+            buf_printf(err,
+                       "--set %s=...: a secret on the command line is visible to every "
+                       "user (ps); export %s instead%s",
                        KEYS[i].name, KEYS[i].name,
                        strcmp(KEYS[i].name, "DSV41_API_KEY") == 0
                            ? ", or keep the key in API_KEY_FILE (mode 0600)"

@@ -28,7 +28,8 @@ static const char TOKEN[] = "0123456789abcdef0123456789abcdef0123456789abcdef012
 static void wire_frames(void **st)
 {
     (void)st;
-    struct xfer_hdr h = {.type = XF_DATA, .id = 7, .gen = 3, .off = 5000000000LL, .len = 1 << 20}, g;
+    struct xfer_hdr h = {.type = XF_DATA, .id = 7, .gen = 3, .off = 5000000000LL, .len = 1 << 20},
+                    g;
     unsigned char raw[XFER_HDR_LEN];
     xfer_hdr_pack(&h, raw);
     assert_true(xfer_hdr_unpack(raw, &g));
@@ -59,9 +60,19 @@ static void wire_plan(void **st)
     assert_true(q.f[0].has_sha && memcmp(q.f[0].sha, sha, 32) == 0 && !q.f[1].has_sha);
     xfer_plan_free(&q);
     static const char *hostile[] = {
-        "0 1 0 - ../escaped\n", "0 1 0 - /etc/passwd\n", "0 1 0 - a/.dsv41-copy.state\n",
-        "0 1 0 - x.incomplete\n", "0 1 0 - a\n1 1 0 - a\n", "0 -1 0 - a\n", "1 1 0 - a\n",
-        "0 1 0 - a\x01" "b\n", "0 1 0 zz a\n", "0 1 0 - \n", "0 1 0 - a\\q\n", "0 1 0 - a",
+        "0 1 0 - ../escaped\n",
+        "0 1 0 - /etc/passwd\n",
+        "0 1 0 - a/.dsv41-copy.state\n",
+        "0 1 0 - x.incomplete\n",
+        "0 1 0 - a\n1 1 0 - a\n",
+        "0 -1 0 - a\n",
+        "1 1 0 - a\n",
+        "0 1 0 - a\x01"
+        "b\n",
+        "0 1 0 zz a\n",
+        "0 1 0 - \n",
+        "0 1 0 - a\\q\n",
+        "0 1 0 - a",
     };
     for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
         buf_reset(&t);
@@ -88,9 +99,19 @@ static void wire_reports(void **st)
     assert_true(r.kind == XR_BAD && r.a == 2);
     xfer_report_parse("end 3 0", 2, &r);
     assert_true(r.kind == XR_END && r.a == 3);
-    static const char *text[] = {"need 2 0 1", "need 1 5 5", "need -1 0 1", "ok 1 ", "listen a;b 1",
-                                 "listen 1.2.3.4 0", "listen 1.2.3.4 70000", "progress -1",
-                                 "refused 1.2.3.4 x", "bad 0 -1", "fail 0", "cores 0", "hello"};
+    static const char *text[] = {"need 2 0 1",
+                                 "need 1 5 5",
+                                 "need -1 0 1",
+                                 "ok 1 ",
+                                 "listen a;b 1",
+                                 "listen 1.2.3.4 0",
+                                 "listen 1.2.3.4 70000",
+                                 "progress -1",
+                                 "refused 1.2.3.4 x",
+                                 "bad 0 -1",
+                                 "fail 0",
+                                 "cores 0",
+                                 "hello"};
     for (size_t i = 0; i < sizeof text / sizeof *text; i++) {
         xfer_report_parse(text[i], 2, &r);
         assert_int_equal(r.kind, XR_TEXT);
@@ -162,8 +183,8 @@ struct loop {
     struct xfer_recv_opts o;
     int rc;
     FILE *out;
-    int rd;      /* the report */
-    int in[2];   /* the helper's stdin: closed to end it */
+    int rd;    /* the report */
+    int in[2]; /* the helper's stdin: closed to end it */
     atomic_int cancel;
     int oks, bads, refused, needs, sent_ok;
     bool listening, ended;
@@ -246,9 +267,14 @@ static int64_t copy_once(struct loop *l, void (*before)(struct loop *))
     assert_int_equal(pipe(l->in), 0);
     l->rd = p[0];
     l->out = fdopen(p[1], "w");
-    l->o = (struct xfer_recv_opts){.dir = dst, .plan = &l->plan, .token = TOKEN,
-                                   .listen = "127.0.0.1", .out = l->out, .in_fd = l->in[0],
-                                   .cancel = &l->cancel, .jobs = 2};
+    l->o = (struct xfer_recv_opts){.dir = dst,
+                                   .plan = &l->plan,
+                                   .token = TOKEN,
+                                   .listen = "127.0.0.1",
+                                   .out = l->out,
+                                   .in_fd = l->in[0],
+                                   .cancel = &l->cancel,
+                                   .jobs = 2};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, recv_thread, l), 0);
     struct xfer_send *s = xfer_send_new(src, &l->plan, NULL);
@@ -300,8 +326,8 @@ static void copy_loopback(void **st)
     mkfile("model-00001-of-00006.safetensors", 9 << 20, 1);
     mkfile("model-00002-of-00006.safetensors", 3 << 20, 2);
     mkfile("model-00005-of-00006.safetensors.part01", 1000, 3); /* stays home */
-    mkfile(".cache/huggingface/x.lock", 10, 4);                   /* stays home */
-    mkfile("exl3/qn/L00.part.safetensors", (5 << 20) + 17, 5);   /* hashed by the head */
+    mkfile(".cache/huggingface/x.lock", 10, 4);                 /* stays home */
+    mkfile("exl3/qn/L00.part.safetensors", (5 << 20) + 17, 5);  /* hashed by the head */
     mkfile("config.json", 0, 6);
     mkfile("tokenizer.json", 4097, 7);
     manifest();
@@ -352,7 +378,8 @@ static void copy_flipped(void **st)
 static void knock(struct loop *l)
 {
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "printf 'DSV41XFER1 %064d\\n' 0 | timeout 5 nc -q 1 %s %d >/dev/null 2>&1; "
+    snprintf(cmd, sizeof cmd,
+             "printf 'DSV41XFER1 %064d\\n' 0 | timeout 5 nc -q 1 %s %d >/dev/null 2>&1; "
              "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | timeout 5 nc -q 1 %s %d >/dev/null 2>&1; true",
              0, l->addr, l->port, l->addr, l->port);
     assert_int_equal(system(cmd), 0);
@@ -376,9 +403,12 @@ static void copy_refuses_strangers(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(wire_frames),       cmocka_unit_test(wire_plan),
-        cmocka_unit_test(wire_reports),      cmocka_unit_test(state_roundtrip),
-        cmocka_unit_test(copy_loopback),     cmocka_unit_test(copy_flipped),
+        cmocka_unit_test(wire_frames),
+        cmocka_unit_test(wire_plan),
+        cmocka_unit_test(wire_reports),
+        cmocka_unit_test(state_roundtrip),
+        cmocka_unit_test(copy_loopback),
+        cmocka_unit_test(copy_flipped),
         cmocka_unit_test(copy_refuses_strangers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
