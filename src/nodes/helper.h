@@ -13,7 +13,8 @@
 int helper_read(const char *name, struct buf *data, struct buf *why);
 /* Installs data as STATE_DIR/bin/NAME on the node, mode 0700: written under
  * another name, then renamed over the old one (a running executable cannot
- * be written, but it can be replaced). The installed path goes into path.
+ * be written, but it can be replaced); nothing is sent when the node's copy
+ * has data's sha256 already. The installed path goes into path.
  * -1 with err naming the node. */
 int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
                    const struct buf *data, struct buf *path, struct buf *err);
