@@ -1,6 +1,7 @@
 /* wire: see wire.h. */
 #include "wire.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +11,9 @@ bool wire_num(const char **s, int64_t *v, bool last)
     const char *d = **s == '-' ? *s + 1 : *s;
     if (*d < '0' || *d > '9') /* strtoll would also take spaces and '+' */
         return false;
+    errno = 0;
     long long x = strtoll(*s, &end, 10);
-    if (end == *s || (last ? *end != '\0' : *end != ' '))
+    if (end == *s || errno == ERANGE || (last ? *end != '\0' : *end != ' '))
         return false;
     *v = x;
     *s = last ? end : end + 1;

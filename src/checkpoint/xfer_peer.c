@@ -19,6 +19,7 @@
 #include "verify.h"
 
 #define XFER_HELPER "dsv41-xfer"
+#define LISTEN_SILENCE_S 120
 
 /* ---- the plan ------------------------------------------------------------------- */
 
@@ -115,8 +116,9 @@ struct run {
     char addr[64];
     int port, cores;
     int64_t need, landed;
-    bool *wanted;    /* by id: the worker asked for bytes of it */
-    struct buf text; /* the helper's own lines, for an error */
+    double last_line; /* mono_s of the helper's last line */
+    bool *wanted;     /* by id: the worker asked for bytes of it */
+    struct buf text;  /* the helper's own lines, for an error */
 };
 
 static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -143,6 +145,7 @@ static void on_line(void *ctx, const char *line, size_t len)
     struct xfer_report x;
     xfer_report_parse(copy, r->plan->n, &x);
     pthread_mutex_lock(&r->mu);
+    r->last_line = mono_s();
     const struct xfer_file *f =
         x.kind == XR_NEED || x.kind == XR_OK || x.kind == XR_BAD || x.kind == XR_FAIL
             ? &r->plan->f[x.id]
@@ -303,22 +306,29 @@ int xfer_peer_run(const struct config *c, struct cluster_node *cn, const char *s
         buf_printf(err, "%s: cannot start %s", cn->name, XFER_HELPER);
         goto out;
     }
-    /* until it listens (or, dry, ends): a worker with files in place hashes them first */
+    /* until it listens (or, dry, ends): a worker with files in place hashes
+     * them first, saying so; a helper silent this long is stuck */
+    r.last_line = mono_s();
+    bool stuck = false;
     for (;;) {
         pthread_mutex_lock(&r.mu);
         bool go = dry_run ? r.got_end : r.listening;
+        stuck = mono_s() - r.last_line > LISTEN_SILENCE_S;
         pthread_mutex_unlock(&r.mu);
-        if (go || atomic_load(&r.ended) || cancelled(cancel))
+        if (go || stuck || atomic_load(&r.ended) || cancelled(cancel))
             break;
         usleep(50000);
     }
+    if (stuck)
+        buf_printf(err, "%s: %s said nothing for %d s before it listened: stopped", cn->name,
+                   XFER_HELPER, LISTEN_SILENCE_S);
     pthread_mutex_lock(&r.mu);
     if (dry_run && r.got_end) {
         for (int i = 0; i < plan->n; i++)
             if (r.wanted[i] && out->file)
                 out->file(out->arg, plan->f[i].path, plan->f[i].size);
         rc = 0;
-    } else if (!r.listening && !cancelled(cancel)) {
+    } else if (!r.listening && !cancelled(cancel) && !stuck) {
         buf_printf(err, "%s: %s", cn->name,
                    r.text.len ? buf_str(&r.text) : "the helper ended before it listened");
     }

@@ -17,7 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -29,7 +29,11 @@
 #include "xfer_state.h"
 
 #define MAX_CONNS 128
-#define PIECE (256 << 10) /* received and written at a time: stays in the cache between */
+#define MAX_HELLOS 32       /* connections still to present the token */
+#define MAX_HELLOS_FROM 4   /* ... from one address */
+#define HELLO_MS 5000       /* the whole hello, however slowly it trickles in */
+#define MAX_REFUSED_SAID 20 /* refusals reported; the rest counted at the end */
+#define PIECE (256 << 10)   /* received and written at a time: stays in the cache between */
 #define HASH_STEP (4 << 20)
 
 enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
@@ -53,7 +57,8 @@ struct conn {
     int fd;
     char addr[64];
     pthread_t th;
-    atomic_bool done; /* set by its thread as it ends; read by the accepting one */
+    atomic_bool done;   /* set by its thread as it ends; read by the accepting one */
+    atomic_bool authed; /* presented the token */
 };
 
 struct recv {
@@ -68,6 +73,7 @@ struct recv {
     atomic_bool stop;
     struct conn *conns[MAX_CONNS];
     int nconn;
+    atomic_int refused;
     const char *listen; /* where it listens: the fabric's address, or the fallback */
 };
 
@@ -132,15 +138,20 @@ static int open_incomplete(struct recv *r, struct rfile *f)
     char name[300];
     snprintf(name, sizeof name, "%s.incomplete", base);
     int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+                    sb.st_nlink != 1)) {
+        /* not a file of ours alone (planted by another user, or a hard link
+         * into somewhere else): removed, and made anew */
+        close(fd);
+        unlinkat(dfd, name, 0);
+        fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        ranges_clear(&f->st->landed); /* what it held counts for nothing */
+    }
     int e = fd < 0 ? errno : 0;
     close(dfd);
     if (fd < 0)
         return e;
-    struct stat sb;
-    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return EEXIST;
-    }
     if (f->f->size > 0 && (e = posix_fallocate(fd, 0, f->f->size)) != 0) {
         close(fd);
         return e;
@@ -221,20 +232,55 @@ static bool hello_ok(const char *hello, const char *token)
     return CRYPTO_memcmp(hello + 11, token, XFER_TOKEN_HEX) == 0; /* in constant time */
 }
 
+static void refuse(struct recv *r, const char *addr)
+{
+    if (atomic_fetch_add(&r->refused, 1) < MAX_REFUSED_SAID)
+        say(r, "refused %s", addr);
+}
+
+/* The hello within HELLO_MS in all: a peer that trickles a byte at a time
+ * holds its slot no longer than one that sends nothing. */
+static int read_hello(int fd, char *hello)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t got = 0; got < XFER_HELLO_LEN;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left = HELLO_MS -
+                    (long)((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            return -1;
+        ssize_t k = read(fd, hello + got, XFER_HELLO_LEN - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
 static void *conn_main(void *arg)
 {
     struct conn *c = arg;
     struct recv *r = c->r;
     char hello[XFER_HELLO_LEN];
-    struct timeval tv = {.tv_sec = 10};
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (xfer_net_read(c->fd, hello, sizeof hello) < 0 || !hello_ok(hello, r->o->token)) {
-        say(r, "refused %s", c->addr);
+    if (read_hello(c->fd, hello) < 0 || !hello_ok(hello, r->o->token)) {
+        refuse(r, c->addr);
         c->done = true;
         return NULL;
     }
-    tv.tv_sec = 0; /* from now on the ssh channel says when the head is gone */
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    c->authed = true;
+    /* a stream the head stopped sending on, or a link gone for good, ends in
+     * time (a cut of 20 s does not): its slot is not held forever */
+    int on = 1, idle = 30, intvl = 10, cnt = 6;
+    unsigned int uto = 120000;
+    setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(c->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof uto);
     char *buf = malloc(PIECE);
     if (!buf || xfer_net_send(c->fd, "OK\n", 3, 0) < 0) {
         free(buf);
@@ -345,6 +391,12 @@ static void put_in_place(struct recv *r, struct rfile *f)
  * Lock held. */
 static void start_over(struct recv *r, struct rfile *f)
 {
+    if (f->gen + 1 >= XFER_MAX_GENERATIONS) { /* the same wrong bytes again: not the link's doing */
+        say(r, "%s: its sha256 differed %d times: the head's copy does not match %s", f->f->path,
+            XFER_MAX_GENERATIONS, f->f->has_sha ? "its manifest" : "what the head read");
+        fail_file(r, f, EBADMSG);
+        return;
+    }
     f->gen++;
     while (f->writers) /* a write of the old generation finishes first */
         pthread_cond_wait(&r->cv, &r->mu);
@@ -374,20 +426,12 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
         int64_t from = f->hashed;
         f->writers++; /* the fd stays open */
         pthread_mutex_unlock(&r->mu);
-        /* hashed where the page cache has it (no copy out), read when it
-         * cannot be mapped; the digest is only this thread's */
-        long pg = sysconf(_SC_PAGESIZE);
-        int64_t base = from - from % pg;
-        size_t mlen = n + (size_t)(from - base);
-        void *m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, base);
-        ssize_t got;
-        if (m != MAP_FAILED) {
-            EVP_DigestUpdate(f->ctx, (char *)m + (from - base), n);
-            munmap(m, mlen);
-            got = (ssize_t)n;
-        } else if ((got = pread(fd, buf, n, from)) > 0) {
+        /* read back from the page cache (a map would save the copy, but a
+         * file cut short or a failing disk would kill the helper with SIGBUS
+         * where a read fails one file); the digest is only this thread's */
+        ssize_t got = pread(fd, buf, n, from);
+        if (got > 0)
             EVP_DigestUpdate(f->ctx, buf, (size_t)got);
-        }
         pthread_mutex_lock(&r->mu);
         f->writers--;
         pthread_cond_broadcast(&r->cv);
@@ -445,7 +489,9 @@ static bool same_file(const struct xfer_file *f, const struct xfer_state_file *s
         return false;
     if (f->has_sha) /* the manifest is the authority */
         return s->has_sha && memcmp(s->sha, f->sha, 32) == 0;
-    return s->mtime_ns == f->mtime_ns; /* the head's file as it was when it sent it */
+    /* the head's file as it was when it sent it; a time not known (-1: the
+     * download's own copy) vouches for nothing: sent again (small files) */
+    return f->mtime_ns >= 0 && s->mtime_ns == f->mtime_ns;
 }
 
 /* A regular file of size at dir/path (never through a symlink). */
@@ -462,6 +508,25 @@ static bool file_is(const char *dir, const char *path, const char *suffix, int64
               sb.st_size == size;
     close(dfd);
     return ok;
+}
+
+struct check_tick {
+    struct recv *r;
+    struct verify_progress p;
+    time_t last;
+};
+
+/* Every few seconds while files in place are hashed: the operator sees it
+ * move, and the head knows the helper is alive. */
+static void check_said(void *arg)
+{
+    struct check_tick *t = arg;
+    time_t now = time(NULL);
+    if (now - t->last < 5)
+        return;
+    t->last = now;
+    say(t->r, "checking: %" PRId64 " of %" PRId64 " bytes hashed", atomic_load(&t->p.done_bytes),
+        atomic_load(&t->p.total_bytes));
 }
 
 /* Files in place that the state does not vouch for (an rsync copy, another
@@ -485,8 +550,8 @@ static void check_in_place(struct recv *r)
     }
     if (m.n) {
         say(r, "checking %d file(s) already on this node (%" PRId64 " bytes)", m.n, bytes);
-        struct verify_progress p = {0};
-        verify_run(&m, r->o->dir, r->o->jobs, r->o->cancel, &p, NULL, NULL, NULL);
+        struct check_tick t = {.r = r};
+        verify_run(&m, r->o->dir, r->o->jobs, r->o->cancel, &t.p, NULL, NULL, check_said);
         for (int k = 0; k < m.n; k++) {
             struct rfile *f = &r->f[which[k]];
             if (m.e[k].res != VERIFY_OK)
@@ -632,9 +697,21 @@ static void accept_one(struct recv *r, int lfd)
             i++;
         }
     }
-    struct conn *c = r->nconn < MAX_CONNS ? calloc(1, sizeof *c) : NULL;
+    /* slots for streams that presented the token are never taken by ones
+     * that have not: those are few, and few from any one address */
+    int hellos = 0, from = 0, streams = 0;
+    for (int i = 0; i < r->nconn; i++) {
+        bool waiting = !r->conns[i]->authed && !r->conns[i]->done;
+        hellos += waiting;
+        from += waiting && strcmp(r->conns[i]->addr, addr) == 0;
+        streams += r->conns[i]->authed && !r->conns[i]->done;
+    }
+    struct conn *c = r->nconn < MAX_CONNS && hellos < MAX_HELLOS && from < MAX_HELLOS_FROM &&
+                             streams < XFER_MAX_STREAMS
+                         ? calloc(1, sizeof *c)
+                         : NULL;
     if (!c) {
-        say(r, "refused %s", addr);
+        refuse(r, addr);
         close(fd);
         return;
     }
@@ -691,6 +768,19 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
     int rc = 2, port = 0, lfd = -1, ok = 0, bad = 0;
     pthread_t hasher;
     bool hashing = false;
+    /* one copy into a directory at a time: two would write the same files */
+    char lpath[4200];
+    snprintf(lpath, sizeof lpath, "%s/.dsv41-copy.lock", o->dir);
+    int lock = open(lpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
+        say(&r, "%s: %s", o->dir,
+            lock >= 0 && errno == EWOULDBLOCK
+                ? "another copy is writing it now: wait for it to end, or stop it"
+                : strerror(errno));
+        if (lock >= 0)
+            close(lock);
+        goto out_unlocked;
+    }
     if (setup_files(&r) < 0) {
         say(&r, "out of memory");
         goto out;
@@ -763,6 +853,8 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
         int64_t landed = r.landed_run;
         pthread_mutex_unlock(&r.mu);
         say(&r, "progress %" PRId64, landed);
+        if (atomic_load(&r.refused) > MAX_REFUSED_SAID)
+            say(&r, "refused %d connection(s) in all that had no token", atomic_load(&r.refused));
         say(&r, "end %d %d", ok, bad);
         rc = bad ? 1 : 0;
     }
@@ -777,6 +869,8 @@ out:
     }
     free(r.f);
     xfer_state_free(&r.state);
+    close(lock);
+out_unlocked:
     pthread_cond_destroy(&r.cv);
     pthread_mutex_destroy(&r.mu);
     pthread_mutex_destroy(&r.out_mu);

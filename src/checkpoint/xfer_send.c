@@ -99,13 +99,22 @@ struct xfer_send *xfer_send_new(const char *src, const struct xfer_plan *plan,
     return s;
 }
 
+/* Ranges the worker may name per file; beyond it the rest of the file is
+ * wanted whole (the worker writes only what it lacks): a worker's report
+ * never costs the head more than this. */
+#define MAX_NEED_RANGES 1024
+
 void xfer_send_need(struct xfer_send *s, int id, int64_t a, int64_t b)
 {
-    if (id < 0 || id >= s->plan->n || b > s->plan->f[id].size)
+    if (id < 0 || id >= s->plan->n || a < 0 || b <= a || b > s->plan->f[id].size)
         return;
     pthread_mutex_lock(&s->mu);
-    s->f[id].st = SF_WANT;
-    ranges_add(&s->f[id].need, a, b);
+    struct sfile *f = &s->f[id];
+    f->st = SF_WANT;
+    if (f->need.n < MAX_NEED_RANGES)
+        ranges_add(&f->need, a, b);
+    else
+        ranges_add(&f->need, f->need.r[f->need.n - 1].a, s->plan->f[id].size);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -148,7 +157,8 @@ void xfer_send_report(struct xfer_send *s, const struct xfer_report *r)
         f->st = SF_OK;
     } else if (r->kind == XR_FAIL) {
         f->st = SF_FAILED;
-    } else if (r->kind == XR_BAD && f->st == SF_WANT) {
+    } else if (r->kind == XR_BAD && f->st == SF_WANT && r->a == (int64_t)f->gen + 1 &&
+               r->a < XFER_MAX_GENERATIONS) { /* the next generation, and a bounded number */
         f->gen = (uint32_t)r->a;
         ranges_clear(&f->need);
         ranges_add(&f->need, 0, s->plan->f[r->id].size);

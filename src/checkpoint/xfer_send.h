@@ -18,7 +18,6 @@
 #include "buf.h"
 #include "xfer_wire.h"
 
-#define XFER_MAX_STREAMS 64
 
 struct xfer_send;
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "verify.h"
@@ -76,7 +77,8 @@ int xfer_state_write(const char *dir, const struct buf *text, struct buf *err)
     char tmp[4300], path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, XFER_STATE_NAME);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    unlink(tmp); /* whatever is in its place (a link) is not written through */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         buf_printf(err, "%s: %s", tmp, strerror(errno));
         return -1;
@@ -115,16 +117,29 @@ int xfer_state_load(const char *dir, struct xfer_state *s, struct buf *err)
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, XFER_STATE_NAME);
     struct buf text = BUF_INIT;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* never blocks on a FIFO, never follows a link: a regular file or an error */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT)
         return 1;
-    if (fd >= 0)
-        close(fd);
-    if (fd < 0 || buf_read_file(&text, path, 64u << 20) < 0) {
-        buf_printf(err, "%s: %s", path, fd < 0 ? strerror(errno) : "unreadable or too large");
-        buf_free(&text);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (64 << 20)) {
+        buf_printf(err, "%s: %s", path, fd < 0 ? strerror(errno) : "not a regular file of ours");
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
+    char chunk[65536];
+    for (ssize_t k; (k = read(fd, chunk, sizeof chunk)) != 0;) {
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 || buf_append(&text, chunk, (size_t)k) < 0 || text.len > (64u << 20)) {
+            buf_printf(err, "%s: unreadable", path);
+            close(fd);
+            buf_free(&text);
+            return -1;
+        }
+    }
+    close(fd);
     if (text.len == 0) { /* a crash before the first bytes reached the disk */
         buf_free(&text);
         return 1;
@@ -167,7 +182,8 @@ int xfer_state_load(const char *dir, struct xfer_state *s, struct buf *err)
         q += 5;
         unsigned char sha[32];
         bool has = false;
-        if (!wire_num(&q, &sz, false) || sz < 0 || !wire_num(&q, &mt, false)) {
+        if (!wire_num(&q, &sz, false) || sz < 0 || sz > XFER_MAX_SIZE ||
+            !wire_num(&q, &mt, false)) {
             rc = damaged(s, err, ln, "malformed size or time");
             break;
         }

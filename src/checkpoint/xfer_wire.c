@@ -109,6 +109,13 @@ static const char *path_problem(const char *path)
         return why;
     if (strstr(path, ".dsv41-") || strstr(path, ".incomplete"))
         return "a name of ours";
+    /* one spelling per file: "./a" or "a//b" would be a second writer of it */
+    if (strstr(path, "//") || strncmp(path, "./", 2) == 0 || strstr(path, "/./") ||
+        strcmp(path, ".") == 0 || path[strlen(path) - 1] == '/' ||
+        (strlen(path) >= 2 && strcmp(path + strlen(path) - 2, "/.") == 0))
+        return "an empty or '.' part";
+    if (strlen(path) > 1024)
+        return "longer than 1024 bytes";
     for (const unsigned char *c = (const unsigned char *)path; *c; c++)
         if (*c < 0x20 || *c == 0x7f)
             return "a control character in the name";
@@ -139,7 +146,7 @@ int xfer_plan_parse(const char *text, struct xfer_plan *p, struct buf *err)
         unsigned char sha[32];
         bool has = false;
         if (!wire_num(&q, &id, false) || id != p->n || !wire_num(&q, &size, false) || size < 0 ||
-            !wire_num(&q, &mt, false)) {
+            size > XFER_MAX_SIZE || !wire_num(&q, &mt, false)) {
             buf_printf(err, "the plan:%d: malformed", ln);
             goto bad;
         }

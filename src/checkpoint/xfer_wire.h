@@ -38,6 +38,9 @@
 #define XFER_HDR_LEN 32
 #define XFER_MAGIC 0x44584631u /* "DXF1" */
 #define XFER_MAX_FRAME (64LL << 20)
+#define XFER_MAX_SIZE (1LL << 50)   /* a file of the plan: 1 PiB */
+#define XFER_MAX_GENERATIONS 3      /* a file whose hash differs this often: given up */
+#define XFER_MAX_STREAMS 64
 
 enum xfer_frame { XF_DATA = 1, XF_SUM = 2, XF_BYE = 3 };
 

@@ -164,6 +164,26 @@ out=$(top_head MODEL_DIR="$H" WORKER_MODEL_DIR="$SMALL" copy-to-peer 2>&1); rc=$
 check "a disk too small: exit 1, both numbers said" eval '[ $rc = 1 ] && contains "$out" "not enough space in $SMALL on this node" && contains "$out" "are free"'
 check "a disk too small: nothing put in place" [ -z "$(find "$SMALL" -name '*.safetensors')" ]
 umount "$SMALL"
+# room at the start, none by the second file: the disk fills up mid-way (another
+# writer), the second file cannot be preallocated - said, nothing half-renamed
+mount -t tmpfs -o size=40m tmpfs "$SMALL"
+E=$IT_DIR/copy-enospc
+mkdir -p "$E"
+head -c 20000000 /dev/urandom > "$E/model-00001-of-00006.safetensors"
+head -c 15000000 /dev/urandom > "$E/model-00002-of-00006.safetensors"
+(cd "$E" && sha256sum model-0000[12]-of-00006.safetensors > sha256-manifest.txt)
+on_host head tc qdisc add dev "$FABRIC_IF" root tbf rate 40mbit burst 32kbit latency 400ms
+top_head MODEL_DIR="$E" WORKER_MODEL_DIR="$SMALL" copy-to-peer --streams 1 --progress 0 > "$IT_DIR/copy.out" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [ -f "$SMALL/model-00001-of-00006.safetensors.incomplete" ] && break; sleep 0.1; done
+head -c 30000000 /dev/zero > "$SMALL/filler" 2>/dev/null
+wait $pid; rc=$?
+on_host head tc qdisc del dev "$FABRIC_IF" root
+out=$(cat "$IT_DIR/copy.out")
+check "the disk full mid-way: exit 1, ENOSPC said with the directory" eval '[ $rc = 1 ] && contains "$out" "model-00002-of-00006.safetensors: No space left on device (in $SMALL on this node)"'
+check "the disk full mid-way: the second file not put in place, the first one whole" eval '[ ! -e "$SMALL/model-00002-of-00006.safetensors" ] && cmp -s "$E/model-00001-of-00006.safetensors" "$SMALL/model-00001-of-00006.safetensors"'
+umount "$SMALL"
+rm -rf "$E"
 
 # --rsync: through ssh, then checked on the worker
 V="MODEL_DIR=$H WORKER_MODEL_DIR=$W.rsync"

@@ -67,6 +67,12 @@ static void wire_plan(void **st)
         "0 1 0 - a\n1 1 0 - a\n",
         "0 -1 0 - a\n",
         "1 1 0 - a\n",
+        "0 1 0 - ./a\n",
+        "0 1 0 - a//b\n",
+        "0 1 0 - a/./b\n",
+        "0 1 0 - a/\n",
+        "0 99999999999999999999 0 - a\n",
+        "0 2000000000000000 0 - a\n",
         "0 1 0 - a\x01"
         "b\n",
         "0 1 0 zz a\n",
@@ -186,7 +192,7 @@ struct loop {
     int rd;    /* the report */
     int in[2]; /* the helper's stdin: closed to end it */
     atomic_int cancel;
-    int oks, bads, refused, needs, sent_ok;
+    int oks, bads, fails, refused, needs, sent_ok;
     bool listening, ended;
     char addr[64];
     int port;
@@ -230,6 +236,7 @@ static void pump(struct loop *l, struct xfer_send *s, bool (*pred)(struct loop *
                 xfer_send_report(s, &r);
                 l->oks += r.kind == XR_OK;
                 l->bads += r.kind == XR_BAD;
+                l->fails += r.kind == XR_FAIL;
             } else if (r.kind == XR_REFUSED) {
                 l->refused++;
             } else if (r.kind == XR_END) {
@@ -304,7 +311,7 @@ static void same_tree(void)
     char cmd[700];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && diff -r --exclude=.cache --exclude='*.part[0-9]*' src dst "
-             "-x .dsv41-copy.state >/dev/null && [ ! -e dst/.cache ] && "
+             "-x '.dsv41-copy.*' >/dev/null && [ ! -e dst/.cache ] && "
              "[ -z \"$(find dst -name '*.incomplete' -o -name '*.part0*')\" ]",
              g_dir);
     assert_int_equal(system(cmd), 0);
@@ -385,6 +392,18 @@ static void knock(struct loop *l)
     assert_int_equal(system(cmd), 0);
 }
 
+/* many that connect and say nothing, or a byte now and then: each holds a
+ * slot 5 s at most, and the head's own streams get in */
+static void loiter(struct loop *l)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "for i in $(seq 40); do (sleep 8 | timeout 9 nc %s %d >/dev/null 2>&1 &); done; "
+             "(while sleep 1; do printf D; done | timeout 9 nc %s %d >/dev/null 2>&1 &); sleep 1",
+             l->addr, l->port, l->addr, l->port);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void copy_refuses_strangers(void **st)
 {
     (void)st;
@@ -396,7 +415,54 @@ static void copy_refuses_strangers(void **st)
     assert_int_equal(l.rc, 0);
     assert_true(l.refused >= 2);
     same_tree();
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dst'", g_dir);
+    assert_int_equal(system(cmd), 0);
+    copy_once(&l, loiter);
+    assert_int_equal(l.rc, 0);
+    assert_true(l.refused >= 20); /* the helper says 20, then counts */
+    same_tree();
+}
+
+/* what another user may have left in the directory: a FIFO as the state, a
+ * hard link as NAME.incomplete into a file elsewhere */
+static void copy_hostile_directory(void **st)
+{
+    (void)st;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && rm -rf dst && mkdir dst && mkfifo dst/.dsv41-copy.state && "
+             "echo precious > outside && ln outside dst/config.json.incomplete && "
+             "ln outside dst/model-00002-of-00006.safetensors.incomplete",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+    struct loop l;
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    same_tree();
+    snprintf(cmd, sizeof cmd, "[ \"$(cat '%s/outside')\" = precious ]", g_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* the head's file is not what its manifest says: sent three times, then
+ * given up (not forever at full speed) */
+static void copy_wrong_manifest(void **st)
+{
+    (void)st;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && rm -rf dst && cp src/sha256-manifest.txt manifest.keep && "
+             "sed -i '/model-00002/s/^./0/;/model-00002/s/^00/11/' src/sha256-manifest.txt",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+    struct loop l;
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 1);
+    assert_int_equal(l.bads, XFER_MAX_GENERATIONS - 1);
+    assert_int_equal(l.fails, 1);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mv manifest.keep src/sha256-manifest.txt && "
+             "[ ! -e dst/model-00002-of-00006.safetensors ] && rm -rf '%s'",
+             g_dir, g_dir);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -410,6 +476,8 @@ int main(void)
         cmocka_unit_test(copy_loopback),
         cmocka_unit_test(copy_flipped),
         cmocka_unit_test(copy_refuses_strangers),
+        cmocka_unit_test(copy_hostile_directory),
+        cmocka_unit_test(copy_wrong_manifest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
