@@ -23,6 +23,7 @@
 #include "config_check.h"
 #include "hub.h"
 #include "ranges.h"
+#include "xfer_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -75,7 +76,58 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 21) {
+    switch (data[0] % 24) {
+    case 21: {
+        /* the copy's plan: whatever it accepts stays inside the directory, once */
+        struct xfer_plan p;
+        struct buf err = BUF_INIT;
+        if (xfer_plan_parse(s, &p, &err) == 0) {
+            for (int i = 0; i < p.n; i++)
+                if (verify_path_problem(p.f[i].path) || strstr(p.f[i].path, "//") ||
+                    strncmp(p.f[i].path, "./", 2) == 0 || p.f[i].size < 0 ||
+                    p.f[i].size > XFER_MAX_SIZE)
+                    abort();
+            struct buf again = BUF_INIT; /* what it formats, it reads back the same */
+            struct xfer_plan q;
+            xfer_plan_format(&p, &again);
+            if (xfer_plan_parse(buf_str(&again), &q, &err) != 0 || q.n != p.n)
+                abort();
+            xfer_plan_free(&q);
+            buf_free(&again);
+            xfer_plan_free(&p);
+        }
+        buf_free(&err);
+        break;
+    }
+    case 22: {
+        /* the helper's report for a plan of 5 files: ids and ranges in bounds */
+        struct xfer_report r;
+        xfer_report_parse(s, 5, &r);
+        if (r.kind != XR_TEXT && r.kind != XR_PROGRESS && r.kind != XR_END &&
+            r.kind != XR_LISTEN && r.kind != XR_REFUSED && r.kind != XR_CORES &&
+            (r.id < 0 || r.id >= 5))
+            abort();
+        if (r.kind == XR_NEED && (r.a < 0 || r.b <= r.a))
+            abort();
+        if (r.kind == XR_LISTEN && (r.port < 1 || r.port > 65535 || !r.addr[0]))
+            abort();
+        break;
+    }
+    case 23: {
+        /* a frame header off the network: round trips when accepted */
+        if (size - 1 >= XFER_HDR_LEN) {
+            struct xfer_hdr h;
+            unsigned char back[XFER_HDR_LEN];
+            if (xfer_hdr_unpack((const unsigned char *)s, &h)) {
+                if (h.off < 0 || h.len < 0)
+                    abort();
+                xfer_hdr_pack(&h, back);
+                if (memcmp(back, s, 4) != 0)
+                    abort();
+            }
+        }
+        break;
+    }
     case 18: {
         /* a hub listing: whatever it accepts stays inside the directory */
         struct hub_tree t = {0};

@@ -12,7 +12,7 @@ clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=all $(for d in "$root"/src/*/; do printf -- '-I%s ' "$d"; done) \
     -I"$root/tui" $(pkg-config --cflags $pkgs) \
     -o "$out/fuzz_parsers" "$root/tests/fuzz/fuzz_parsers.c" "$root/tui/theme.c" \
-    $(ls "$root"/src/*/*.c | grep -vE '/(guardd|verifyd)\.c$') $(pkg-config --libs $pkgs ncursesw) -pthread -lm
+    $(ls "$root"/src/*/*.c | grep -vE '/(guardd|verifyd|xferd)\.c$') $(pkg-config --libs $pkgs ncursesw) -pthread -lm
 corpus=$out/corpus-parsers
 mkdir -p "$corpus"
 i=0
@@ -38,6 +38,9 @@ printf '\x11/tmp/a b:c' > "$corpus/seed-setting"
 printf '\x12[{"type":"file","oid":"%040d","size":1,"path":"a/b"},{"type":"directory","oid":"%040d","size":0,"path":"a"}]' 0 0 > "$corpus/seed-tree"
 printf '\x13<https://h/api/models/a/b/tree/main?cursor=1>; rel="next"' > "$corpus/seed-link"
 printf '\x14\x01\x10\x20\x00\x15\x18\x01\x00\xff' > "$corpus/seed-ranges"
+printf '\x15dsv41-copy-plan 1\n0 10 5 %064d a/b\n1 0 -1 - c\\\\d\n' 0 > "$corpus/seed-plan"
+printf '\x16need 1 0 4096' > "$corpus/seed-report"
+printf '\x17DXF1\0\0\0\1\0\0\0\2\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x10' > "$corpus/seed-frame"
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done
