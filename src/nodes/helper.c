@@ -46,31 +46,6 @@ static int run_ok(struct cluster_node *cn, struct shcmd *cmd, const char *what, 
     return rc;
 }
 
-/* True when the node's copy at path is data already (its sha256, asked
- * over ssh): the push of a few MB is skipped. Any doubt says no. */
-static bool same_there(struct cluster_node *cn, const char *path, const struct buf *data)
-{
-    unsigned char d[32];
-    char hex[65];
-    if (!EVP_Digest(data->data, data->len, d, NULL, EVP_sha256(), NULL))
-        return false;
-    for (int i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", d[i]);
-    struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "[ -f \"$1\" ] && [ ! -L \"$1\" ] && exec sha256sum -- \"$1\" 2>/dev/null");
-    shcmd_arg(&cmd, path);
-    struct ssh_result res;
-    struct buf err = BUF_INIT;
-    bool same = false;
-    if (node_run(&cn->node, &cmd, 30000, &res, &err) == 0) {
-        same = res.exit_status == 0 && res.out.len >= 64 && memcmp(res.out.data, hex, 64) == 0;
-        ssh_result_free(&res);
-    }
-    shcmd_free(&cmd);
-    buf_free(&err);
-    return same;
-}
-
 int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
                    const struct buf *data, struct buf *path, struct buf *err)
 {
@@ -79,17 +54,34 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
     buf_printf(&dir, "%s/bin", state_dir);
     buf_printf(path, "%s/%s", buf_str(&dir), name);
     buf_printf(&tmp, "%s.new", buf_str(path));
-    if (same_there(cn, buf_str(path), data)) {
-        buf_free(&dir);
-        buf_free(&tmp);
-        return 0;
-    }
-    shcmd_script(&cmd, "umask 077 && exec mkdir -p -- \"$1\" 2>&1");
+    /* the directory made, and the sha256 of the copy there, in one round
+     * trip: a helper that is there already is not sent again */
+    unsigned char d[32];
+    char hex[65] = "";
+    if (EVP_Digest(data->data, data->len, d, NULL, EVP_sha256(), NULL))
+        for (int i = 0; i < 32; i++)
+            snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    shcmd_script(&cmd, "umask 077 && mkdir -p -- \"$1\" 2>&1 || exit 3; "
+                       "[ -f \"$2\" ] && [ ! -L \"$2\" ] && sha256sum -- \"$2\" 2>/dev/null; exit 0");
     shcmd_arg(&cmd, buf_str(&dir));
-    int rc = run_ok(cn, &cmd, "make its bin directory", err);
-    if (rc == 0)
-        rc = node_put(&cn->node, buf_str(&tmp), data->data, data->len, 0700, err);
+    shcmd_arg(&cmd, buf_str(path));
+    struct ssh_result res;
+    int rc = node_run(&cn->node, &cmd, 30000, &res, err);
+    shcmd_free(&cmd);
+    bool there = false;
     if (rc == 0) {
+        if (res.exit_status != 0) {
+            buf_printf(err, "%s: cannot make its bin directory: ", cn->name);
+            text_one_line(err, res.out.len ? buf_str(&res.out) : buf_str(&res.err),
+                          res.out.len ? res.out.len : res.err.len, 300);
+            rc = -1;
+        }
+        there = hex[0] && res.out.len >= 64 && memcmp(res.out.data, hex, 64) == 0;
+        ssh_result_free(&res);
+    }
+    if (rc == 0 && !there)
+        rc = node_put(&cn->node, buf_str(&tmp), data->data, data->len, 0700, err);
+    if (rc == 0 && !there) {
         shcmd_script(&cmd, "exec mv -f -- \"$1\" \"$2\" 2>&1");
         shcmd_arg(&cmd, buf_str(&tmp));
         shcmd_arg(&cmd, buf_str(path));

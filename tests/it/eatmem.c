@@ -1,6 +1,9 @@
 /* Takes real memory for the guard tests: MiB allocated and touched in 64 MiB
  * steps, held for SECONDS, then released. Refuses to go below a MemAvailable
- * of MIN_MIB (the machine must stay safe). usage: eatmem MIB SECONDS MIN_MIB */
+ * of MIN_MIB (the machine must stay safe). With TARGET_MIB it stops as soon
+ * as MemAvailable is at or below it (MIB then only caps it): a machine whose
+ * other processes free memory meanwhile still ends up under a floor.
+ * usage: eatmem MIB SECONDS MIN_MIB [TARGET_MIB] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +24,14 @@ static long avail_mib(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
+    if (argc != 4 && argc != 5)
         return 2;
     long mib = atol(argv[1]), secs = atol(argv[2]), min = atol(argv[3]);
+    long target = argc == 5 ? atol(argv[4]) : -1;
     char *blocks[4096];
     int n = 0;
-    for (long done = 0; done < mib && n < 4096; done += 64) {
+    for (long done = 0; done < mib && n < 4096 && !(target >= 0 && avail_mib() <= target);
+         done += 64) {
         if (avail_mib() - 64 < min) {
             fprintf(stderr, "eatmem: stopping at %ld MiB: MemAvailable would go below %ld MiB\n",
                     done, min);

@@ -103,13 +103,19 @@ for _ in $(seq 300); do
     sleep 0.1
 done
 sleep 0.5
-# below the floor by 1 GiB whatever the machine's memory did meanwhile (a
-# shared machine's page cache comes and goes)
-need=$(( $(avail_mib) - floor_mib + 1024 ))
-on_host worker "$EAT" "$need" 3 $((floor_mib - 2048)) >/dev/null 2>&1
+# below the floor by 1 GiB whatever the machine's memory does meanwhile (a
+# shared machine's page cache comes and goes, the booting ranks free some):
+# eatmem takes memory until MemAvailable is there
+echo "    (MemAvailable $(avail_mib) MiB, floor $floor_mib MiB: taking memory to $((floor_mib - 1024)) MiB)"
+on_host worker "$EAT" 12288 3 $((floor_mib - 2048)) $((floor_mib - 1024)) > "$IT_DIR/eat-launch.log" 2>&1
 wait $lp; rc=$?
 out=$(cat "$IT_DIR/launch-fired.log")
 echo "    (launch exit $rc; $(grep -c FIRED "$WLOG") firing(s) in the worker's log)"
+if [ $rc -ne 1 ]; then # what the eater and the guards saw
+    sed 's/^/    eat: /' "$IT_DIR/eat-launch.log"
+    tail -5 "$WLOG" | sed 's/^/    worker guard: /'
+    tail -3 "$HLOG" | sed 's/^/    head guard: /'
+fi
 check "guard fires during launch: launch fails" [ $rc -eq 1 ]
 check "guard fires during launch: says the guard fired" contains "$out" "the memory guard fired on"
 check "guard fires during launch: the other ranks stopped" contains "$out" "stopping the other ranks"

@@ -379,7 +379,7 @@ key y
 check "download: the pane, running, with the commit" wait_for "download running (pid" 100
 check "download: the commit it pinned" wait_for "@ ${HC:0:12}" 20
 check "download: the bar and the rate" wait_for " MB/s  ETA " 100
-check "download: a split shard written in place" wait_for "in place from 3 parts" 100
+check "download: a split shard written in place" wait_for "in place from 3 parts" 400
 check "download: a job in the jobs tab" on_jobs_tab "download running"
 key c
 wait_for "Cancel the running download job? (y/N)" >/dev/null
