@@ -279,8 +279,7 @@ int xfer_peer_run(const struct config *c, struct cluster_node *cn, const char *s
         buf_puts(err, "no random bytes for the token");
         return -1;
     }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(token + 2 * i, 3, "%02x", raw[i]);
+    verify_hex(raw, token); /* 32 bytes: 64 hex digits */
     listen_addr(c, cn, addr, sizeof addr);
     struct shcmd cmd = SHCMD_INIT;
     if (install(c, cn, plan, token, addr, dry_run, &cmd, err) < 0) {

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirs.h"
 #include "xfer_recv.h"
 
 static atomic_int g_cancel;
@@ -41,21 +41,6 @@ static int ssh_address(char *out, size_t sz)
         return -1;
     snprintf(out, sz, "%s", s);
     return 0;
-}
-
-/* dir made when missing, with its parents (mkdir -p) */
-static int make_dir(const char *dir)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = '\0';
-            if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                return -1;
-            *s = '/';
-        }
-    return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
 static int read_token(const char *path, char *tok)
@@ -113,7 +98,7 @@ int main(int argc, char **argv)
         }
         listen = addr;
     }
-    if (make_dir(dir) < 0) {
+    if (dirs_make(dir, 0755) < 0) {
         printf("cannot make %s: %s\n", dir, strerror(errno));
         return 2;
     }

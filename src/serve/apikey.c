@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirs.h"
+
 void apikey_scrub(struct buf *b)
 {
     if (b->data)
@@ -31,8 +33,8 @@ int apikey_read(const char *path, struct buf *key, struct buf *why)
         return -1;
     }
     if (st.st_mode & 077) {
-        buf_printf(why, "API key file %s is readable by others (mode %03o): run chmod 600 %s",
-                   path, (unsigned)(st.st_mode & 0777), path);
+        buf_printf(why, "API key file %s is readable by others (mode %03o): run chmod 600 %s", path,
+                   (unsigned)(st.st_mode & 0777), path);
         close(fd);
         return -1;
     }
@@ -57,6 +59,7 @@ int apikey_read(const char *path, struct buf *key, struct buf *why)
     return rc;
 }
 
+/* The directory the key file goes in, made 0700 where missing. */
 static int mkdir_parents(const char *path)
 {
     char dir[4096];
@@ -65,14 +68,7 @@ static int mkdir_parents(const char *path)
     if (!slash || slash == dir)
         return 0;
     *slash = '\0';
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
+    return dirs_make(dir, 0700);
 }
 
 int apikey_ensure(const char *path, struct buf *key, struct buf *why)

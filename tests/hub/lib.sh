@@ -20,19 +20,7 @@ REPO=0xSero/DeepSeek-V4.1-Flash-Spark
 HUB=$T/hub
 C1=$("$root/tests/hub/mkrepo.sh" "$HUB" 32 1)
 REV=$HUB/revs/$C1
-# what the download must produce: every file, the shards whole, no parts
-expect_dir() { # dir [revision dir]
-    local d=$1 r=${2:-$REV} f bad=0
-    for f in $(cd "$r" && find . -type f ! -name '*.part[0-9]*' | sort); do
-        cmp -s "$r/$f" "$d/$f" || { echo "    differs: $f" >&2; bad=1; }
-    done
-    for s in model-00005-of-00006.safetensors model-00006-of-00006.safetensors; do
-        cat "$r/$s".part* | cmp -s - "$d/$s" || { echo "    differs: $s" >&2; bad=1; }
-    done
-    [ -z "$(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" ] ||
-        { echo "    left behind: $(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" >&2; bad=1; }
-    return $bad
-}
+. "$root/tests/hub/expect_dir.sh"
 lfs_bytes() { (cd "$REV" && find . -name '*.safetensors*' -printf '%s\n' | awk '{s+=$1} END {print s}'); }
 
 HP=$((30000 + RANDOM % 10000))

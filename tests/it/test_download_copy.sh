@@ -20,19 +20,7 @@ on_host head env DSV41_HUB_FAULTS=rate=4000000 "$SIM" hub --root "$HUB" --repo "
     --port "$HP" > "$D/hub.log" 2>&1 &
 for _ in $(seq 100); do on_host head curl -sf -o /dev/null "http://127.0.0.1:$HP/_stats" && break; sleep 0.1; done
 
-# every file of the revision (a split shard whole, its parts never) in dir
-expect_dir() { # dir
-    local d=$1 f bad=0
-    for f in $(cd "$REV" && find . -type f ! -name '*.part[0-9]*' | sort); do
-        cmp -s "$REV/$f" "$d/$f" || { echo "    differs: $f" >&2; bad=1; }
-    done
-    for s in model-00005-of-00006.safetensors model-00006-of-00006.safetensors; do
-        cat "$REV/$s".part* | cmp -s - "$d/$s" || { echo "    differs: $s" >&2; bad=1; }
-    done
-    [ -z "$(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" ] ||
-        { echo "    left behind: $(find "$d" -name '*.incomplete' -o -name '*.part[0-9]*')" >&2; bad=1; }
-    return $bad
-}
+. "$IT_ROOT/tests/hub/expect_dir.sh"
 
 out=$(top_head HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent \
     MODEL_DIR="$D/head" WORKER_MODEL_DIR="$D/worker" download --to-workers --connections 4 \
