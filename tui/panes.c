@@ -35,6 +35,8 @@ static const char *guard_word(enum guard_view g)
         return "STALE";
     case GUARD_VIEW_NONE:
         return "NONE";
+    case GUARD_VIEW_WARN:
+        return "WARN";
     default:
         return "?";
     }
@@ -139,6 +141,14 @@ static void node_column(struct ui *u, int i, struct rect c)
          fmt_pval(v1, sizeof v1, (struct pval){m->free_kib.ok, m->free_kib.v / 1048576}, 1),
          fmt_pval(v2, sizeof v2, (struct pval){m->cached_kib.ok, m->cached_kib.v / 1048576}, 1),
          fmt_pval(v3, sizeof v3, sn->oom_kill, 0));
+    /* the guard's other signals; warned levels in the warning colour */
+    double psi_warn = atof(config_get(u->c, "MEMGUARD_PSI_WARN"));
+    double frag_warn = atof(config_get(u->c, "MEMGUARD_FRAG_WARN"));
+    bool stressed = (sn->psi_full.ok && psi_warn > 0 && sn->psi_full.v >= psi_warn) ||
+                    (sn->frag_blocks.ok && frag_warn > 0 && sn->frag_blocks.v < frag_warn);
+    putf(u, y++, c.x, c.w, stressed ? draw_attr(u, ROLE_WARN) : norm, "psi %s%s 4M blocks %s",
+         fmt_pval(v1, sizeof v1, sn->psi_full, 1), sn->psi_full.ok ? "%" : "",
+         fmt_pval(v2, sizeof v2, sn->frag_blocks, 0));
     int graph_rows = end - y - 3;
     if (graph_rows > 0) {
         static char rows[16][1024];
@@ -178,6 +188,7 @@ static void node_column(struct ui *u, int i, struct rect c)
         y++;
     }
     int ga = n->guard == GUARD_VIEW_OK      ? draw_attr(u, ROLE_GOOD)
+             : n->guard == GUARD_VIEW_WARN    ? draw_attr(u, ROLE_WARN)
              : n->guard == GUARD_VIEW_UNKNOWN ? dim
                                               : bad;
     putf(u, y++, c.x, c.w, ga, "guard %s %s", guard_word(n->guard),

@@ -1,5 +1,6 @@
 #include "status.h"
 
+#include "guards.h"
 #include "mono.h"
 #include "phase.h"
 #include "ranks.h"
@@ -13,7 +14,10 @@
 #include <unistd.h>
 
 struct collect_job {
+    const struct config *c;
     struct cluster_node *cn;
+    char *guard;
+    int *guard_rc;
     const char *runtime;
     struct snapshot *snap;
     time_t *down_since;
@@ -35,6 +39,8 @@ static void *collect_one(void *arg)
                  j->cn->node.name);
     }
     node_reachable(&j->cn->node, j->down_since, NULL, 0);
+    if (j->guard && j->snap->reachable)
+        *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
     return NULL;
 }
 
@@ -53,6 +59,53 @@ static void note(char (*list)[320], int *n, const char *fmt, ...)
 
 #define PROBLEM(r, ...) note((r)->problems, &(r)->nproblems, __VA_ARGS__)
 #define WARNING(r, ...) note((r)->warnings, &(r)->nwarnings, __VA_ARGS__)
+
+static double setting(const struct config *c, const char *key, double dflt)
+{
+    double v = dflt;
+    struct buf e = BUF_INIT;
+    if (config_get_double(c, key, &v, &e) < 0)
+        v = dflt;
+    buf_free(&e);
+    return v;
+}
+
+/* The guard's warning levels, seen from the snapshot (every node, with or
+ * without a guard), and the guard itself where ranks run. */
+static void judge_memory(const struct config *c, struct status_report *r, int i)
+{
+    const struct snapshot *s = &r->nodes[i].snap;
+    const char *name = r->nodes[i].cn->node.name;
+    double floor_gib = setting(c, "MEMGUARD_GIB", 1), warn_gib = setting(c, "MEMGUARD_WARN_GIB", 4);
+    double psi_warn = setting(c, "MEMGUARD_PSI_WARN", 10), psi_kill = setting(c, "MEMGUARD_PSI_KILL", 60);
+    double frag_warn = setting(c, "MEMGUARD_FRAG_WARN", 16);
+    double avail = s->mem.available_kib.ok ? s->mem.available_kib.v / 1048576 : -1;
+    if (avail >= floor_gib && avail < warn_gib)
+        WARNING(r, "%s: MemAvailable %.1f GiB is under the warning level of %.1f GiB "
+                   "(MEMGUARD_WARN_GIB); the guard kills the ranks at %.1f GiB",
+                name, avail, warn_gib, floor_gib);
+    if (s->psi_full.ok && psi_kill > 0 && s->psi_full.v >= psi_kill)
+        PROBLEM(r, "%s: memory pressure (PSI full avg10) %.1f%% is at the guard's kill level "
+                   "%.0f%% (MEMGUARD_PSI_KILL)",
+                name, s->psi_full.v, psi_kill);
+    else if (s->psi_full.ok && psi_warn > 0 && s->psi_full.v >= psi_warn)
+        WARNING(r, "%s: memory pressure (PSI full avg10) %.1f%% is at or above %.0f%% "
+                   "(MEMGUARD_PSI_WARN): the node stalls on memory",
+                name, s->psi_full.v, psi_warn);
+    if (s->frag_blocks.ok && frag_warn > 0 && s->frag_blocks.v < frag_warn)
+        WARNING(r, "%s: memory is fragmented: %.0f free blocks of 4 MiB or more (under %.0f, "
+                   "MEMGUARD_FRAG_WARN); GPU allocations and nvidia-smi may stall",
+                name, s->frag_blocks.v, frag_warn);
+    const char *g = r->nodes[i].guard;
+    if (!g[0])
+        return;
+    const struct probe_container *mine = snapshot_rank_container(s, r->nodes[i].cn->rank);
+    if (r->nodes[i].guard_rc != 0 && mine && mine->running)
+        PROBLEM(r, "%s: rank %d runs without a memory guard: %s (`dsv41-top launch` starts one)",
+                name, r->nodes[i].cn->rank, g);
+    else if (r->nodes[i].guard_rc == 0 && strstr(g, ", WARN "))
+        WARNING(r, "%s: memory guard warns: %s", name, strstr(g, ", WARN ") + 7);
+}
 
 static void judge_node(const struct config *c, struct status_report *r, int i)
 {
@@ -78,6 +131,7 @@ static void judge_node(const struct config *c, struct status_report *r, int i)
     if (s->mem.available_kib.ok && s->mem.available_kib.v < floor_gib * 1048576)
         PROBLEM(r, "%s: MemAvailable %.1f GiB is below the guard floor of %.1f GiB", name,
                 s->mem.available_kib.v / 1048576, floor_gib);
+    judge_memory(c, r, i);
     if (s->gpu_note[0])
         WARNING(r, "%s: GPU: %s", name, s->gpu_note);
     if (!s->fabric.ok)
@@ -193,8 +247,16 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     r->n = cl->n;
     for (int i = 0; i < cl->n; i++) {
         r->nodes[i].cn = &cl->nodes[i];
-        jobs[i] = (struct collect_job){&cl->nodes[i], config_get(c, "RUNTIME"), &r->nodes[i].snap,
-                                       &r->nodes[i].down_since, (int)t * 1000 + 10000, cl->n,
+        bool guard = !(flags & (STATUS_NO_GUARD | STATUS_LITE));
+        jobs[i] = (struct collect_job){c,
+                                       &cl->nodes[i],
+                                       guard ? r->nodes[i].guard : NULL,
+                                       &r->nodes[i].guard_rc,
+                                       config_get(c, "RUNTIME"),
+                                       &r->nodes[i].snap,
+                                       &r->nodes[i].down_since,
+                                       (int)t * 1000 + 10000,
+                                       cl->n,
                                        (flags & STATUS_LITE) != 0};
         if (!cl->nodes[i].configured)
             continue;
@@ -366,6 +428,11 @@ void status_print_text(FILE *f, const struct status_report *r)
         fmt_num(e, sizeof e, s->oom_kill, "", 0);
         fprintf(f, "  memory  total %s  available %s  free %s  cached %s  oom_kill %s\n", a, b, c2,
                 d, e);
+        fmt_num(a, sizeof a, s->psi_full, "%", 1);
+        fmt_num(b, sizeof b, s->frag_blocks, "", 0);
+        fprintf(f, "  stress  PSI full avg10 %s  free 4 MiB blocks %s\n", a, b);
+        if (r->nodes[i].guard[0])
+            fprintf(f, "  guard   %s\n", r->nodes[i].guard);
         if (!s->ngpu)
             fprintf(f, "  gpu     n/a (%s)\n", s->gpu_note);
         for (int g = 0; g < s->ngpu; g++) {
@@ -469,6 +536,8 @@ static cJSON *node_json(const struct cluster_node *cn, const struct snapshot *s,
     add_pval(m, "free_kib", s->mem.free_kib);
     add_pval(m, "cached_kib", s->mem.cached_kib);
     add_pval(o, "oom_kill", s->oom_kill);
+    add_pval(o, "psi_full_avg10", s->psi_full);
+    add_pval(o, "free_4mib_blocks", s->frag_blocks);
     cJSON *gpus = cJSON_AddArrayToObject(o, "gpu");
     for (int g = 0; g < s->ngpu; g++) {
         const struct probe_gpu *gp = &s->gpu[g];
@@ -554,9 +623,16 @@ cJSON *status_to_json(const struct status_report *r)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
-    for (int i = 0; i < r->n; i++)
-        cJSON_AddItemToArray(nodes, node_json(r->nodes[i].cn, &r->nodes[i].snap,
-                                              r->nodes[i].down_since, r->nodes[i].phase));
+    for (int i = 0; i < r->n; i++) {
+        cJSON *n = node_json(r->nodes[i].cn, &r->nodes[i].snap, r->nodes[i].down_since,
+                             r->nodes[i].phase);
+        if (r->nodes[i].guard[0]) {
+            cJSON *g = cJSON_AddObjectToObject(n, "guard");
+            cJSON_AddBoolToObject(g, "running", r->nodes[i].guard_rc == 0);
+            cJSON_AddStringToObject(g, "desc", r->nodes[i].guard);
+        }
+        cJSON_AddItemToArray(nodes, n);
+    }
     cJSON *api = cJSON_AddObjectToObject(root, "api");
     cJSON_AddStringToObject(api, "url", r->api.url);
     cJSON_AddNumberToObject(api, "health", (double)r->api.health_code);

@@ -21,6 +21,8 @@ struct status_report {
         struct snapshot snap;
         time_t down_since;
         char phase[40];  /* its rank's startup phase, read while the API is not up */
+        char guard[400]; /* its memory guard in one line; "" when not asked */
+        int guard_rc;    /* guards_describe's answer */
     } nodes[CLUSTER_MAX_NODES];
     struct api_health api;
     bool metrics_ok;
@@ -44,6 +46,8 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
 /* No container state asked: the containers r holds from its previous round
  * are kept (the runtime CLI is the dearest part of a sample). */
 #define STATUS_LITE 4u
+/* Without asking each node's memory guard (the console reads them itself). */
+#define STATUS_NO_GUARD 8u
 void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
                         unsigned flags);
 void status_print_text(FILE *f, const struct status_report *r);

@@ -68,6 +68,22 @@ long guard_parse_available(const char *t, size_t len)
     return -1;
 }
 
+void guard_opts_defaults(struct guard_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->proc_root, sizeof o->proc_root, "/proc");
+    o->floor_kib = 1L << 20;
+    o->warn_kib = 4L << 20;
+    o->psi_warn = 10;
+    o->psi_kill = 60;
+    o->frag_warn = 16;
+    o->kmsg_warn = 1;
+    o->trace_kib = 10L << 20;
+    o->rearm_kib = 512L << 10;
+    o->resolve_s = 2;
+    o->nranks = 2;
+}
+
 int guard_parse_gib(const char *s, long *kib)
 {
     char *end;
@@ -112,6 +128,7 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     memset(g, 0, sizeof *g);
     g->o = *o;
     g->meminfo_fd = g->log_fd = g->hb_fd = g->lock_fd = -1;
+    g->sig.psi_fd = g->sig.buddy_fd = g->sig.kmsg_fd = -1;
     for (int i = 0; i < GUARD_MAX_RANKS; i++)
         g->pidfds[i] = -1;
     g->armed = true;
@@ -157,8 +174,13 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
         guard_log(g, "warning: cannot lower oom_score_adj: %s", strerror(errno));
     if (adj >= 0)
         close(adj);
-    guard_log(g, "guard started (pid %ld): floor %ld MiB, trace below %ld MiB", (long)getpid(),
-              o->floor_kib / 1024, o->trace_kib / 1024);
+    guardsig_open(g);
+    guard_log(g,
+              "guard started (pid %ld): floor %ld MiB, warn below %ld MiB, PSI full avg10 "
+              "warn %d%% kill %d%%, 4 MiB blocks warn under %ld, NVRM lines warn at %d, trace "
+              "below %ld MiB (0: off)",
+              (long)getpid(), o->floor_kib / 1024, o->warn_kib / 1024, o->psi_warn, o->psi_kill,
+              o->frag_warn, o->kmsg_warn, o->trace_kib / 1024);
     return 0;
 }
 
@@ -275,9 +297,11 @@ int guard_resolve(struct guard *g)
 
 static void heartbeat(struct guard *g, long avail)
 {
-    char hb[160];
-    int n = snprintf(hb, sizeof hb, "%ld %ld %ld %ld %s\n", (long)time(NULL), (long)getpid(),
-                     avail, g->o.floor_kib, g->armed ? "armed" : "fired");
+    char hb[240], sig[96];
+    guardsig_format(g, sig, sizeof sig);
+    /* the first five fields as before: older readers stop there */
+    int n = snprintf(hb, sizeof hb, "%ld %ld %ld %ld %s%s\n", (long)time(NULL), (long)getpid(),
+                     avail, g->o.floor_kib, g->armed ? "armed" : "fired", sig);
     if (n > 0 && pwrite(g->hb_fd, hb, (size_t)n, 0) == n && ftruncate(g->hb_fd, n) == 0) {
         /* a reader sees one whole line */
     }
@@ -352,7 +376,7 @@ static void trace_top(struct guard *g, long avail)
 /* The kill path: no allocation, no fork - unless no rank is known yet (a
  * rank that started a moment ago): then asking the runtime first is the
  * only way to do any good. */
-static void fire(struct guard *g, long avail)
+static void fire(struct guard *g, long avail, bool by_psi)
 {
     if (g->npids == 0 && g->o.runtime[0])
         guard_resolve(g);
@@ -364,8 +388,16 @@ static void fire(struct guard *g, long avail)
     double dt = mono_s() - t0;
     g->kills += (unsigned long)killed;
     g->armed = false;
-    guard_log(g, "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in %.3f ms",
-              avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3);
+    if (by_psi)
+        guard_log(g,
+                  "FIRED: memory pressure (PSI full avg10) %.1f%% >= %d%% (MemAvailable %ld MiB): "
+                  "SIGKILL to %d of %d rank(s) in %.3f ms",
+                  g->sig.psi.full_avg10, g->o.psi_kill, avail / 1024, killed, g->npids, dt * 1e3);
+    else
+        guard_log(g,
+                  "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in "
+                  "%.3f ms",
+                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3);
     /* then the runtime removes what is left: forks, but the ranks are dead */
     if (g->o.runtime[0] && g->o.nranks > 0) {
         static const char *const verb[] = {"kill", NULL};
@@ -387,11 +419,18 @@ int guard_tick(struct guard *g, double now)
         return 1000;
     }
     if (avail < g->o.floor_kib && g->armed)
-        fire(g, avail);
-    else if (!g->armed && avail >= g->o.floor_kib + g->o.rearm_kib) {
+        fire(g, avail, false);
+    /* PSI after the crossing's check: it must not delay that kill */
+    bool psi_kill = guardsig_read_psi(g);
+    if (psi_kill && g->armed)
+        fire(g, avail, true);
+    const struct memsig_psi *psi = &g->sig.psi;
+    bool psi_low = !psi->full_ok || g->o.psi_kill <= 0 || psi->full_avg10 < g->o.psi_kill / 2.0;
+    if (!g->armed && avail >= g->o.floor_kib + g->o.rearm_kib && psi_low) {
         g->armed = true;
         guard_log(g, "re-armed: MemAvailable %ld MiB", avail / 1024);
     }
+    guardsig_read_rest(g, now, avail);
     if (avail < g->o.trace_kib && now - g->last_trace_s >= 10) {
         g->last_trace_s = now;
         trace_top(g, avail);
@@ -403,6 +442,9 @@ int guard_tick(struct guard *g, double now)
      * 6 GiB to spare, 10 ms at the edge (a pread of meminfo costs ~20 us) */
     long headroom = avail - g->o.floor_kib;
     long ms = headroom <= 0 ? 10 : (long)((double)headroom * 1000.0 / (double)FILL_KIB_PER_S);
+    /* under pressure a kill level may come before the floor: 100 ms */
+    if (psi->full_ok && g->o.psi_warn > 0 && psi->full_avg10 >= g->o.psi_warn && ms > 100)
+        ms = 100;
     return ms < 10 ? 10 : ms > 1000 ? 1000 : (int)ms;
 }
 
@@ -448,6 +490,7 @@ void guard_close(struct guard *g)
         if (g->pidfds[i] >= 0)
             close(g->pidfds[i]);
     g->npids = 0;
+    guardsig_close(g);
     int *fds[] = {&g->meminfo_fd, &g->log_fd, &g->hb_fd, &g->lock_fd};
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
         if (*fds[i] >= 0) {

@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "memsig.h"
+
 #define GUARD_MAX_RANKS 8
 #define GUARD_MAX_GIB 1000000 /* a floor above every node's memory fires at once (tests) */
 
@@ -23,6 +25,12 @@ struct guard_opts {
     char runtime[32]; /* "" : resolve no PIDs through a runtime (tests) */
     int nranks;       /* containers dsv41-r0 .. dsv41-r<nranks-1> */
     long floor_kib;
+    long warn_kib;    /* MemAvailable below this: a warning */
+    int psi_warn;     /* PSI memory full avg10, percent: a warning at or above; 0 off */
+    int psi_kill;     /* ... the kill, like the floor; 0 off */
+    long frag_warn;   /* fewer free blocks of order >= 10 than this: a warning; 0 off */
+    int kmsg_warn;    /* this many NVRM lines within 10 minutes: a warning; 0 off */
+    char kmsg_path[256]; /* the kernel log ("" : /dev/kmsg; tests give a file) */
     long trace_kib;
     long rearm_kib;   /* fired again only after MemAvailable rose this far above the floor */
     int resolve_s;    /* how often rank PIDs are resolved again */
@@ -34,6 +42,24 @@ struct guard_opts {
     bool embedded;
 };
 
+/* What the guard knows beyond MemAvailable (guardsig.c); -1 fds and
+ * "_ok" false where the kernel lacks the file. */
+#define GUARD_KMSG_RING 32
+enum guard_warn { GUARD_WARN_MEM = 1, GUARD_WARN_PSI = 2, GUARD_WARN_FRAG = 4, GUARD_WARN_KMSG = 8 };
+
+struct guard_sig {
+    int psi_fd, buddy_fd, kmsg_fd;
+    struct memsig_psi psi; /* full_ok false: n/a */
+    long frag;             /* free blocks of order >= 10; -1 n/a */
+    unsigned long kmsg_lines;
+    unsigned long long kmsg_seq; /* the last record read: none is read twice */
+    bool kmsg_any;
+    double kmsg_times[GUARD_KMSG_RING]; /* when the last NVRM lines came (a ring) */
+    unsigned kmsg_next;
+    unsigned warn; /* enum guard_warn bits now set */
+    double last_slow_s;
+};
+
 struct guard {
     struct guard_opts o;
     int meminfo_fd, log_fd, hb_fd, lock_fd;
@@ -42,11 +68,14 @@ struct guard {
     int npids;
     bool armed;
     long last_avail_kib;
+    struct guard_sig sig;
     double last_sample_s, last_trace_s, last_resolve_s;
     unsigned long kills, events;
     char lastevent[160];
 };
 
+/* The defaults (docs/guard.md says why each). */
+void guard_opts_defaults(struct guard_opts *o);
 /* GiB as a positive number up to GUARD_MAX_GIB, in KiB; -1 for anything
  * else (nan, inf, "1 --daemon", ...). */
 int guard_parse_gib(const char *s, long *kib);
@@ -71,6 +100,17 @@ long guard_parse_available(const char *text, size_t len);
 /* STATE_DIR/guard.<hostname>.<kind>: one lock and heartbeat per node, also
  * when STATE_DIR is a home directory shared between nodes. */
 void guard_file(const char *state_dir, const char *kind, char *out, size_t sz);
+/* guardsig.c: opens the signals' files (each logged as n/a when missing). */
+void guardsig_open(struct guard *g);
+/* PSI, read every sample; true when it reached the kill level. */
+bool guardsig_read_psi(struct guard *g);
+/* buddyinfo (once a second) and the kernel log (every sample: a read that
+ * finds nothing costs a syscall), then the warnings, logged as they set and
+ * clear. */
+void guardsig_read_rest(struct guard *g, double now_s, long avail_kib);
+/* " psi=F frag=N kmsg=N warn=LIST" for the heartbeat (n/a, "-" for none). */
+void guardsig_format(const struct guard *g, char *out, size_t sz);
+void guardsig_close(struct guard *g);
 /* A line in STATE_DIR/memguard.log. */
 void guard_log(struct guard *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,5 +1,7 @@
 #include "guardctl.h"
 
+#include "text.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -75,10 +77,37 @@ bool guardctl_heartbeat_read(const char *state_dir, char *line, size_t sz)
            (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+bool guardctl_signals(const char *line, size_t len, char *out, size_t sz)
+{
+    char psi[16] = "", frag[24] = "", kmsg[24] = "", warn[48] = "";
+    char one[256];
+    snprintf(one, sizeof one, "%.*s", (int)(len < sizeof one - 1 ? len : sizeof one - 1), line);
+    const char *p;
+    if ((p = strstr(one, " psi=")))
+        sscanf(p, " psi=%15s", psi);
+    if ((p = strstr(one, " frag=")))
+        sscanf(p, " frag=%23s", frag);
+    if ((p = strstr(one, " kmsg=")))
+        sscanf(p, " kmsg=%23s", kmsg);
+    if ((p = strstr(one, " warn=")))
+        sscanf(p, " warn=%47s", warn);
+    out[0] = '\0';
+    if (!psi[0])
+        return false; /* a guard from before the signals */
+    char raw[200];
+    bool warned = warn[0] && strcmp(warn, "-") != 0;
+    snprintf(raw, sizeof raw, ", psi %s%s, 4M blocks %s, NVRM %s%s%s", psi,
+             strcmp(psi, "n/a") ? "%" : "", frag, kmsg, warned ? ", WARN " : "",
+             warned ? warn : "");
+    text_clean(out, sz, raw, strlen(raw));
+    return warned;
+}
+
 int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz)
 {
-    char buf[200];
+    char buf[320], sig[200];
     bool running = guardctl_heartbeat_read(state_dir, buf, sizeof buf);
+    guardctl_signals(buf, strlen(buf), sig, sizeof sig);
     long ts, pid, avail, fl;
     char state[16];
     if (sscanf(buf, "%ld %ld %ld %ld %15s", &ts, &pid, &avail, &fl, state) != 5) {
@@ -86,8 +115,8 @@ int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t 
         return 0;
     }
     long age = (long)time(NULL) - ts;
-    snprintf(desc, sz, "guard pid %ld %s, heartbeat %lds ago, MemAvailable %ld MiB, floor %ld MiB%s",
-             pid, state, age, avail / 1024, fl / 1024, running ? "" : " (process gone)");
+    snprintf(desc, sz, "guard pid %ld %s, heartbeat %lds ago, MemAvailable %ld MiB, floor %ld MiB%s%s",
+             pid, state, age, avail / 1024, fl / 1024, sig, running ? "" : " (process gone)");
     return age <= max_age_s && running;
 }
 
@@ -104,10 +133,10 @@ static int run(const struct guard_opts *o, bool daemon)
         }
         if (p > 0) {
             /* wait for the child's first heartbeat, so the caller knows it is up */
-            char desc[256];
+            char desc[512];
             for (int i = 0; i < 50; i++) {
                 usleep(100000);
-                if (guardctl_heartbeat(o->state_dir, 5, desc, sizeof desc) &&
+                if (guardctl_heartbeat(o->state_dir, GUARD_FRESH_S, desc, sizeof desc) &&
                     lock_pid(o->state_dir) != (long)getpid()) {
                     printf("%s\n", desc);
                     return 0;
@@ -152,7 +181,7 @@ static int stop(const struct guard_opts *o)
 {
     bool console = false;
     long pid = lock_holder(o->state_dir, &console);
-    char desc[256];
+    char desc[512];
     /* a console's guard thread lets go of the lock (SIGUSR2); the console
      * itself keeps running */
     if (pid <= 0 || !guardctl_heartbeat(o->state_dir, 1 << 30, desc, sizeof desc) ||
@@ -173,7 +202,7 @@ static int stop(const struct guard_opts *o)
 
 int guardctl(const struct guard_opts *o, enum guardctl_action a)
 {
-    char desc[256];
+    char desc[512];
     switch (a) {
     case GUARD_RUN:
         return run(o, false);
@@ -192,7 +221,7 @@ int guardctl(const struct guard_opts *o, enum guardctl_action a)
         return 0;
     }
     case GUARD_STATUS: {
-        int ok = guardctl_heartbeat(o->state_dir, 5, desc, sizeof desc);
+        int ok = guardctl_heartbeat(o->state_dir, GUARD_FRESH_S, desc, sizeof desc);
         printf("%s%s\n", ok ? "" : "NOT GUARDED: ", desc);
         return ok ? 0 : 1;
     }
@@ -228,6 +257,19 @@ int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_ac
             ;
         else if (v && strcmp(f, "--trace") == 0 && guard_parse_gib(v, &o->trace_kib) == 0 && ++i)
             ;
+        else if (v && strcmp(f, "--warn") == 0 && guard_parse_gib(v, &o->warn_kib) == 0 && ++i)
+            ;
+        else if (v && strcmp(f, "--psi-warn") == 0 && (n = whole(v, 0, 100)) >= 0 && ++i)
+            o->psi_warn = (int)n;
+        else if (v && strcmp(f, "--psi-kill") == 0 && (n = whole(v, 0, 100)) >= 0 && ++i)
+            o->psi_kill = (int)n;
+        else if (v && strcmp(f, "--frag-warn") == 0 && (n = whole(v, 0, 1L << 40)) >= 0 && ++i)
+            o->frag_warn = n;
+        else if (v && strcmp(f, "--kmsg-warn") == 0 && (n = whole(v, 0, GUARD_KMSG_RING)) >= 0 &&
+                 ++i)
+            o->kmsg_warn = (int)n;
+        else if (v && strcmp(f, "--kmsg") == 0 && ++i)
+            snprintf(o->kmsg_path, sizeof o->kmsg_path, "%s", v);
         else if (v && strcmp(f, "--state-dir") == 0 && ++i)
             snprintf(o->state_dir, sizeof o->state_dir, "%s", v);
         else if (v && strcmp(f, "--proc-root") == 0 && ++i)

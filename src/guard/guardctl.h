@@ -8,6 +8,9 @@
 
 #include "guard.h"
 
+/* A heartbeat older than this (seconds): the guard is hung or gone. */
+#define GUARD_FRESH_S 5
+
 enum guardctl_action { GUARD_RUN, GUARD_DAEMON, GUARD_STOP, GUARD_STATUS, GUARD_RESOLVE };
 
 /* Runs the action; the process exit status (status: 0 alive, 1 not). */
@@ -18,6 +21,10 @@ bool guardctl_heartbeat_read(const char *state_dir, char *line, size_t sz);
 /* Reads STATE_DIR/guard.heartbeat: 1 fresh (<= max_age_s), 0 stale or
  * missing; fills a one-line description. */
 int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz);
+/* The signals a guard appends to its heartbeat line ("psi=F frag=N kmsg=N
+ * warn=LIST") as ", psi F%, 4M blocks N, NVRM N[, WARN LIST]" ("" for a
+ * guard from before them); true when a warning is set. */
+bool guardctl_signals(const char *line, size_t len, char *out, size_t sz);
 /* Parses the static binary's flags into o and an action; -1 on bad usage. */
 int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "guardctl.h"
 #include "helper.h"
 #include "text.h"
 
@@ -52,8 +53,15 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
     strv_add(&args, config_get(c, "RUNTIME"));
     strv_add(&args, "--ranks");
     strv_addf(&args, "%d", nranks);
-    strv_add(&args, "--floor");
-    strv_add(&args, config_get(c, "MEMGUARD_GIB"));
+    static const char *const flags[][2] = {
+        {"--floor", "MEMGUARD_GIB"},          {"--warn", "MEMGUARD_WARN_GIB"},
+        {"--psi-warn", "MEMGUARD_PSI_WARN"},  {"--psi-kill", "MEMGUARD_PSI_KILL"},
+        {"--frag-warn", "MEMGUARD_FRAG_WARN"}, {"--kmsg-warn", "MEMGUARD_KMSG_WARN"},
+    };
+    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
+        strv_add(&args, flags[k][0]);
+        strv_add(&args, config_get(c, flags[k][1]));
+    }
     strv_add(&args, "--proc-root");
     strv_add(&args, cn->node.proc_root);
     strv_add(&args, "--daemon");
@@ -106,7 +114,7 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
 
 void guard_opts_from_config(const struct config *c, struct guard_opts *o)
 {
-    memset(o, 0, sizeof *o);
+    guard_opts_defaults(o);
     snprintf(o->proc_root, sizeof o->proc_root, "%s", config_get(c, "DSV41_PROC_ROOT"));
     snprintf(o->state_dir, sizeof o->state_dir, "%s", config_get(c, "STATE_DIR"));
     snprintf(o->runtime, sizeof o->runtime, "%s", config_get(c, "RUNTIME"));
@@ -119,9 +127,44 @@ void guard_opts_from_config(const struct config *c, struct guard_opts *o)
     }
     if (guard_parse_gib(config_get(c, "MEMGUARD_GIB"), &o->floor_kib) < 0)
         o->floor_kib = 0; /* refused below with the setting's name */
-    o->trace_kib = 10L << 20;
-    o->rearm_kib = 512L << 10;
-    o->resolve_s = 2;
+    if (guard_parse_gib(config_get(c, "MEMGUARD_WARN_GIB"), &o->warn_kib) < 0)
+        o->warn_kib = 0;
+    /* the settings were checked on load (CK_INT ranges) */
+    o->psi_warn = atoi(config_get(c, "MEMGUARD_PSI_WARN"));
+    o->psi_kill = atoi(config_get(c, "MEMGUARD_PSI_KILL"));
+    o->frag_warn = atol(config_get(c, "MEMGUARD_FRAG_WARN"));
+    o->kmsg_warn = atoi(config_get(c, "MEMGUARD_KMSG_WARN"));
+}
+
+int guards_describe(const struct config *c, struct cluster_node *cn, char *out, size_t sz)
+{
+    char dir[512];
+    struct buf err = BUF_INIT, said = BUF_INIT;
+    struct strv args = STRV_INIT;
+    strv_add(&args, "--status");
+    int rc = cluster_state_dir(c, cn, dir, sizeof dir, &err);
+    if (rc == 0 && cn->node.local) {
+        /* the files themselves: no process started, and the console's own
+         * guard (no binary installed) counts too */
+        char desc[400];
+        rc = guardctl_heartbeat(dir, GUARD_FRESH_S, desc, sizeof desc) ? 0 : 1;
+        snprintf(out, sz, "%s%s", rc ? "NOT GUARDED: " : "", desc);
+        strv_free(&args);
+        buf_free(&err);
+        return rc;
+    }
+    if (rc == 0)
+        rc = run_guard(cn, dir, &args, &said, &err);
+    if (rc == 127 || (rc != 0 && strstr(buf_str(&said), "not found"))) {
+        rc = 127;
+        snprintf(out, sz, "no memory guard installed (launch installs and starts it)");
+    } else {
+        snprintf(out, sz, "%s", rc < 0 ? buf_str(&err) : buf_str(&said));
+    }
+    strv_free(&args);
+    buf_free(&err);
+    buf_free(&said);
+    return rc;
 }
 
 static int each(const struct config *c, struct cluster *cl, const char *action, FILE *out,

@@ -139,8 +139,10 @@ enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, cha
     }
     sscanf(l2 + 1, "%7s", alive);
     long age = now - ts;
-    snprintf(desc, descsz, "pid %ld %s, %lds ago, avail %ld MiB, floor %ld MiB%s", pid, st, age,
-             avail / 1024, fl / 1024, strcmp(alive, "alive") ? " (process gone)" : "");
+    char sig[200];
+    bool warned = guardctl_signals(text, (size_t)(l2 - text), sig, sizeof sig);
+    snprintf(desc, descsz, "pid %ld %s, %lds ago, avail %ld MiB, floor %ld MiB%s%s", pid, st, age,
+             avail / 1024, fl / 1024, sig, strcmp(alive, "alive") ? " (process gone)" : "");
     /* a guard that stopped cleanly (`stop`) is no alarm: there is nothing to guard */
     if (strcmp(alive, "alive") != 0 && strstr(event, "guard stopped")) {
         snprintf(desc, descsz, "stopped");
@@ -148,7 +150,7 @@ enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, cha
     }
     if (strcmp(alive, "alive") != 0 || age > GUARDVIEW_STALE_S)
         return GUARD_VIEW_STALE;
-    return strcmp(st, "fired") == 0 ? GUARD_VIEW_FIRED : GUARD_VIEW_OK;
+    return strcmp(st, "fired") == 0 ? GUARD_VIEW_FIRED : warned ? GUARD_VIEW_WARN : GUARD_VIEW_OK;
 }
 
 /* The last line of a local file (its last 1 KiB), without the newline. */
@@ -175,7 +177,7 @@ static void last_line(const char *path, char *out, size_t sz)
  * shell forked every poll). */
 static void ask_local(const char *dir, struct buf *text)
 {
-    char path[768], hb[200], last[400];
+    char path[768], hb[320], last[400];
     bool alive = guardctl_heartbeat_read(dir, hb, sizeof hb);
     snprintf(path, sizeof path, "%s/memguard.log", dir);
     last_line(path, last, sizeof last);
@@ -267,7 +269,7 @@ void guardview_poll(struct guardview *gv)
             if (!gv->dirs[i][0])
                 continue;
         }
-        char desc[200], ev[200];
+        char desc[320], ev[200];
         enum guard_view v = (enum guard_view)ask(gv, i, desc, sizeof desc, ev, sizeof ev);
         struct state *s = gv->s;
         state_lock(s);
@@ -282,6 +284,8 @@ void guardview_poll(struct guardview *gv)
             on_fired(gv, i, ev);
         if ((v == GUARD_VIEW_STALE || v == GUARD_VIEW_NONE) && gv->last[i] == GUARD_VIEW_OK)
             state_say(s, "ALARM: %s: memory guard %s", cn->name, desc);
+        if (v == GUARD_VIEW_WARN && gv->last[i] != GUARD_VIEW_WARN)
+            state_say(s, "WARNING: %s: memory guard: %s", cn->name, ev[0] ? ev : desc);
         if (v == GUARD_VIEW_OK && gv->last[i] == GUARD_VIEW_STALE)
             state_say(s, "%s: the memory guard is back: %s", cn->name, desc);
         gv->last[i] = v;

@@ -23,7 +23,7 @@
 #define STATE_LOG_BYTES (6u << 20)
 
 enum guard_view { GUARD_VIEW_UNKNOWN, GUARD_VIEW_OK, GUARD_VIEW_FIRED, GUARD_VIEW_STALE,
-                  GUARD_VIEW_NONE };
+                  GUARD_VIEW_NONE, GUARD_VIEW_WARN };
 
 struct state_port {
     struct pval rx_bps, tx_bps; /* from the counters between two samples */
@@ -43,7 +43,7 @@ struct state_node {
     struct state_port ports[RDMA_MAX_PORTS];
     enum guard_view guard;
     bool guard_here;    /* the console's own thread guards this node */
-    char guard_desc[240];
+    char guard_desc[360];
     char guard_event[200];
     char phase[48];     /* the rank's startup phase, from its log */
 };

@@ -1,5 +1,6 @@
 #include "snapshot.h"
 
+#include "memsig.h"
 #include "runtime.h"
 #include "text.h"
 
@@ -25,6 +26,8 @@ int snapshot_marker(char *out, size_t outsz)
     "s host; hostname 2>/dev/null || cat /etc/hostname\n"                                         \
     "s meminfo; cat \"$P/meminfo\"\n"                                                              \
     "s vmstat; grep '^oom_kill ' \"$P/vmstat\"\n"                                                   \
+    "s psi; cat \"$P/pressure/memory\" 2>/dev/null\n"                                             \
+    "s buddy; cat \"$P/buddyinfo\" 2>/dev/null\n"                                                  \
     "s gpu; nvidia-smi --query-gpu=" PROBE_GPU_QUERY                                               \
     " --format=csv,noheader,nounits 2>&1; r=$?; s gpu_rc; echo $r\n"                               \
     "s apps; [ $r = 0 ] && nvidia-smi --query-compute-apps=" PROBE_APPS_QUERY                      \
@@ -138,6 +141,18 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
     }
     if ((v = section(text, marker, "vmstat"))) {
         probe_parse_vmstat_oom(v, &s->oom_kill);
+        free(v);
+    }
+    if ((v = section(text, marker, "psi"))) {
+        struct memsig_psi psi;
+        if (memsig_parse_psi(v, strlen(v), &psi) == 0)
+            s->psi_full = (struct pval){true, psi.full_avg10};
+        free(v);
+    }
+    if ((v = section(text, marker, "buddy"))) {
+        long blocks = memsig_parse_buddy(v, strlen(v), MEMSIG_BUDDY_ORDER);
+        if (blocks >= 0)
+            s->frag_blocks = (struct pval){true, (double)blocks};
         free(v);
     }
     char *rc = section(text, marker, "gpu_rc");

@@ -116,6 +116,10 @@ int snapshot_local_text(const struct node *n, const char *runtime, int nranks, b
     file_into(out, n->proc_root, "meminfo", NULL);
     section(out, marker, "vmstat");
     file_into(out, n->proc_root, "vmstat", "oom_kill ");
+    section(out, marker, "psi");
+    file_into(out, n->proc_root, "pressure/memory", NULL);
+    section(out, marker, "buddy");
+    file_into(out, n->proc_root, "buddyinfo", NULL);
     section(out, marker, "gpu");
     int rc = 127;
     if (in_path("nvidia-smi"))

@@ -13,6 +13,8 @@
 #include "metrics.h"
 #include "benchtab.h"
 #include "guardview.h"
+#include "guardctl.h"
+#include "memsig.h"
 #include "logbuf.h"
 #include "theme.h"
 #include "verify.h"
@@ -76,7 +78,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 24) {
+    switch (data[0] % 25) {
+    case 24: {
+        /* the guard's signals, on the bytes as read (not terminated) */
+        const char *raw = (const char *)data + 1;
+        size_t n = size - 1;
+        struct memsig_psi psi;
+        if (memsig_parse_psi(raw, n, &psi) == 0 && (psi.full_avg10 < 0 || psi.full_avg10 > 100))
+            abort();
+        if (memsig_parse_buddy(raw, n, MEMSIG_BUDDY_ORDER) < -1)
+            abort();
+        unsigned long long seq;
+        size_t off, len;
+        if (memsig_parse_kmsg(raw, n, &seq, &off, &len) >= 0 && (off > n || len > n - off))
+            abort();
+        char line[400];
+        guardctl_signals(raw, n, line, sizeof line);
+        break;
+    }
     case 21: {
         /* the copy's plan: whatever it accepts stays inside the directory, once */
         struct xfer_plan p;

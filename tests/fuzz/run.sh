@@ -17,6 +17,7 @@ corpus=$out/corpus-parsers
 mkdir -p "$corpus"
 i=0
 for f in "$root"/tests/fixtures/proc/spark/* "$root"/tests/fixtures/nvidia-smi/*.csv; do
+    [ -f "$f" ] || continue
     for sel in 0 1 2 3 4; do
         { printf "\\x$(printf %02x $sel)"; cat "$f"; } > "$corpus/seed-$i-$sel"
     done
@@ -41,6 +42,12 @@ printf '\x14\x01\x10\x20\x00\x15\x18\x01\x00\xff' > "$corpus/seed-ranges"
 printf '\x15dsv41-copy-plan 1\n0 10 5 %064d a/b\n1 0 -1 - c\\\\d\n' 0 > "$corpus/seed-plan"
 printf '\x16need 1 0 4096' > "$corpus/seed-report"
 printf '\x17DXF1\0\0\0\1\0\0\0\2\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x10' > "$corpus/seed-frame"
+for f in "$root"/tests/fixtures/proc/*/pressure/memory "$root"/tests/fixtures/proc/*/buddyinfo \
+    "$root"/tests/fixtures/kmsg/*; do
+    { printf '\x18'; cat "$f"; } > "$corpus/seed-sig-$i"
+    i=$((i + 1))
+done
+printf '\x091000 999 42 1 1 armed psi=12.5 frag=3 kmsg=2 warn=psi,frag\nalive\nx\n' > "$corpus/seed-guard-sig"
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done

@@ -48,6 +48,27 @@ static void guard_heartbeat_views(void **st)
                     sizeof ev);
     assert_null(strchr(ev, '\x1b'));
     assert_string_equal(ev, "evil");
+    /* a guard with the signals: a warning is its own view, and said */
+    assert_int_equal(guardview_parse("1000 999 4242 5000000 1048576 armed psi=12.5 frag=3 kmsg=0 "
+                                     "warn=psi,frag\nalive\nx\n",
+                                     desc, sizeof desc, ev, sizeof ev),
+                     GUARD_VIEW_WARN);
+    assert_non_null(strstr(desc, "psi 12.5%, 4M blocks 3, NVRM 0, WARN psi,frag"));
+    assert_int_equal(guardview_parse("1000 999 4242 5000000 1048576 armed psi=n/a frag=n/a "
+                                     "kmsg=n/a warn=-\nalive\nx\n",
+                                     desc, sizeof desc, ev, sizeof ev),
+                     GUARD_VIEW_OK);
+    assert_non_null(strstr(desc, "psi n/a, 4M blocks n/a, NVRM n/a"));
+    assert_null(strstr(desc, "WARN"));
+    /* fired beats warned */
+    assert_int_equal(guardview_parse("1000 999 4242 5000000 1048576 fired psi=80.0 frag=3 kmsg=0 "
+                                     "warn=psi\nalive\nx\n",
+                                     desc, sizeof desc, ev, sizeof ev),
+                     GUARD_VIEW_FIRED);
+    /* hostile bytes in the fields stay out of the description */
+    guardview_parse("1000 999 1 1 1 armed psi=\x1b[2J frag=1 kmsg=1 warn=\x1b]0;t\x07\nalive\nx\n", desc,
+                    sizeof desc, ev, sizeof ev);
+    assert_null(strchr(desc, '\x1b'));
 }
 
 static void bench_table(void **st)

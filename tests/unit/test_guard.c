@@ -84,7 +84,14 @@ static int setup(void **st)
         return -1;
     char p[128];
     snprintf(p, sizeof p, "%s/proc", dir);
-    return mkdir(p, 0700);
+    if (mkdir(p, 0700) < 0)
+        return -1;
+    snprintf(p, sizeof p, "%s/proc/pressure", dir);
+    if (mkdir(p, 0700) < 0)
+        return -1;
+    snprintf(p, sizeof p, "%s/kmsg", dir);
+    FILE *f = fopen(p, "w");
+    return f && fclose(f) == 0 ? 0 : -1;
 }
 
 static int teardown(void **st)
@@ -98,14 +105,47 @@ static int teardown(void **st)
 static struct guard_opts opts(void)
 {
     struct guard_opts o;
-    memset(&o, 0, sizeof o);
+    guard_opts_defaults(&o); /* warn 4 GiB, PSI warn 10 kill 60, 16 blocks, 1 NVRM line */
     snprintf(o.proc_root, sizeof o.proc_root, "%s/proc", dir);
     snprintf(o.state_dir, sizeof o.state_dir, "%s/state", dir);
+    snprintf(o.kmsg_path, sizeof o.kmsg_path, "%s/kmsg", dir);
     o.floor_kib = 1L << 20;        /* 1 GiB */
     o.trace_kib = 10L << 20;       /* 10 GiB */
     o.rearm_kib = 512L << 10;      /* 512 MiB */
     o.resolve_s = 5;
+    o.nranks = 0;
     return o;
+}
+
+/* Writes a file under the test's directory (rel like "proc/buddyinfo"). */
+static void put_file(const char *rel, const char *text, const char *mode)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, mode);
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *fixture(const char *rel)
+{
+    struct buf b = BUF_INIT, path = BUF_INIT;
+    const char *root = getenv("DSV41_FIXTURES");
+    buf_printf(&path, "%s/%s", root ? root : "tests/fixtures", rel);
+    assert_int_equal(buf_read_file(&b, buf_str(&path), 1 << 20), 0);
+    buf_free(&path);
+    return b.data;
+}
+
+static char *heartbeat_text(void)
+{
+    char sd[300], hbp[600];
+    snprintf(sd, sizeof sd, "%s/state", dir);
+    guard_file(sd, "heartbeat", hbp, sizeof hbp);
+    struct buf hb = BUF_INIT;
+    assert_int_equal(buf_read_file(&hb, hbp, 4096), 0);
+    return hb.data;
 }
 
 static void parse(void **st)
@@ -242,13 +282,264 @@ static void unreadable_meminfo(void **st)
     assert_non_null(strstr(err, "cannot open"));
 }
 
+static void memsig_fixtures(void **st)
+{
+    (void)st;
+    struct memsig_psi psi;
+    char *t = fixture("proc/spark/pressure/memory");
+    assert_int_equal(memsig_parse_psi(t, strlen(t), &psi), 0);
+    assert_true(psi.some_ok && psi.full_ok);
+    assert_float_equal(psi.some_avg10, 0.31, 1e-9);
+    assert_float_equal(psi.full_avg10, 0.0, 1e-9);
+    free(t);
+    t = fixture("proc/fragmented/pressure/memory");
+    assert_int_equal(memsig_parse_psi(t, strlen(t), &psi), 0);
+    assert_float_equal(psi.full_avg10, 71.55, 1e-9);
+    free(t);
+    /* kernels with only the "some" line, garbage, out of range, cut short */
+    const char *some = "some avg10=1.00 avg60=0.00 avg300=0.00 total=1\n";
+    assert_int_equal(memsig_parse_psi(some, strlen(some), &psi), -1);
+    assert_true(psi.some_ok && !psi.full_ok);
+    assert_int_equal(memsig_parse_psi("full avg10=abc\n", 15, &psi), -1);
+    assert_int_equal(memsig_parse_psi("full avg10=101.0 avg60=0\n", 25, &psi), -1);
+    assert_int_equal(memsig_parse_psi("full avg10=", 11, &psi), -1);
+    assert_int_equal(memsig_parse_psi("full avg10=1.5x", 15, &psi), -1);
+    assert_int_equal(memsig_parse_psi("xfull avg10=5.0\n", 16, &psi), -1);
+    assert_int_equal(memsig_parse_psi("", 0, &psi), -1);
+
+    t = fixture("proc/spark/buddyinfo");
+    assert_int_equal(memsig_parse_buddy(t, strlen(t), MEMSIG_BUDDY_ORDER), 3 + 302 + 8119);
+    assert_int_equal(memsig_parse_buddy(t, strlen(t), 9), 1 + 3 + 15 + 302 + 140 + 8119);
+    free(t);
+    t = fixture("proc/fragmented/buddyinfo");
+    assert_int_equal(memsig_parse_buddy(t, strlen(t), MEMSIG_BUDDY_ORDER), 0);
+    free(t);
+    const char *bad = "Node 0, zone   Normal   1 2 x\nnonsense\n";
+    assert_int_equal(memsig_parse_buddy(bad, strlen(bad), 0), -1);
+    assert_int_equal(memsig_parse_buddy("Node 0", 6, 0), -1);
+    const char *cut = "Node 0, zone Normal 5 6"; /* no newline at the end */
+    assert_int_equal(memsig_parse_buddy(cut, strlen(cut), 1), 6);
+
+    unsigned long long seq;
+    size_t off, len;
+    const char *r = "4,3304,912500002,-;NVRM: Xid (PCI:000f:01:00): 31, pid=4242\n SUBSYSTEM=pci\n";
+    assert_int_equal(memsig_parse_kmsg(r, strlen(r), &seq, &off, &len), 1);
+    assert_int_equal(seq, 3304);
+    assert_int_equal(len, strlen("NVRM: Xid (PCI:000f:01:00): 31, pid=4242"));
+    assert_memory_equal(r + off, "NVRM: Xid", 9);
+    r = "6,12,5,-;usb 1-1: new device\n";
+    assert_int_equal(memsig_parse_kmsg(r, strlen(r), &seq, &off, &len), 0);
+    assert_int_equal(seq, 12);
+    assert_int_equal(memsig_parse_kmsg("garbage", 7, &seq, &off, &len), -1);
+    assert_int_equal(memsig_parse_kmsg("6,,1,-;x", 8, &seq, &off, &len), -1);
+    assert_int_equal(memsig_parse_kmsg("6,1,1,- NVRM", 12, &seq, &off, &len), -1);
+}
+
+static void set_psi(double full)
+{
+    char t[160];
+    snprintf(t, sizeof t, "some avg10=%.2f avg60=0.00 avg300=0.00 total=1\n"
+                          "full avg10=%.2f avg60=0.00 avg300=0.00 total=1\n",
+             full, full);
+    put_file("proc/pressure/memory", t, "w");
+}
+
+static void psi_kill_and_warnings(void **st)
+{
+    (void)st;
+    struct guard g;
+    struct guard_opts o = opts();
+    char err[256];
+    set_avail(50L << 20); /* MemAvailable is fine: the pressure is not */
+    set_psi(3.0);
+    char *b = fixture("proc/spark/buddyinfo");
+    put_file("proc/buddyinfo", b, "w");
+    free(b);
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    pid_t r0 = child(), r1 = child(), other = child();
+    pid_t ranks[2] = {r0, r1};
+    guard_set_pids(&g, ranks, 2);
+    assert_int_equal(guard_tick(&g, 10.0), 1000);
+    char *hb = heartbeat_text();
+    assert_non_null(strstr(hb, " armed psi=3.0 frag=8424 kmsg=0 warn=-"));
+    free(hb);
+
+    set_psi(20.0); /* a warning, and samples ten times a second */
+    assert_int_equal(guard_tick(&g, 11.0), 100);
+    assert_true(alive(r0) && alive(r1));
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, "warn=psi"));
+    free(hb);
+    b = fixture("proc/fragmented/pressure/memory"); /* full avg10=71.55 */
+    put_file("proc/pressure/memory", b, "w");
+    free(b);
+    guard_tick(&g, 12.0);
+    assert_true(killed_by_sigkill(r0));
+    assert_true(killed_by_sigkill(r1));
+    assert_true(alive(other));
+    char *log = log_text();
+    assert_int_equal(count(log, "FIRED: memory pressure (PSI full avg10) 71.5% >= 60% "
+                                "(MemAvailable 51200 MiB): SIGKILL to 2 of 2"), 1);
+    free(log);
+    /* armed again only once the pressure has fallen under half the kill level */
+    set_psi(40.0);
+    guard_tick(&g, 13.0);
+    assert_false(g.armed);
+    set_psi(5.0);
+    guard_tick(&g, 14.0);
+    assert_true(g.armed);
+    log = log_text();
+    assert_int_equal(count(log, "FIRED"), 1);
+    assert_int_equal(count(log, "warning: memory pressure (PSI full avg10) 20.0% at or above 10%"), 1);
+    assert_int_equal(count(log, "cleared: memory pressure (PSI full avg10) 5.0% back under 10%"), 1);
+    free(log);
+    /* switched off: no kill however high */
+    pid_t r2 = child();
+    guard_set_pids(&g, &r2, 1);
+    g.o.psi_kill = 0;
+    set_psi(99.0);
+    guard_tick(&g, 15.0);
+    assert_true(alive(r2));
+    kill(r2, SIGKILL);
+    waitpid(r2, NULL, 0);
+    kill(other, SIGKILL);
+    waitpid(other, NULL, 0);
+    guard_close(&g);
+}
+
+static void fragmentation_warns_and_clears(void **st)
+{
+    (void)st;
+    struct guard g;
+    struct guard_opts o = opts();
+    char err[256];
+    set_avail(50L << 20);
+    set_psi(0);
+    char *b = fixture("proc/fragmented/buddyinfo");
+    put_file("proc/buddyinfo", b, "w");
+    free(b);
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    guard_tick(&g, 10.0);
+    char *hb = heartbeat_text();
+    assert_non_null(strstr(hb, "frag=0 kmsg=0 warn=frag"));
+    free(hb);
+    b = fixture("proc/spark/buddyinfo");
+    put_file("proc/buddyinfo", b, "w");
+    free(b);
+    guard_tick(&g, 10.5); /* buddyinfo is read once a second */
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, "warn=frag"));
+    free(hb);
+    guard_tick(&g, 11.0);
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, "frag=8424 kmsg=0 warn=-"));
+    free(hb);
+    /* MemAvailable under the warning level, above the floor */
+    set_avail(3L << 20);
+    guard_tick(&g, 12.0);
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, "warn=mem"));
+    free(hb);
+    char *log = log_text();
+    assert_int_equal(count(log, "warning: 0 free blocks of 4 MiB or more (order >= 10) under 16"), 1);
+    assert_int_equal(count(log, "cleared: 8424 free blocks"), 1);
+    assert_int_equal(count(log, "warning: MemAvailable 3072 MiB below the warning level 4096 MiB"), 1);
+    assert_int_equal(g.kills, 0);
+    free(log);
+    guard_close(&g);
+}
+
+static void kernel_log_read_once(void **st)
+{
+    (void)st;
+    struct guard g;
+    struct guard_opts o = opts();
+    char err[256];
+    set_avail(50L << 20);
+    set_psi(0);
+    /* before the guard's start: not its to report */
+    put_file("kmsg", "4,10,5,-;NVRM: an old boot's line\n", "w");
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    guard_tick(&g, 10.0);
+    char *hb = heartbeat_text();
+    assert_non_null(strstr(hb, "kmsg=0 warn=-"));
+    free(hb);
+    char *k = fixture("kmsg/gb10-nvrm.txt");
+    put_file("kmsg", k, "a");
+    free(k);
+    guard_tick(&g, 11.0);
+    guard_tick(&g, 12.0);
+    /* a record seen already (a reopened log) and hostile bytes */
+    put_file("kmsg", "4,3302,912400001,-;NVRM: again\n"
+                     "4,3310,912700000,-;NVRM: \x1b[2Jevil\x1b]0;title\x07\n", "a");
+    guard_tick(&g, 13.0);
+    char *log = log_text();
+    assert_int_equal(count(log, "kernel: NVRM"), 4);
+    assert_int_equal(count(log, "an old boot"), 0);
+    assert_int_equal(count(log, "NVRM: again"), 0);
+    assert_non_null(strstr(log, "kernel: NVRM: Xid (PCI:000f:01:00): 31, pid=4242"));
+    assert_null(strchr(log, '\x1b'));
+    assert_int_equal(count(log, "warning: 3 NVRM line(s) in the kernel log"), 1);
+    free(log);
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, "kmsg=4 warn=kmsg"));
+    free(hb);
+    /* ten minutes on, the warning clears; the count stays */
+    guard_tick(&g, 700.0);
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, "kmsg=4 warn=-"));
+    free(hb);
+    guard_close(&g);
+}
+
+static void signals_missing(void **st)
+{
+    (void)st;
+    struct guard g;
+    struct guard_opts o = opts();
+    char err[256];
+    set_avail(50L << 20);
+    char p[128];
+    snprintf(p, sizeof p, "%s/proc/pressure/memory", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/proc/buddyinfo", dir);
+    unlink(p);
+    snprintf(o.kmsg_path, sizeof o.kmsg_path, "%s/no-kmsg", dir);
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    assert_int_equal(guard_tick(&g, 1.0), 1000);
+    char *hb = heartbeat_text();
+    assert_non_null(strstr(hb, " armed psi=n/a frag=n/a kmsg=n/a warn=-"));
+    free(hb);
+    char *log = log_text();
+    assert_non_null(strstr(log, "memory pressure (PSI): n/a"));
+    assert_non_null(strstr(log, "fragmentation: n/a"));
+    assert_non_null(strstr(log, "kernel log: n/a"));
+    free(log);
+    guard_close(&g);
+    /* present but garbage: n/a too, and no kill */
+    put_file("proc/pressure/memory", "full avg10=\x01\x02 garbage\n", "w");
+    put_file("proc/buddyinfo", "Node 0, zone Normal 1 2 zz\n", "w");
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    guard_tick(&g, 1.0);
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, " armed psi=n/a frag=n/a kmsg=n/a warn=-"));
+    free(hb);
+    assert_int_equal(g.kills, 0);
+    guard_close(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse),
-        cmocka_unit_test(floor_kill_hysteresis_rearm),
-        cmocka_unit_test(trace_every_10s_and_heartbeat),
-        cmocka_unit_test(unreadable_meminfo),
+        cmocka_unit_test_setup_teardown(parse, setup, teardown),
+        cmocka_unit_test_setup_teardown(memsig_fixtures, setup, teardown),
+        cmocka_unit_test_setup_teardown(psi_kill_and_warnings, setup, teardown),
+        cmocka_unit_test_setup_teardown(fragmentation_warns_and_clears, setup, teardown),
+        cmocka_unit_test_setup_teardown(kernel_log_read_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(signals_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(floor_kill_hysteresis_rearm, setup, teardown),
+        cmocka_unit_test_setup_teardown(trace_every_10s_and_heartbeat, setup, teardown),
+        cmocka_unit_test_setup_teardown(unreadable_meminfo, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

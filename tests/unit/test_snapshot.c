@@ -33,7 +33,13 @@ static void fixture_node(void **st)
     assert_true(s->mem_ok);
     assert_true(s->mem.total_kib.v == 127601496);
     assert_true(s->oom_kill.ok && s->oom_kill.v == 2);
+    assert_true(s->psi_full.ok && s->psi_full.v == 0.0);
+    assert_true(s->frag_blocks.ok && s->frag_blocks.v == 8424);
     assert_int_equal(s->nports, 4);
+    /* a node without PSI or buddyinfo (the sysfs tree has neither): n/a, not 0 */
+    run_script("sysfs/spark-head", "sysfs/spark-head", "dsv41-no-such-runtime", s);
+    assert_false(s->psi_full.ok);
+    assert_false(s->frag_blocks.ok);
     assert_false(s->runtime_ok);
     assert_non_null(strstr(s->runtime_note, "not found"));
     /* no nvidia-smi on the test machine */
@@ -58,6 +64,8 @@ static void direct_read_matches_script(void **st)
     assert_string_equal(a->hostname, b->hostname);
     assert_true(a->mem.total_kib.v == b->mem.total_kib.v && a->mem.available_kib.v == b->mem.available_kib.v);
     assert_true(a->oom_kill.ok == b->oom_kill.ok && a->oom_kill.v == b->oom_kill.v);
+    assert_true(a->psi_full.ok && b->psi_full.ok && a->psi_full.v == b->psi_full.v);
+    assert_true(a->frag_blocks.ok && b->frag_blocks.ok && a->frag_blocks.v == b->frag_blocks.v);
     assert_string_equal(a->gpu_note, b->gpu_note);
     assert_int_equal(a->ngpu, b->ngpu);
     assert_int_equal(a->nports, b->nports);
