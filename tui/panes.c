@@ -255,6 +255,10 @@ void pane_server(struct ui *u)
                               : none,
                           0),
                  fmt_pval(b, sizeof b, sv->rates_ok ? rt->spec_mean_accept_len : none, 2));
+        char old[300];
+        metrics_old_names(m, old, sizeof old);
+        if (old[0] && y < end) /* an older vLLM: where the figures came from */
+            putf(u, y++, r.x, r.w, draw_attr(u, ROLE_DIM), "older names: %s", old);
     }
     for (int i = 0; i < sv->nproblems && y < end; i++)
         put(u, y++, r.x, r.w, bad, sv->problems[i]);

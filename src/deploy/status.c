@@ -387,6 +387,10 @@ static void print_metrics(FILE *f, const struct status_report *r)
             b, k, m->prompt_tokens.ok ? m->prompt_tokens.v : 0,
             m->generation_tokens.ok ? m->generation_tokens.v : 0);
     fprintf(f, "        prefix cache hits %s  spec acceptance %s, mean length %s\n", hit, acc, len);
+    char old[400];
+    metrics_old_names(m, old, sizeof old);
+    if (old[0]) /* an older vLLM: the figures are the same, under the names it used */
+        fprintf(f, "        read from the older metric names %s\n", old);
     if (r->rates_ok) {
         char g[32], p[32], t[32];
         fmt_num(g, sizeof g, r->rates.generation_tps, " tok/s", 1);
@@ -648,6 +652,12 @@ cJSON *status_to_json(const struct status_report *r)
         add_pval(m, "running", r->metrics.running);
         add_pval(m, "waiting", r->metrics.waiting);
         add_pval(m, "kv_usage", r->metrics.kv_usage);
+        cJSON *names = cJSON_AddArrayToObject(m, "names");
+        for (int i = 0; i < METRICS_NFIELDS; i++) {
+            const char *nm = metrics_field(&r->metrics, i, NULL);
+            if (nm && !strstr(nm, "_seconds_count"))
+                cJSON_AddItemToArray(names, cJSON_CreateString(nm));
+        }
         add_pval(m, "prompt_tokens_total", r->metrics.prompt_tokens);
         add_pval(m, "generation_tokens_total", r->metrics.generation_tokens);
         add_pval(m, "prefix_cache_queries_total", r->metrics.prefix_queries);

@@ -2,38 +2,66 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Every name a figure has had (REFERENCE.md §3), newest first. vLLM keeps a
+ * deprecated name beside the new one for a release, so when both are on a
+ * page the newest wins (never both summed). Counters are matched with and
+ * without "_total"; histograms by their _sum and _count. */
+#define MAX_NAMES 3
+enum kind { GAUGE, COUNTER, PLAIN };
 static const struct {
-    const char *name;
     size_t off;
-} FIELDS[] = {
-#define F(n, f) {n, offsetof(struct metrics, f)}
-    F("vllm:num_requests_running", running),
-    F("vllm:num_requests_waiting", waiting),
-    F("vllm:kv_cache_usage_perc", kv_usage),
-    F("vllm:prompt_tokens_total", prompt_tokens),
-    F("vllm:generation_tokens_total", generation_tokens),
-    F("vllm:num_preemptions_total", preemptions),
-    F("vllm:prefix_cache_queries_total", prefix_queries),
-    F("vllm:prefix_cache_hits_total", prefix_hits),
-    F("vllm:spec_decode_num_drafts_total", spec_drafts),
-    F("vllm:spec_decode_num_draft_tokens_total", spec_draft_tokens),
-    F("vllm:spec_decode_num_accepted_tokens_total", spec_accepted),
-    F("vllm:time_to_first_token_seconds_sum", ttft_sum),
-    F("vllm:time_to_first_token_seconds_count", ttft_count),
-    F("vllm:inter_token_latency_seconds_sum", itl_sum),
-    F("vllm:inter_token_latency_seconds_count", itl_count),
-    F("vllm:e2e_request_latency_seconds_sum", e2e_sum),
-    F("vllm:e2e_request_latency_seconds_count", e2e_count),
+    enum kind kind;
+    const char *names[MAX_NAMES];
+} FIELDS[METRICS_NFIELDS] = {
+#define F(f, k, ...) {offsetof(struct metrics, f), k, {__VA_ARGS__}}
+    F(running, GAUGE, "vllm:num_requests_running"),
+    F(waiting, GAUGE, "vllm:num_requests_waiting"),
+    F(kv_usage, GAUGE, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+    F(prompt_tokens, COUNTER, "vllm:prompt_tokens"),
+    F(generation_tokens, COUNTER, "vllm:generation_tokens"),
+    F(preemptions, COUNTER, "vllm:num_preemptions"),
+    F(prefix_queries, COUNTER, "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries"),
+    F(prefix_hits, COUNTER, "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits"),
+    F(spec_drafts, COUNTER, "vllm:spec_decode_num_drafts"),
+    F(spec_draft_tokens, COUNTER, "vllm:spec_decode_num_draft_tokens"),
+    F(spec_accepted, COUNTER, "vllm:spec_decode_num_accepted_tokens"),
+    F(ttft_sum, PLAIN, "vllm:time_to_first_token_seconds_sum"),
+    F(ttft_count, PLAIN, "vllm:time_to_first_token_seconds_count"),
+    F(itl_sum, PLAIN, "vllm:inter_token_latency_seconds_sum",
+      "vllm:time_per_output_token_seconds_sum"),
+    F(itl_count, PLAIN, "vllm:inter_token_latency_seconds_count",
+      "vllm:time_per_output_token_seconds_count"),
+    F(e2e_sum, PLAIN, "vllm:e2e_request_latency_seconds_sum"),
+    F(e2e_count, PLAIN, "vllm:e2e_request_latency_seconds_count"),
 #undef F
 };
 
 struct parse_ctx {
     struct metrics *m;
     int lines, bad;
+    int count[METRICS_NFIELDS]; /* samples taken per figure, under the name kept */
 };
+
+/* The field and alias a sample's name is, or -1. */
+static int field_of(const char *name, size_t nl, int *alias)
+{
+    for (int i = 0; i < METRICS_NFIELDS; i++)
+        for (int a = 0; a < MAX_NAMES && FIELDS[i].names[a]; a++) {
+            size_t l = strlen(FIELDS[i].names[a]);
+            if (nl < l || memcmp(FIELDS[i].names[a], name, l) != 0)
+                continue;
+            if (nl == l || (FIELDS[i].kind == COUNTER && nl == l + 6 &&
+                            memcmp(name + l, "_total", 6) == 0)) {
+                *alias = a;
+                return i;
+            }
+        }
+    return -1;
+}
 
 static int metric_line(const char *line, size_t len, void *vctx)
 {
@@ -74,21 +102,83 @@ static int metric_line(const char *line, size_t len, void *vctx)
         return 0;
     }
     ctx->lines++;
-    for (size_t i = 0; i < sizeof FIELDS / sizeof *FIELDS; i++)
-        if (strlen(FIELDS[i].name) == nl && memcmp(FIELDS[i].name, line, nl) == 0) {
-            struct pval *pv = (struct pval *)((char *)ctx->m + FIELDS[i].off);
-            pv->v = pv->ok ? pv->v + d : d;
-            pv->ok = true;
-            ctx->m->samples++;
-        }
+    int alias, i = field_of(line, nl, &alias);
+    if (i < 0)
+        return 0;
+    struct metrics *m = ctx->m;
+    struct pval *pv = (struct pval *)((char *)m + FIELDS[i].off);
+    if (pv->ok && alias > m->alias[i])
+        return 0; /* an older name beside the newer one */
+    if (!pv->ok || alias < m->alias[i]) {
+        *pv = (struct pval){true, d}; /* the first, or a newer name than seen so far */
+        ctx->count[i] = 1;
+    } else {
+        pv->v += d; /* another engine's label set */
+        ctx->count[i]++;
+    }
+    m->alias[i] = (unsigned char)alias;
     return 0;
+}
+
+const char *metrics_field(const struct metrics *m, int i, bool *old)
+{
+    if (i < 0 || i >= METRICS_NFIELDS)
+        return NULL;
+    const struct pval *pv = (const struct pval *)((const char *)m + FIELDS[i].off);
+    if (old)
+        *old = pv->ok && m->alias[i] > 0;
+    return pv->ok ? FIELDS[i].names[m->alias[i]] : NULL;
+}
+
+void metrics_old_names(const struct metrics *m, char *out, size_t sz)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (int i = 0; i < METRICS_NFIELDS; i++) {
+        bool old;
+        const char *name = metrics_field(m, i, &old);
+        if (!old)
+            continue;
+        /* a histogram by its own name: its _sum and _count are one mention */
+        char base[96];
+        snprintf(base, sizeof base, "%s", name);
+        size_t bl = strlen(base);
+        if (bl > 4 && strcmp(base + bl - 4, "_sum") == 0)
+            base[bl - 4] = '\0';
+        else if (bl > 6 && strcmp(base + bl - 6, "_count") == 0)
+            base[bl - 6] = '\0';
+        if (strstr(out, base))
+            continue;
+        int w = snprintf(out + n, sz - n, "%s%s", n ? ", " : "", base);
+        if (w < 0 || (size_t)w >= sz - n)
+            break;
+        n += (size_t)w;
+    }
+}
+
+const char *metrics_name(const struct metrics *m, const struct pval *field)
+{
+    for (int i = 0; i < METRICS_NFIELDS; i++)
+        if ((const char *)m + FIELDS[i].off == (const char *)field)
+            return field->ok ? FIELDS[i].names[m->alias[i]] : NULL;
+    return NULL;
+}
+
+bool metrics_name_is_old(const struct metrics *m, const struct pval *field)
+{
+    for (int i = 0; i < METRICS_NFIELDS; i++)
+        if ((const char *)m + FIELDS[i].off == (const char *)field)
+            return field->ok && m->alias[i] > 0;
+    return false;
 }
 
 int metrics_parse(const char *text, struct metrics *m)
 {
     memset(m, 0, sizeof *m);
-    struct parse_ctx ctx = {m, 0, 0};
+    struct parse_ctx ctx = {m, 0, 0, {0}};
     probe_for_each_line(text, metric_line, &ctx);
+    for (int i = 0; i < METRICS_NFIELDS; i++)
+        m->samples += ctx.count[i];
     if (!ctx.lines && ctx.bad)
         return -1;
     return m->samples;

@@ -10,13 +10,16 @@
 
 #include "probe.h"
 
+#define METRICS_NFIELDS 17
+
 struct metrics {
     struct pval running, waiting, kv_usage;                 /* gauges */
     struct pval prompt_tokens, generation_tokens, preemptions;   /* counters */
     struct pval prefix_queries, prefix_hits;
     struct pval spec_drafts, spec_draft_tokens, spec_accepted;
     struct pval ttft_sum, ttft_count, itl_sum, itl_count, e2e_sum, e2e_count;
-    int samples; /* lines that parsed */
+    int samples; /* lines taken (a figure's older name beside its newer is not) */
+    unsigned char alias[METRICS_NFIELDS]; /* which of a figure's names the page used */
 };
 
 struct metrics_rates {
@@ -30,6 +33,17 @@ struct metrics_rates {
 /* Returns the number of vLLM samples found; -1 when the text is not
  * Prometheus exposition at all. */
 int metrics_parse(const char *text, struct metrics *m);
+/* The name (without "_total") the page gave a figure under, e.g.
+ * metrics_name(m, &m->kv_usage) is "vllm:gpu_cache_usage_perc" on vLLM
+ * before 0.11; NULL when the figure is n/a. */
+const char *metrics_name(const struct metrics *m, const struct pval *field);
+/* True when that name is one vLLM has since renamed. */
+bool metrics_name_is_old(const struct metrics *m, const struct pval *field);
+/* Figure i (0 .. METRICS_NFIELDS-1, in struct order): the name it came
+ * under (NULL when n/a) and whether that name is an older one. */
+const char *metrics_field(const struct metrics *m, int i, bool *old);
+/* The renamed names the page used, comma-separated ("" when none). */
+void metrics_old_names(const struct metrics *m, char *out, size_t sz);
 /* Rates between two scrapes dt seconds apart; a counter that went back (a
  * restarted server) gives n/a, never a negative rate. */
 void metrics_rates(const struct metrics *prev, const struct metrics *cur, double dt,

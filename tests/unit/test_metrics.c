@@ -41,6 +41,57 @@ static void figures_and_rates(void **st)
     buf_free(&b);
 }
 
+/* Every shape of page vLLM has served: the names before 0.9.2 / 0.11, both
+ * side by side in a deprecation release (the newer wins, never summed),
+ * counters without "_total". The same figures each time, and the name used
+ * is said. */
+static void names_across_versions(void **st)
+{
+    (void)st;
+    struct metrics now, old, both, bare;
+    struct buf a = fixture_load("metrics/vllm-t0.txt");
+    struct buf b = fixture_load("metrics/vllm-0.9-old-names.txt");
+    struct buf c = fixture_load("metrics/vllm-0.10-both-names.txt");
+    struct buf d = fixture_load("metrics/vllm-counters-no-total.txt");
+    int n = metrics_parse(buf_str(&a), &now);
+    assert_int_equal(metrics_parse(buf_str(&b), &old), n);
+    assert_int_equal(metrics_parse(buf_str(&d), &bare), n);
+    assert_true(metrics_parse(buf_str(&c), &both) == n);
+    const struct metrics *ms[] = {&old, &both, &bare};
+    for (int i = 0; i < 3; i++) {
+        const struct metrics *m = ms[i];
+        assert_true(m->kv_usage.ok && NEAR(m->kv_usage.v, now.kv_usage.v));
+        assert_true(m->prefix_hits.ok && NEAR(m->prefix_hits.v, now.prefix_hits.v));
+        assert_true(m->prefix_queries.ok && NEAR(m->prefix_queries.v, now.prefix_queries.v));
+        assert_true(m->itl_sum.ok && NEAR(m->itl_sum.v, now.itl_sum.v));
+        assert_true(m->itl_count.ok && NEAR(m->itl_count.v, now.itl_count.v));
+        assert_true(m->prompt_tokens.ok && NEAR(m->prompt_tokens.v, now.prompt_tokens.v));
+        assert_true(m->spec_accepted.ok && NEAR(m->spec_accepted.v, now.spec_accepted.v));
+    }
+    assert_string_equal(metrics_name(&now, &now.kv_usage), "vllm:kv_cache_usage_perc");
+    assert_false(metrics_name_is_old(&now, &now.kv_usage));
+    assert_string_equal(metrics_name(&old, &old.kv_usage), "vllm:gpu_cache_usage_perc");
+    assert_true(metrics_name_is_old(&old, &old.kv_usage));
+    assert_string_equal(metrics_name(&old, &old.prefix_hits), "vllm:gpu_prefix_cache_hits");
+    assert_string_equal(metrics_name(&old, &old.itl_sum), "vllm:time_per_output_token_seconds_sum");
+    assert_string_equal(metrics_name(&both, &both.kv_usage), "vllm:kv_cache_usage_perc");
+    assert_string_equal(metrics_name(&both, &both.itl_sum), "vllm:inter_token_latency_seconds_sum");
+    assert_string_equal(metrics_name(&bare, &bare.prompt_tokens), "vllm:prompt_tokens");
+    assert_null(metrics_name(&now, &now.e2e_sum)); /* n/a: no name */
+    char names[400];
+    metrics_old_names(&old, names, sizeof names);
+    assert_string_equal(names, "vllm:gpu_cache_usage_perc, vllm:gpu_prefix_cache_queries, "
+                               "vllm:gpu_prefix_cache_hits, vllm:time_per_output_token_seconds");
+    metrics_old_names(&both, names, sizeof names);
+    assert_string_equal(names, "");
+    metrics_old_names(&bare, names, sizeof names);
+    assert_string_equal(names, "");
+    buf_free(&a);
+    buf_free(&b);
+    buf_free(&c);
+    buf_free(&d);
+}
+
 static void engines_summed_and_garbage(void **st)
 {
     (void)st;
@@ -112,6 +163,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(figures_and_rates),
+        cmocka_unit_test(names_across_versions),
         cmocka_unit_test(engines_summed_and_garbage),
         cmocka_unit_test(wedge_rule),
     };
