@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "cluster.h"
 #include "commands.h"
 #include "preflight.h"
@@ -94,15 +95,18 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
                "profile (nmcli)");
     }
     if (s->mem_ok) {
+        struct budget b;
+        struct buf line = BUF_INIT;
+        budget_for_node(c, nm, s, &b);
+        budget_describe(&b, &line);
+        report(d, b.known && !b.fits ? "FAIL" : !b.known ? "info" : "ok", nm, buf_str(&line),
+               b.known && !b.fits ? "launch refuses this without --force" : "");
+        buf_free(&line);
         double fr = s->mem.free_kib.ok ? s->mem.free_kib.v / 1048576 : 0;
         double ca = s->mem.cached_kib.ok ? s->mem.cached_kib.v / 1048576 : 0;
-        snprintf(what, sizeof what, "MemFree %.1f GiB, Cached %.1f GiB", fr, ca);
-        /* vLLM's startup check counts MemFree, so page cache reads as used. */
-        bool low = s->mem.free_kib.ok && s->mem.cached_kib.ok && fr < 100 && ca > 10;
-        report(d, low ? "warn" : "ok", nm, what,
-               low ? "vLLM counts MemFree: drop the page cache with "
-                     "`sync; echo 3 | sudo tee /proc/sys/vm/drop_caches`"
-                   : "");
+        snprintf(what, sizeof what, "MemFree %.1f GiB, Cached %.1f GiB%s%s", fr, ca,
+                 b.memfree_low ? ": " : "", b.memfree_low ? b.memfree_note : "");
+        report(d, b.memfree_low ? "warn" : "ok", nm, what, "");
     } else {
         report(d, "FAIL", nm, "cannot read /proc/meminfo", "");
     }

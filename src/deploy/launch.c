@@ -15,6 +15,7 @@
 #include "apikey.h"
 #include "deploy.h"
 #include "exl3plan.h"
+#include "budget.h"
 #include "guards.h"
 #include "mono.h"
 #include "phase.h"
@@ -458,6 +459,47 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     return rc;
 }
 
+/* The memory budget of every node: a known figure that does not fit is
+ * refused unless forced; a MemFree that vLLM's start check would refuse is
+ * said. Before any boot the weights are n/a and nothing is refused. */
+static int check_budget(const struct config *c, struct lnode *ln, const struct status_report *r,
+                        int n, bool force)
+{
+    int over = 0;
+    for (int i = 0; i < n; i++) {
+        struct budget b;
+        struct buf line = BUF_INIT;
+        budget_for_node(c, ln[i].cn->name, &r->nodes[i].snap, &b);
+        budget_describe(&b, &line);
+        printf("%s: %s\n", ln[i].cn->name, buf_str(&line));
+        if (b.memfree_low)
+            printf("warning: %s: %s\n", ln[i].cn->name, b.memfree_note);
+        over += b.known && !b.fits;
+        buf_free(&line);
+    }
+    if (over && !force) {
+        printf("refusing to launch: the ranks would not fit in memory on %d node(s) (a GB10 "
+               "wedges when it runs out); lower what the budget names, or --force\n",
+               over);
+        return -1;
+    }
+    return 0;
+}
+
+/* What vLLM logged of its memory on each node's boot, for the next budget. */
+static void record_budget(const struct config *c, struct lnode *ln, int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&ln[i].mu);
+        double w = ln[i].ph.weights_gib, g = ln[i].ph.graphs_gib;
+        pthread_mutex_unlock(&ln[i].mu);
+        struct buf err = BUF_INIT;
+        if (budget_record(c, ln[i].cn->name, w, g, &err) < 0)
+            printf("warning: %s: %s\n", ln[i].cn->name, buf_str(&err));
+        buf_free(&err);
+    }
+}
+
 /* Refuses a running deployment (unless forced) and foreign containers. */
 static int check_existing(const struct status_report *r, bool force, int n)
 {
@@ -568,10 +610,11 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     }
     if (o->dry_run) {
         print_plan(c, &plan, ln);
+        check_budget(c, ln, r, n, true);
         rc = 0;
         goto out;
     }
-    if (check_existing(r, o->force, n) < 0)
+    if (check_existing(r, o->force, n) < 0 || check_budget(c, ln, r, n, o->force) < 0)
         goto out;
     int bad = 0;
     for (int i = 0; i < n; i++)
@@ -630,6 +673,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     guards_resolve(c, cl, stdout); /* the guards protect the new ranks from now */
     fflush(stdout);
     rc = wait_ready(c, ln, n, o->timeout_s, t0);
+    record_budget(c, ln, n);
 out:
     deploy_free(&plan);
     buf_free(&err);

@@ -32,6 +32,7 @@ void phase_init(struct phase_state *st)
 {
     memset(st, 0, sizeof *st);
     st->kv_tokens = -1;
+    st->weights_gib = st->graphs_gib = -1;
 }
 
 const char *phase_name(enum phase p)
@@ -74,6 +75,29 @@ static long kv_tokens(const char *p, size_t len)
     return any ? v : -1;
 }
 
+/* The GiB figure after `after` in "Model loading took 61.37 GiB memory"
+ * or "Graph capturing finished in 4 secs, took 0.31 GiB"; -1 when absent. */
+static double gib_after(const char *p, size_t len, const char *mark, const char *after)
+{
+    const char *s = memmem_str(p, len, mark);
+    if (!s)
+        return -1;
+    size_t rest = len - (size_t)(s - p);
+    const char *a = memmem_str(s, rest, after);
+    if (!a)
+        return -1;
+    a += strlen(after);
+    char num[32];
+    size_t k = 0;
+    while (a < p + len && k < sizeof num - 1 && ((*a >= '0' && *a <= '9') || *a == '.'))
+        num[k++] = *a++;
+    num[k] = '\0';
+    if (!k || a + 4 > p + len || memcmp(a, " GiB", 4) != 0)
+        return -1;
+    double v = atof(num);
+    return v >= 0 && v < 1e6 ? v : -1;
+}
+
 void phase_feed(struct phase_state *st, const char *line, size_t len)
 {
     /* tqdm: "...\r...\r" - the last non-empty redraw is the state now */
@@ -100,6 +124,12 @@ void phase_feed(struct phase_state *st, const char *line, size_t len)
             long kv = kv_tokens(line, len);
             if (kv >= 0)
                 st->kv_tokens = kv;
+            double w = gib_after(line, len, "Model loading took", "took ");
+            if (w >= 0)
+                st->weights_gib = w;
+            double g = gib_after(line, len, "Graph capturing finished", ", took ");
+            if (g >= 0)
+                st->graphs_gib = g;
             break;
         }
 }

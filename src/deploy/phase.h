@@ -25,6 +25,8 @@ struct phase_state {
     bool failed;
     char fatal[256];    /* the first fatal line */
     long kv_tokens;     /* from "GPU KV cache size: N tokens"; -1 until seen */
+    double weights_gib; /* "Model loading took X GiB memory"; -1 until seen */
+    double graphs_gib;  /* "Graph capturing finished in N secs, took X GiB"; -1 until seen */
 };
 
 void phase_init(struct phase_state *st);

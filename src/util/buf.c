@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int buf_reserve(struct buf *b, size_t extra)
@@ -135,4 +136,44 @@ void buf_drain_lines(struct buf *b, size_t max, void (*fn)(void *ctx, const char
         b->len -= start;
         b->data[b->len] = '\0';
     }
+}
+
+int buf_write_file(const char *path, const char *data, size_t len, mode_t mode)
+{
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 16);
+    if (!tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    snprintf(tmp, pl + 16, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int rc = fd < 0 ? -1 : 0;
+    for (size_t off = 0; rc == 0 && off < len;) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = -1;
+            break;
+        }
+        off += (size_t)w;
+    }
+    /* the mode as asked, whatever the umask or an older file said */
+    if (rc == 0 && (fchmod(fd, mode) < 0 || fsync(fd) < 0))
+        rc = -1;
+    int e = errno;
+    if (fd >= 0 && close(fd) < 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc == 0 && rename(tmp, path) < 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc)
+        unlink(tmp);
+    free(tmp);
+    errno = e;
+    return rc;
 }

@@ -86,6 +86,25 @@ out=$(top_head "$FAST" launch 2>&1); rc=$?
 check "stale rank: replaced without --force" [ $rc -eq 0 ]
 check "stale rank: said" contains "$out" "replacing 1 rank(s) left from an earlier launch"
 
+# --- the memory budget: what the last boot logged decides the next launch -------------------
+check "budget: each node's boot recorded" eval 'jq -e ".head.weights_gib == 0.61 and .worker.graphs_gib == 0.31" "$IT_DIR/head/state/budget.json" >/dev/null'
+check "budget: its record 0600" [ "$(stat -c %a "$IT_DIR/head/state/budget.json")" = 600 ]
+check "budget: launch said it fits" contains "$out" "worker: memory budget: weights 0.6 (last boot's log)"
+# ranks that log a Spark's weights (61 GiB) on a test host of ~24 GiB
+out=$(top_head "EXTRA_ENV=DSV41_SIM_BOOT_MS=1500 DSV41_SIM_WEIGHTS_GIB=61.37" launch --force 2>&1); rc=$?
+check "budget: a boot logging 61 GiB recorded" eval '[ $rc -eq 0 ] && jq -e ".worker.weights_gib == 61.37" "$IT_DIR/head/state/budget.json" >/dev/null'
+top_head stop >/dev/null 2>&1
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "budget: launch refuses what does not fit" [ $rc -eq 1 ]
+check "budget: says by how much and what to lower" contains "$out" "does NOT fit in"
+check "budget: names the way out" contains "$out" "spread the model over more nodes (TP)"
+check "budget: refused, and says --force" contains "$out" "refusing to launch: the ranks would not fit in memory on 2 node(s)"
+check "budget: no rank started" eval '[ -z "$(on_host worker podman ps -q)" ] && [ -z "$(on_host head podman ps -q)" ]'
+out=$(top_head "$FAST" doctor 2>&1)
+check "budget: doctor fails the node's budget" eval 'printf "%s\n" "$out" | grep -q "^FAIL worker memory budget: weights 61.4"'
+out=$(top_head "$FAST" launch --force 2>&1); rc=$?
+check "budget: --force launches anyway, and the new boot is recorded" eval '[ $rc -eq 0 ] && jq -e ".worker.weights_gib == 0.61" "$IT_DIR/head/state/budget.json" >/dev/null'
+
 # --- restart --------------------------------------------------------------------------
 out=$(top_head "$FAST" restart 2>&1); rc=$?
 check "restart: stops, then launches" eval '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "stopped dsv41-r0 on head" && printf "%s" "$out" | grep -q "ready after"'
