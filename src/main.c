@@ -58,6 +58,8 @@ static const struct cmd_entry COMMANDS[] = {
      cmd_copy_to_peer},
     {"pi", "[--url URL] [--check]   connect the Pi coding agent from a laptop; check it",
      cmd_pi},
+    {"watch", "[--json] [--once] [--exit-on-alarm]   the console's checks headless, a line per change",
+     cmd_watch},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
     {"config", "           every setting, its value and where it came from", cmd_config},
     {"keys", "           the console's keys, as a Markdown table", cmd_keys},

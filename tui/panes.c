@@ -6,6 +6,7 @@
 
 #include "draw_util.h"
 #include "guardview.h"
+#include "mono.h"
 #include "panes.h"
 
 static void human_rate(char *out, size_t sz, struct pval bps)
@@ -225,6 +226,19 @@ void pane_server(struct ui *u)
     } else {
         putf(u, y++, r.x, r.w, bad, "down: %s",
              sv->api.health_code ? "/health not 200" : sv->api.error);
+    }
+    if (sv->api.health_code == 200 && y < end) {
+        const struct liveness *lv = &sv->live;
+        double ago = mono_s() - lv->at;
+        if (lv->in_flight)
+            putf(u, y++, r.x, r.w, draw_attr(u, ROLE_DIM), "probe: asking for a token...");
+        else if (lv->have && lv->ok)
+            putf(u, y++, r.x, r.w, norm, "probe: token in %.2f s, %.0f s ago", lv->latency_s, ago);
+        else if (lv->have)
+            putf(u, y++, r.x, r.w, bad, "probe FAILED %.0f s ago: %s", ago, lv->why);
+        else
+            putf(u, y++, r.x, r.w, draw_attr(u, ROLE_DIM), "probe: n/a until idle %s s",
+                 config_get(u->c, "PROBE_IDLE_S"));
     }
     if (sv->api.health_code != 200) /* booting: each rank's phase from its log */
         for (int i = 0; i < u->s->nnodes && y < end; i++)

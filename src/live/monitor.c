@@ -7,6 +7,7 @@
 #include "api.h"
 #include "dlview.h"
 #include "guardview.h"
+#include "liveview.h"
 #include "mono.h"
 #include "phase.h"
 #include "runtime.h"
@@ -42,6 +43,7 @@ struct monitor {
     struct log_follow logs[CLUSTER_MAX_NODES];
     struct guardview *gv;
     struct dlview *dv;
+    struct liveview *lv;
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
     struct metrics prev;
@@ -161,6 +163,10 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
     }
     if (!sv->wedged[0] && r->wedged[0])
         snprintf(sv->wedged, sizeof sv->wedged, "%s", r->wedged);
+    liveview_feed(m->lv, r, now, &sv->live);
+    /* a probe's empty answer is the wedge the metrics cannot see while idle */
+    if (!sv->wedged[0] && sv->live.have && !sv->live.ok && r->api.health_code == 200)
+        snprintf(sv->wedged, sizeof sv->wedged, "liveness probe: %s", sv->live.why);
     sv->nproblems = r->nproblems < 8 ? r->nproblems : 8;
     sv->nwarnings = r->nwarnings < 8 ? r->nwarnings : 8;
     memcpy(sv->problems, r->problems, sizeof sv->problems);
@@ -259,7 +265,9 @@ struct monitor *monitor_start(const struct config *c, struct cluster *cl, struct
     state_unlock(s);
     m->gv = guardview_start(c, cl, s);
     m->dv = dlview_start(c, s, m->interval_ms);
+    m->lv = liveview_start(c);
     if (pthread_create(&m->th, NULL, monitor_thread, m) != 0) {
+        liveview_stop(m->lv);
         dlview_stop(m->dv);
         guardview_stop(m->gv);
         free(m->r);
@@ -300,6 +308,7 @@ void monitor_stop(struct monitor *m)
     for (int i = 0; i < m->cl->n; i++)
         if (m->logs[i].st)
             node_stream_close(m->logs[i].node, m->logs[i].st);
+    liveview_stop(m->lv);
     dlview_stop(m->dv);
     guardview_stop(m->gv);
     pthread_mutex_destroy(&m->mu);

@@ -14,6 +14,7 @@
 
 #include "cluster.h"
 #include "logbuf.h"
+#include "liveness.h"
 #include "metrics.h"
 #include "status.h"
 
@@ -77,6 +78,7 @@ struct state_server {
     bool rates_ok;
     struct metrics_rates rates;
     char wedged[320];
+    struct liveness live; /* the liveness probe (liveview) */
     char phase[48];
     int nproblems, nwarnings;
     char problems[8][320], warnings[8][320];

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "liveness.h"
 #include "metrics.h"
 #include "wedge.h"
 
@@ -92,6 +93,44 @@ static void names_across_versions(void **st)
     buf_free(&d);
 }
 
+/* The liveness probe's schedule: only an idle server, once per idle
+ * interval, never two at once; a failed scrape knows nothing is idle. */
+static void liveness_schedule(void **st)
+{
+    (void)st;
+    struct liveness l;
+    liveness_init(&l);
+    struct metrics m;
+    memset(&m, 0, sizeof m);
+    m.running = m.waiting = (struct pval){true, 0};
+    m.generation_tokens = (struct pval){true, 100};
+    assert_false(liveness_due(&l, &m, 10, 60)); /* the first look starts the clock */
+    assert_false(liveness_due(&l, &m, 69, 60));
+    assert_true(liveness_due(&l, &m, 70, 60));
+    l.in_flight = true;
+    assert_false(liveness_due(&l, &m, 71, 60));
+    liveness_result(&l, true, 0.25, "", 72);
+    assert_true(l.have && l.ok && NEAR(l.latency_s, 0.25));
+    m.generation_tokens.v = 101; /* the probe's own token */
+    assert_false(liveness_due(&l, &m, 73, 60));
+    assert_false(liveness_due(&l, &m, 132, 60));
+    assert_true(liveness_due(&l, &m, 133, 60));
+    /* a user's request: busy, the clock starts again */
+    m.running.v = 1;
+    assert_false(liveness_due(&l, &m, 300, 60));
+    m.running.v = 0;
+    assert_false(liveness_due(&l, &m, 359, 60));
+    assert_true(liveness_due(&l, &m, 360, 60));
+    liveness_result(&l, false, 0, "no token within 30 s", 400);
+    assert_false(l.ok);
+    assert_string_equal(l.why, "no token within 30 s");
+    /* no scrape: not idle, as far as anyone knows */
+    assert_false(liveness_due(&l, NULL, 500, 60));
+    assert_false(liveness_due(&l, &m, 501, 60));
+    assert_true(liveness_due(&l, &m, 561, 60));
+    assert_false(liveness_due(&l, &m, 9999, 0)); /* 0: off */
+}
+
 static void engines_summed_and_garbage(void **st)
 {
     (void)st;
@@ -164,6 +203,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(figures_and_rates),
         cmocka_unit_test(names_across_versions),
+        cmocka_unit_test(liveness_schedule),
         cmocka_unit_test(engines_summed_and_garbage),
         cmocka_unit_test(wedge_rule),
     };

@@ -1,0 +1,306 @@
+/* `dsv41-top watch`: the console's engine without the screen, for a systemd
+ * unit or a tmux pane. The same monitor samples every node, follows the
+ * guards (and guards this node when no daemon does, as the console does),
+ * runs the wedge rule and the liveness probe; watch prints one line per
+ * change of what an operator alerts on, and exits with a code that names
+ * the alarm. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "commands.h"
+#include "monitor.h"
+#include "mono.h"
+#include "state.h"
+#include "text.h"
+
+static const char WATCH_USAGE[] =
+    "usage: dsv41-top watch [--json] [--once] [--exit-on-alarm] [--interval S]\n"
+    "  The console's checks without the screen: every node, its memory guard, the ranks,\n"
+    "  the API, the wedge rule and the liveness probe (PROBE_IDLE_S, PROBE_DEADLINE_S).\n"
+    "  One line per change (--json: one JSON object per line). Runs until SIGINT/SIGTERM.\n"
+    "  --once           print the picture after the first full sample and exit\n"
+    "  --exit-on-alarm  exit at the first alarm\n"
+    "  --interval S     seconds between samples (default 1)\n"
+    "  exit status: 0 well (or stopped by a signal), 3 engine wedged, 4 a memory guard\n"
+    "  fired, 5 a rank exited, 6 a node unreachable, 7 ranks without a fresh memory guard,\n"
+    "  2 bad usage.\n";
+
+enum { ALARM_NONE = 0, ALARM_WEDGED = 3, ALARM_FIRED = 4, ALARM_RANK = 5, ALARM_DOWN = 6,
+       ALARM_UNGUARDED = 7 };
+
+#define MAX_FACTS (4 * CLUSTER_MAX_NODES + 4)
+
+struct fact {
+    char key[48];
+    char value[480];
+    int alarm;
+};
+
+static volatile sig_atomic_t g_stop;
+static struct monitor *g_mon;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void on_usr(int sig)
+{
+    if (!g_mon)
+        return;
+    if (sig == SIGUSR1)
+        monitor_guard_resolve(g_mon);
+    else
+        monitor_guard_release(g_mon);
+}
+
+static const char *guard_word(enum guard_view g)
+{
+    static const char *w[] = {"unknown", "ok", "FIRED", "STALE", "NONE", "WARN"};
+    return (unsigned)g < sizeof w / sizeof *w ? w[g] : "?";
+}
+
+static struct fact *add(struct fact *f, int *n, int alarm, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static struct fact *add(struct fact *f, int *n, int alarm, const char *key, const char *fmt, ...)
+{
+    if (*n >= MAX_FACTS)
+        return NULL;
+    struct fact *x = &f[(*n)++];
+    snprintf(x->key, sizeof x->key, "%s", key);
+    char raw[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    text_clean(x->value, sizeof x->value, raw, strlen(raw)); /* remote text: no escapes */
+    x->alarm = alarm;
+    return x;
+}
+
+/* What an operator alerts on, from the state (held locked). */
+static int facts(const struct state *s, struct fact *f)
+{
+    int n = 0;
+    char key[48];
+    for (int i = 0; i < s->nnodes; i++) {
+        const struct state_node *sn = &s->nodes[i];
+        if (!sn->configured || !sn->have)
+            continue;
+        snprintf(key, sizeof key, "node.%s", sn->name);
+        if (!sn->snap.reachable) {
+            add(f, &n, ALARM_DOWN, key, "UNREACHABLE: %s", sn->snap.error);
+            continue;
+        }
+        add(f, &n, ALARM_NONE, key, "reachable");
+        const struct probe_container *ct = snapshot_rank_container(&sn->snap, i);
+        snprintf(key, sizeof key, "rank.%s", sn->name);
+        if (ct && ct->running)
+            add(f, &n, ALARM_NONE, key, "%s running", ct->name);
+        else if (ct)
+            add(f, &n, ALARM_RANK, key, "%s exited with code %d%s", ct->name, ct->exit_code,
+                ct->oom_killed ? ", OOM-killed" : "");
+        else
+            add(f, &n, ALARM_NONE, key, "none");
+        snprintf(key, sizeof key, "guard.%s", sn->name);
+        bool ranks = ct && ct->running;
+        int ga = sn->guard == GUARD_VIEW_FIRED ? ALARM_FIRED
+                 : ranks && (sn->guard == GUARD_VIEW_STALE || sn->guard == GUARD_VIEW_NONE)
+                     ? ALARM_UNGUARDED
+                     : ALARM_NONE;
+        /* the state word and the last event: the heartbeat's age changes every poll */
+        add(f, &n, ga, key, "%s%s%s", guard_word(sn->guard),
+            sn->guard_event[0] ? ": " : "", sn->guard_event);
+    }
+    const struct state_server *sv = &s->server;
+    if (sv->have) {
+        if (sv->api.health_code == 200 && sv->api.models_code == 200)
+            add(f, &n, ALARM_NONE, "api", "healthy: %s", sv->api.model_id);
+        else if (sv->api.health_code == 200)
+            add(f, &n, ALARM_NONE, "api", "/health 200, /v1/models %ld", sv->api.models_code);
+        else
+            add(f, &n, ALARM_NONE, "api", "down: %s",
+                sv->api.health_code ? "/health not 200" : sv->api.error);
+        add(f, &n, sv->wedged[0] ? ALARM_WEDGED : ALARM_NONE, "wedged", "%s",
+            sv->wedged[0] ? sv->wedged : "no");
+        const struct liveness *lv = &sv->live;
+        if (lv->have && lv->ok)
+            add(f, &n, ALARM_NONE, "probe", "token in %.3f s (probe at %.0f)", lv->latency_s,
+                lv->at);
+        else if (lv->have)
+            add(f, &n, ALARM_NONE, "probe", "FAILED: %s", lv->why);
+    }
+    return n;
+}
+
+static void print_fact(const struct fact *x, bool json)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S%z", &tm);
+    if (json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "time", when);
+        cJSON_AddStringToObject(j, "key", x->key);
+        cJSON_AddStringToObject(j, "value", x->value);
+        cJSON_AddNumberToObject(j, "alarm", x->alarm);
+        char *t = cJSON_PrintUnformatted(j);
+        if (t)
+            printf("%s\n", t);
+        free(t);
+        cJSON_Delete(j);
+    } else {
+        printf("%s %-14s %s%s\n", when, x->key, x->alarm ? "ALARM " : "", x->value);
+    }
+}
+
+/* Ready once every configured node and the server were sampled, and the
+ * guards read (they are polled every 2 s; give up waiting on them after
+ * 10 s: a guard that cannot be asked is then what is shown). */
+static bool complete(const struct state *s, double waited_s)
+{
+    for (int i = 0; i < s->nnodes; i++)
+        if (s->nodes[i].configured &&
+            (!s->nodes[i].have ||
+             (s->nodes[i].guard == GUARD_VIEW_UNKNOWN && s->nodes[i].snap.reachable &&
+              waited_s < 10)))
+            return false;
+    return s->server.have;
+}
+
+/* The alarm that names the state: the most urgent first. */
+static int worst(const struct fact *f, int n)
+{
+    static const int order[] = {ALARM_FIRED, ALARM_WEDGED, ALARM_RANK, ALARM_DOWN,
+                                ALARM_UNGUARDED};
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++)
+        for (int i = 0; i < n; i++)
+            if (f[i].alarm == order[k])
+                return order[k];
+    return ALARM_NONE;
+}
+
+int cmd_watch(const struct config *c, int argc, char **argv)
+{
+    bool json = false, once = false, exit_on_alarm = false;
+    double interval = 1;
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--once") == 0) {
+            once = true;
+        } else if (strcmp(argv[i], "--exit-on-alarm") == 0) {
+            exit_on_alarm = true;
+        } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc &&
+                   (interval = strtod(argv[i + 1], &end)) >= 0.2 && interval <= 3600 && !*end) {
+            i++;
+        } else {
+            bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+            fputs(WATCH_USAGE, help ? stdout : stderr);
+            return help ? 0 : 2;
+        }
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a line reaches a pipe or journald as it happens */
+    struct cluster *cl = calloc(1, sizeof *cl);
+    static struct state st;
+    if (!cl || state_init(&st) < 0) {
+        free(cl);
+        fprintf(stderr, "dsv41-top watch: out of memory\n");
+        return 2;
+    }
+    if (cluster_open_for("watch", c, cl) < 0) {
+        free(cl);
+        state_free(&st);
+        return 2;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = on_usr;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    struct monitor *m = monitor_start(c, cl, &st, (int)(interval * 1000));
+    g_mon = m;
+    int rc = 0;
+    if (!m) {
+        fprintf(stderr, "dsv41-top watch: cannot start sampling (out of memory or threads)\n");
+        rc = 2;
+    }
+    static struct fact prev[MAX_FACTS], cur[MAX_FACTS];
+    int nprev = 0;
+    uint64_t said = 0;
+    bool started = false;
+    double t0 = mono_s();
+    while (m && !g_stop) {
+        struct timespec ts = {0, 200 * 1000000L};
+        nanosleep(&ts, NULL);
+        state_lock(&st);
+        /* the engine's own messages (a guard firing, a stop job started) */
+        if (said < st.messages.first)
+            said = st.messages.first;
+        for (; said < st.messages.end; said++) {
+            const struct logline *l = logbuf_get(&st.messages, said);
+            if (l) {
+                struct fact msg = {"message", "", ALARM_NONE};
+                snprintf(msg.value, sizeof msg.value, "%.*s", (int)l->len, l->text);
+                if (started || !once)
+                    print_fact(&msg, json);
+            }
+        }
+        if (!complete(&st, mono_s() - t0)) {
+            state_unlock(&st);
+            if (once && mono_s() - t0 > 60) {
+                fprintf(stderr, "dsv41-top watch: no full sample within 60 s\n");
+                rc = 2;
+                break;
+            }
+            continue;
+        }
+        int n = facts(&st, cur);
+        state_unlock(&st);
+        started = true;
+        int alarm = 0;
+        for (int i = 0; i < n; i++) {
+            bool same = false;
+            for (int k = 0; k < nprev && !same; k++)
+                same = strcmp(prev[k].key, cur[i].key) == 0 &&
+                       strcmp(prev[k].value, cur[i].value) == 0;
+            if (!same) {
+                print_fact(&cur[i], json);
+                if (cur[i].alarm && !alarm)
+                    alarm = cur[i].alarm;
+            }
+        }
+        memcpy(prev, cur, sizeof cur[0] * (size_t)n);
+        nprev = n;
+        if (once) {
+            rc = worst(cur, n);
+            break;
+        }
+        if (exit_on_alarm && alarm) {
+            rc = worst(cur, n);
+            break;
+        }
+    }
+    g_mon = NULL;
+    monitor_stop(m);
+    cluster_close(cl);
+    free(cl);
+    state_free(&st);
+    return rc;
+}

@@ -1,0 +1,64 @@
+#!/bin/bash
+# `dsv41-top watch` against the simulator on the test hosts: one line per
+# change, the liveness probe's token while the server is idle, and when the
+# worker's rank dies (rank 0 keeps answering /health 200 with streams that
+# carry no token) the probe fails within PROBE_IDLE_S + PROBE_DEADLINE_S,
+# the engine is called wedged and the exit codes say so. Needs hosts.sh up.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_hosts
+model_skeleton
+for h in $HOSTS; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
+IDLE=3
+DEADLINE=4
+W="PROBE_IDLE_S=$IDLE PROBE_DEADLINE_S=$DEADLINE"
+out=$(top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=500 launch 2>&1); rc=$?
+check "launch for the watch" [ $rc -eq 0 ]
+
+out=$(top_head $W watch --once 2>&1); rc=$?
+check "watch --once: all well, exit 0" [ $rc -eq 0 ]
+check "watch --once: both nodes" eval 'printf "%s" "$out" | grep -q "node.head *reachable" && printf "%s" "$out" | grep -q "node.worker *reachable"'
+check "watch --once: the ranks" contains "$out" "dsv41-r1 running"
+check "watch --once: the guards" eval 'printf "%s" "$out" | grep -Eq "guard.worker +(ok|WARN)"'
+check "watch --once: the API" contains "$out" "healthy: deepseek-v4.1-flash"
+out=$(top_head watch --bogus 2>&1); rc=$?
+check "watch: bad usage, exit 2 with the usage" eval '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "usage: dsv41-top watch"'
+
+log=$IT_DIR/watch.jsonl
+# shellcheck disable=SC2086
+top_head $W watch --json > "$log" 2>"$IT_DIR/watch.err" &
+wpid=$!
+probe_ok() { for _ in $(seq 300); do grep -q '"key":"probe","value":"token in' "$log" && return 0; sleep 0.1; done; return 1; }
+check "watch: the idle server's probe gets a token" probe_ok
+check "watch: every line is JSON" eval 'jq -e . "$log" >/dev/null'
+n0=$(grep -c '"key":"node.head"' "$log")
+
+t_kill=$(date +%s.%N)
+on_host worker podman kill dsv41-r1 >/dev/null
+failed() { for _ in $(seq 400); do grep -q '"key":"probe","value":"FAILED' "$log" && return 0; sleep 0.1; done; return 1; }
+check "dead peer rank: the probe fails" failed
+t_fail=$(date +%s.%N)
+line=$(grep '"key":"probe","value":"FAILED' "$log" | head -1)
+check "dead peer rank: no token within the deadline, said" contains "$line" "no token within $DEADLINE s"
+# the probe comes at most IDLE after the last one and waits DEADLINE; sampling adds a second or two
+dt=$(awk -v a="$t_kill" -v b="$t_fail" 'BEGIN {printf "%.1f", b - a}')
+echo "    (probe failed ${dt}s after the kill; bound $((IDLE + DEADLINE)) + 5 s of sampling)"
+check "dead peer rank: the probe fails within PROBE_IDLE_S + PROBE_DEADLINE_S" \
+    awk -v d="$dt" -v b=$((IDLE + DEADLINE + 5)) 'BEGIN {exit !(d <= b)}'
+check "dead peer rank: wedged, an alarm" eval 'grep "\"key\":\"wedged\"" "$log" | tail -1 | jq -e ".alarm == 3" >/dev/null'
+check "dead peer rank: the rank's exit, an alarm" eval 'grep "\"key\":\"rank.worker\"" "$log" | tail -1 | jq -e "(.value | test(\"exited\")) and .alarm == 5" >/dev/null'
+check "watch: a line per change, not per sample" [ "$(grep -c '"key":"node.head"' "$log")" = "$n0" ]
+
+out=$(top_head $W watch --once 2>&1); rc=$?
+check "watch --once: wedged is exit 3" [ $rc -eq 3 ]
+check "watch --once: the alarm named" contains "$out" "ALARM"
+t0=$(date +%s)
+top_head $W watch --exit-on-alarm >/dev/null 2>&1; rc=$?
+check "watch --exit-on-alarm: exits at once with 3" eval '[ $rc -eq 3 ] && [ $(( $(date +%s) - t0 )) -le 30 ]'
+
+pkill -TERM -f -- "dsv41-top watch --json" # $! is only the wrapper
+wait "$wpid"; rc=$?
+check "watch: SIGTERM ends it with 0" [ $rc -eq 0 ]
+check "watch: nothing on stderr" eval '[ ! -s "$IT_DIR/watch.err" ] || ! grep -v "^$" "$IT_DIR/watch.err" | grep -qv "^dsv41-top: "'
+top_head stop >/dev/null 2>&1
+summary
