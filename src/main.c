@@ -60,6 +60,8 @@ static const struct cmd_entry COMMANDS[] = {
      cmd_pi},
     {"watch", "[--json] [--once] [--exit-on-alarm]   the console's checks headless, a line per change",
      cmd_watch},
+    {"incidents", "           the evidence kept when a guard fired, the engine wedged, a rank exited",
+     cmd_incidents},
     {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
     {"config", "           every setting, its value and where it came from", cmd_config},
     {"keys", "           the console's keys, as a Markdown table", cmd_keys},

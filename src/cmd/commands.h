@@ -24,6 +24,7 @@ int cmd_download(const struct config *c, int argc, char **argv);
 int cmd_assemble(const struct config *c, int argc, char **argv);
 int cmd_pi(const struct config *c, int argc, char **argv);
 int cmd_watch(const struct config *c, int argc, char **argv);
+int cmd_incidents(const struct config *c, int argc, char **argv);
 
 /* Node cn's copy of the checkpoint against the head's manifest, reported as
  * `verify --node` does (copy-to-peer's last step): 0 every file matches, 1

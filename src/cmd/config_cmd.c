@@ -16,14 +16,6 @@ int cmd_config(const struct config *c, int argc, char **argv)
                 c->file);
         return help ? 0 : 2;
     }
-    printf("# config file: %s\n", c->file);
-    for (int i = 0; i < c->count; i++) {
-        const struct config_value *v = &c->values[i];
-        const char *shown = v->value;
-        if (config_is_secret(v->key))
-            shown = v->value[0] ? "(set, hidden)" : "";
-        printf("%-18s = %-40s  [%s%s%s]  %s\n", v->key, shown, config_source_name(v->source),
-               v->origin ? " " : "", v->origin ? v->origin : "", config_help(v->key));
-    }
+    config_dump(c, stdout);
     return 0;
 }

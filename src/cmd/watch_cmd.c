@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "job.h"
 #include "commands.h"
 #include "monitor.h"
 #include "mono.h"
@@ -298,6 +299,7 @@ int cmd_watch(const struct config *c, int argc, char **argv)
         }
     }
     g_mon = NULL;
+    job_shutdown(&st); /* a stop job a guard's firing started */
     monitor_stop(m);
     cluster_close(cl);
     free(cl);

@@ -470,3 +470,16 @@ const char *config_source_name(enum config_source s)
     }
     return "?";
 }
+
+void config_dump(const struct config *c, FILE *f)
+{
+    fprintf(f, "# config file: %s\n", c->file);
+    for (int i = 0; i < c->count; i++) {
+        const struct config_value *v = &c->values[i];
+        const char *shown = v->value;
+        if (config_is_secret(v->key))
+            shown = v->value[0] ? "(set, hidden)" : "";
+        fprintf(f, "%-18s = %-40s  [%s%s%s]  %s\n", v->key, shown, config_source_name(v->source),
+                v->origin ? " " : "", v->origin ? v->origin : "", config_help(v->key));
+    }
+}

@@ -5,6 +5,7 @@
 #define DSV41_CONFIG_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "buf.h"
 
@@ -28,6 +29,9 @@ struct config {
 int config_load(struct config *c, const char *file, char *const *flags, int nflags,
                 struct buf *err);
 void config_free(struct config *c);
+/* Every setting, its value (secrets as set/unset) and where it came from:
+ * what `dsv41-top config` prints and an incident keeps. */
+void config_dump(const struct config *c, FILE *f);
 
 const char *config_get(const struct config *c, const char *key);
 /* Parses an integer setting; -1 with a message in err when it is not one. */

@@ -654,7 +654,7 @@ cJSON *status_to_json(const struct status_report *r)
         add_pval(m, "kv_usage", r->metrics.kv_usage);
         cJSON *names = cJSON_AddArrayToObject(m, "names");
         for (int i = 0; i < METRICS_NFIELDS; i++) {
-            const char *nm = metrics_field(&r->metrics, i, NULL);
+            const char *nm = metrics_field(&r->metrics, i, NULL, NULL);
             if (nm && !strstr(nm, "_seconds_count"))
                 cJSON_AddItemToArray(names, cJSON_CreateString(nm));
         }

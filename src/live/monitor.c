@@ -7,6 +7,7 @@
 #include "api.h"
 #include "dlview.h"
 #include "guardview.h"
+#include "incident.h"
 #include "liveview.h"
 #include "mono.h"
 #include "phase.h"
@@ -44,6 +45,7 @@ struct monitor {
     struct guardview *gv;
     struct dlview *dv;
     struct liveview *lv;
+    struct incident *inc;
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
     struct metrics prev;
@@ -204,6 +206,14 @@ static void sample(struct monitor *m, bool full)
                             ? (float)(mem->available_kib.v / 1048576.0)
                             : NAN);
         apply_ports(m, i, sn, now);
+        struct state_sample *rs = &sn->recent[sn->nrecent++ % STATE_RECENT];
+        const struct snapshot *sp = &sn->snap;
+        struct pval na = {false, 0};
+        *rs = (struct state_sample){time(NULL), sp->reachable, mem->available_kib, mem->free_kib,
+                                    mem->cached_kib, sp->psi_full, sp->frag_blocks,
+                                    sp->ngpu ? sp->gpu[0].util_pct : na,
+                                    sp->ngpu ? sp->gpu[0].temp_c : na,
+                                    sp->ngpu ? sp->gpu[0].power_w : na};
     }
     apply_server(m, &s->server, now);
     state_unlock(s);
@@ -211,6 +221,7 @@ static void sample(struct monitor *m, bool full)
         if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && r->nodes[i].snap.runtime_ok)
             follow_rank(m, i, snapshot_rank_container(&r->nodes[i].snap, m->cl->nodes[i].rank));
     guardview_poll(m->gv);
+    incident_check(m->inc); /* after the guards: a firing is in the state */
     state_changed(s);
 }
 
@@ -266,7 +277,9 @@ struct monitor *monitor_start(const struct config *c, struct cluster *cl, struct
     m->gv = guardview_start(c, cl, s);
     m->dv = dlview_start(c, s, m->interval_ms);
     m->lv = liveview_start(c);
+    m->inc = incident_start(c, cl, s);
     if (pthread_create(&m->th, NULL, monitor_thread, m) != 0) {
+        incident_stop(m->inc);
         liveview_stop(m->lv);
         dlview_stop(m->dv);
         guardview_stop(m->gv);
@@ -308,6 +321,7 @@ void monitor_stop(struct monitor *m)
     for (int i = 0; i < m->cl->n; i++)
         if (m->logs[i].st)
             node_stream_close(m->logs[i].node, m->logs[i].st);
+    incident_stop(m->inc);
     liveview_stop(m->lv);
     dlview_stop(m->dv);
     guardview_stop(m->gv);

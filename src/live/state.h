@@ -32,6 +32,16 @@ struct state_port {
     time_t errors_rose;         /* last time they went up; 0 never */
 };
 
+/* One sample of a node, kept for the last STATE_RECENT samples: what an
+ * incident directory shows of the minute before. */
+#define STATE_RECENT 120
+struct state_sample {
+    time_t t;
+    bool reachable;
+    struct pval avail_kib, free_kib, cached_kib, psi_full, frag_blocks;
+    struct pval gpu_util, gpu_temp, gpu_power;
+};
+
 struct state_node {
     char name[32];
     bool configured;
@@ -47,6 +57,8 @@ struct state_node {
     char guard_desc[360];
     char guard_event[200];
     char phase[48];     /* the rank's startup phase, from its log */
+    struct state_sample recent[STATE_RECENT]; /* a ring: nrecent samples ever pushed */
+    unsigned nrecent;
 };
 
 struct state_rank {

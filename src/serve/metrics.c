@@ -120,13 +120,15 @@ static int metric_line(const char *line, size_t len, void *vctx)
     return 0;
 }
 
-const char *metrics_field(const struct metrics *m, int i, bool *old)
+const char *metrics_field(const struct metrics *m, int i, bool *old, struct pval *value)
 {
     if (i < 0 || i >= METRICS_NFIELDS)
         return NULL;
     const struct pval *pv = (const struct pval *)((const char *)m + FIELDS[i].off);
     if (old)
         *old = pv->ok && m->alias[i] > 0;
+    if (value)
+        *value = *pv;
     return pv->ok ? FIELDS[i].names[m->alias[i]] : NULL;
 }
 
@@ -136,7 +138,7 @@ void metrics_old_names(const struct metrics *m, char *out, size_t sz)
     out[0] = '\0';
     for (int i = 0; i < METRICS_NFIELDS; i++) {
         bool old;
-        const char *name = metrics_field(m, i, &old);
+        const char *name = metrics_field(m, i, &old, NULL);
         if (!old)
             continue;
         /* a histogram by its own name: its _sum and _count are one mention */

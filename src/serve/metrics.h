@@ -39,9 +39,10 @@ int metrics_parse(const char *text, struct metrics *m);
 const char *metrics_name(const struct metrics *m, const struct pval *field);
 /* True when that name is one vLLM has since renamed. */
 bool metrics_name_is_old(const struct metrics *m, const struct pval *field);
-/* Figure i (0 .. METRICS_NFIELDS-1, in struct order): the name it came
- * under (NULL when n/a) and whether that name is an older one. */
-const char *metrics_field(const struct metrics *m, int i, bool *old);
+/* Figure i (0 .. METRICS_NFIELDS-1): the name it came under (NULL when
+ * n/a), whether that name is an older one, and its value (either out may
+ * be NULL). */
+const char *metrics_field(const struct metrics *m, int i, bool *old, struct pval *value);
 /* The renamed names the page used, comma-separated ("" when none). */
 void metrics_old_names(const struct metrics *m, char *out, size_t sz);
 /* Rates between two scrapes dt seconds apart; a counter that went back (a

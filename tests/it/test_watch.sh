@@ -9,6 +9,7 @@ set -u
 require_hosts
 model_skeleton
 for h in $HOSTS; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
+rm -rf "$IT_DIR/head/state/incidents" # a run before this one (the TSan round) left its own
 IDLE=3
 DEADLINE=4
 W="PROBE_IDLE_S=$IDLE PROBE_DEADLINE_S=$DEADLINE"
@@ -55,6 +56,48 @@ check "watch --once: the alarm named" contains "$out" "ALARM"
 t0=$(date +%s)
 top_head $W watch --exit-on-alarm >/dev/null 2>&1; rc=$?
 check "watch --exit-on-alarm: exits at once with 3" eval '[ $rc -eq 3 ] && [ $(( $(date +%s) - t0 )) -le 30 ]'
+
+# --- the evidence: an incident directory, written by the engine -------------------------
+INC=$IT_DIR/head/state/incidents
+incident() { # slug: waits for its summary
+    for _ in $(seq 300); do
+        d=$(ls -d "$INC"/*-"$1" 2>/dev/null | tail -1)
+        [ -n "$d" ] && [ -s "$d/summary.txt" ] && [ -s "$d/node-worker.txt" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "killed rank: an incident directory" incident rank-exited
+d=$(ls -d "$INC"/*-rank-exited | tail -1)
+check "incident: the summary says what and when" contains "$(head -1 "$d/summary.txt")" "rank r1 on worker exited with code"
+check "incident: what followed (the wedge) in the same summary" eval 'grep -q "engine wedged" "$d/summary.txt" || [ -n "$(ls -d "$INC"/*-wedged 2>/dev/null)" ]'
+check "incident: rank 0's log lines" contains "$(cat "$d/rank-r0.log")" "Application startup complete."
+check "incident: rank 1's log lines" contains "$(cat "$d/rank-r1.log")" "headless rank 1"
+check "incident: every node's samples of the last minute" eval 'grep -q "^## head" "$d/samples.txt" && grep -q "^## worker" "$d/samples.txt" && [ $(grep -cE "^[0-9]{4}-" "$d/samples.txt") -ge 4 ]'
+check "incident: the metrics before" contains "$(cat "$d/metrics-before.txt")" "vllm:generation_tokens"
+check "incident: the metrics after" contains "$(cat "$d/metrics-after.txt")" "vllm:"
+check "incident: the launch configuration" eval 'grep -q "^KV_BYTES" "$d/config.txt" && grep -q "VLLM_HOST_IP=" "$d/node-worker.txt"'
+check "incident: the guard's log" contains "$(cat "$d/node-worker.txt")" "guard started"
+check "incident: no secret in it" eval '! grep -rq -- "$(cat "$IT_DIR/head/state/api_key")" "$d"'
+check "incident: private (0700, files 0600)" eval '[ "$(stat -c %a "$d")" = 700 ] && [ -z "$(find "$d" -type f ! -perm 600)" ]'
+out=$(top_head incidents 2>&1)
+check "incidents: lists it with its summary" eval 'printf "%s" "$out" | grep -q "$(basename "$d")" && printf "%s" "$out" | grep -q "rank r1 on worker exited"'
+
+# a guard that fires: its own incident, while watch runs headless
+top_head stop >/dev/null 2>&1
+out=$(top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=500 launch 2>&1)
+# past the first incident's 30 s, so this one is its own
+while awk -v a="$t_kill" -v b="$(date +%s.%N)" 'BEGIN {exit !(b - a < 32)}'; do sleep 0.5; done
+G=$IT_DIR/worker/state/bin/dsv41-guard
+on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
+on_host worker "$G" --state-dir "$IT_DIR/worker/state" --runtime podman --ranks 2 --floor 100000 \
+    --proc-root /proc --daemon >/dev/null 2>&1
+check "guard fires: an incident directory" incident guard-fired
+d=$(ls -d "$INC"/*-guard-fired | tail -1)
+check "guard fires: the summary names the node" contains "$(head -1 "$d/summary.txt")" "memory guard fired on worker"
+check "guard fires: the FIRED line in the worker's guard log" contains "$(cat "$d/node-worker.txt")" "FIRED: MemAvailable"
+check "guard fires: watch said it" eval 'grep "\"key\":\"guard.worker\"" "$log" | tail -1 | jq -e ".alarm == 4" >/dev/null'
+on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
 
 pkill -TERM -f -- "dsv41-top watch --json" # $! is only the wrapper
 wait "$wpid"; rc=$?
