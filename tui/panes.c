@@ -58,6 +58,10 @@ void pane_header(struct ui *u)
     if (!banner[0] && s->server.wedged[0])
         snprintf(banner, sizeof banner, " ENGINE WEDGED: %s", s->server.wedged);
     for (int i = 0; i < s->nnodes && !banner[0]; i++)
+        if (s->nodes[i].fabric_drift[0])
+            snprintf(banner, sizeof banner, " FABRIC CHANGED on %s: %s (restart the deployment)",
+                     s->nodes[i].name, s->nodes[i].fabric_drift);
+    for (int i = 0; i < s->nnodes && !banner[0]; i++)
         if (s->nodes[i].configured &&
             (s->nodes[i].guard == GUARD_VIEW_STALE || s->nodes[i].guard == GUARD_VIEW_NONE) &&
             s->nodes[i].snap.ncont > 0)

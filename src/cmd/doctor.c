@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alike.h"
 #include "budget.h"
 #include "cluster.h"
 #include "commands.h"
@@ -131,8 +132,24 @@ int cmd_doctor(const struct config *c, int argc, char **argv)
     if (cluster_open_for("doctor", c, &cl) < 0)
         return 2;
     struct doctor d = {0, 0};
-    for (int i = 0; i < cl.n; i++)
+    struct alike_print *al = calloc(CLUSTER_MAX_NODES, sizeof *al);
+    const char *names[CLUSTER_MAX_NODES];
+    for (int i = 0; i < cl.n; i++) {
         check_node(c, &cl.nodes[i], cl.n, &d);
+        names[i] = cl.nodes[i].name;
+        if (al && cl.nodes[i].configured)
+            alike_collect(c, &cl.nodes[i], &al[i]);
+    }
+    char warn[ALIKE_FIELDS][320];
+    int nw = al ? alike_compare(al, names, cl.n, warn, ALIKE_FIELDS) : 0;
+    for (int k = 0; k < nw; k++)
+        report(&d, "warn", "all", warn[k],
+               "run the same image and driver on every node (the NCCL the ranks load comes "
+               "with the image)");
+    if (al && !nw && cl.n > 1)
+        report(&d, "ok", "all", "the nodes alike: kernel, driver, image, CUDA, NCCL (where known)",
+               "");
+    free(al);
     struct buf v = BUF_INIT;
     rdma_verbs_probe(&v);
     report(&d, "info", "head", buf_str(&v), "");

@@ -32,10 +32,10 @@ static const char WATCH_USAGE[] =
     "  --interval S     seconds between samples (default 1)\n"
     "  exit status: 0 well (or stopped by a signal), 3 engine wedged, 4 a memory guard\n"
     "  fired, 5 a rank exited, 6 a node unreachable, 7 ranks without a fresh memory guard,\n"
-    "  2 bad usage.\n";
+    "  8 the fabric changed under running ranks (GID index, IPv4, netdev, HCAs), 2 bad usage.\n";
 
 enum { ALARM_NONE = 0, ALARM_WEDGED = 3, ALARM_FIRED = 4, ALARM_RANK = 5, ALARM_DOWN = 6,
-       ALARM_UNGUARDED = 7 };
+       ALARM_UNGUARDED = 7, ALARM_FABRIC = 8 };
 
 #define MAX_FACTS (4 * CLUSTER_MAX_NODES + 4)
 
@@ -112,6 +112,14 @@ static int facts(const struct state *s, struct fact *f)
                 ct->oom_killed ? ", OOM-killed" : "");
         else
             add(f, &n, ALARM_NONE, key, "none");
+        snprintf(key, sizeof key, "fabric.%s", sn->name);
+        if (sn->fabric_drift[0])
+            add(f, &n, ALARM_FABRIC, key, "CHANGED since the rank started: %s", sn->fabric_drift);
+        else if (sn->snap.fabric.ok)
+            add(f, &n, ALARM_NONE, key, "%s %s GID %d", sn->snap.fabric.ifname,
+                sn->snap.fabric.ipv4, sn->snap.fabric.gid_index);
+        else
+            add(f, &n, ALARM_NONE, key, "none: %s", sn->snap.fabric.why);
         snprintf(key, sizeof key, "guard.%s", sn->name);
         bool ranks = ct && ct->running;
         int ga = sn->guard == GUARD_VIEW_FIRED ? ALARM_FIRED
@@ -184,7 +192,7 @@ static bool complete(const struct state *s, double waited_s)
 static int worst(const struct fact *f, int n)
 {
     static const int order[] = {ALARM_FIRED, ALARM_WEDGED, ALARM_RANK, ALARM_DOWN,
-                                ALARM_UNGUARDED};
+                                ALARM_FABRIC, ALARM_UNGUARDED};
     for (size_t k = 0; k < sizeof order / sizeof *order; k++)
         for (int i = 0; i < n; i++)
             if (f[i].alarm == order[k])

@@ -18,6 +18,8 @@ struct collect_job {
     struct cluster_node *cn;
     char *guard;
     int *guard_rc;
+    struct alike_print *alike;
+    struct drift_start *started;
     const char *runtime;
     struct snapshot *snap;
     time_t *down_since;
@@ -39,8 +41,13 @@ static void *collect_one(void *arg)
                  j->cn->node.name);
     }
     node_reachable(&j->cn->node, j->down_since, NULL, 0);
-    if (j->guard && j->snap->reachable)
+    if (j->guard && j->snap->reachable) {
         *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
+        alike_collect(j->c, j->cn, j->alike);
+        const struct probe_container *ct = snapshot_rank_container(j->snap, j->cn->rank);
+        if (ct && ct->running)
+            drift_read(j->c, j->cn, j->started);
+    }
     return NULL;
 }
 
@@ -96,6 +103,11 @@ static void judge_memory(const struct config *c, struct status_report *r, int i)
         WARNING(r, "%s: memory is fragmented: %.0f free blocks of 4 MiB or more (under %.0f, "
                    "MEMGUARD_FRAG_WARN); GPU allocations and nvidia-smi may stall",
                 name, s->frag_blocks.v, frag_warn);
+    char why[300];
+    if (drift_check(&r->nodes[i].started, &s->fabric, why, sizeof why))
+        PROBLEM(r, "%s: the fabric changed since rank r%d started: %s (NCCL runs on the old one: "
+                   "`dsv41-top restart`)",
+                name, r->nodes[i].cn->rank, why);
     const char *g = r->nodes[i].guard;
     if (!g[0])
         return;
@@ -105,6 +117,21 @@ static void judge_memory(const struct config *c, struct status_report *r, int i)
                 name, r->nodes[i].cn->rank, g);
     else if (r->nodes[i].guard_rc == 0 && strstr(g, ", WARN "))
         WARNING(r, "%s: memory guard warns: %s", name, strstr(g, ", WARN ") + 7);
+}
+
+/* The nodes alike: what differs is a warning with every node's value. */
+static void judge_alike(struct status_report *r)
+{
+    struct alike_print p[CLUSTER_MAX_NODES];
+    const char *names[CLUSTER_MAX_NODES];
+    for (int i = 0; i < r->n && i < CLUSTER_MAX_NODES; i++) {
+        p[i] = r->nodes[i].alike;
+        names[i] = r->nodes[i].cn->node.name;
+    }
+    char warn[ALIKE_FIELDS][320];
+    int n = alike_compare(p, names, r->n, warn, ALIKE_FIELDS);
+    for (int k = 0; k < n; k++)
+        WARNING(r, "%s", warn[k]);
 }
 
 static void judge_node(const struct config *c, struct status_report *r, int i)
@@ -252,6 +279,8 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
                                        &cl->nodes[i],
                                        guard ? r->nodes[i].guard : NULL,
                                        &r->nodes[i].guard_rc,
+                                       &r->nodes[i].alike,
+                                       &r->nodes[i].started,
                                        config_get(c, "RUNTIME"),
                                        &r->nodes[i].snap,
                                        &r->nodes[i].down_since,
@@ -295,6 +324,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     }
     for (int i = 0; i < r->n; i++)
         judge_node(c, r, i);
+    judge_alike(r);
     for (int i = 1; i < r->n; i++) {
         const struct rdma_fabric *a = &r->nodes[0].snap.fabric, *b = &r->nodes[i].snap.fabric;
         const char *wn = r->nodes[i].cn->name;
@@ -437,6 +467,16 @@ void status_print_text(FILE *f, const struct status_report *r)
         fprintf(f, "  stress  PSI full avg10 %s  free 4 MiB blocks %s\n", a, b);
         if (r->nodes[i].guard[0])
             fprintf(f, "  guard   %s\n", r->nodes[i].guard);
+        const struct alike_print *al = &r->nodes[i].alike;
+        if (al->asked) {
+            static const char *const label[ALIKE_FIELDS] = {"kernel", "driver", "image", "cuda",
+                                                            "nccl"};
+            fprintf(f, "  alike  ");
+            for (int k = 0; k < ALIKE_FIELDS; k++)
+                fprintf(f, " %s %.*s", label[k], k == 2 || k == 4 ? 19 : 40,
+                        al->value[k][0] ? al->value[k] : "n/a");
+            fputc('\n', f);
+        }
         if (!s->ngpu)
             fprintf(f, "  gpu     n/a (%s)\n", s->gpu_note);
         for (int g = 0; g < s->ngpu; g++) {
@@ -630,6 +670,20 @@ cJSON *status_to_json(const struct status_report *r)
     for (int i = 0; i < r->n; i++) {
         cJSON *n = node_json(r->nodes[i].cn, &r->nodes[i].snap, r->nodes[i].down_since,
                              r->nodes[i].phase);
+        const struct alike_print *al = &r->nodes[i].alike;
+        if (al->asked) {
+            static const char *const keys[ALIKE_FIELDS] = {"kernel", "driver", "image_id", "cuda",
+                                                           "nccl_sha256"};
+            cJSON *a = cJSON_AddObjectToObject(n, "alike");
+            for (int k = 0; k < ALIKE_FIELDS; k++) {
+                if (al->value[k][0])
+                    cJSON_AddStringToObject(a, keys[k], al->value[k]);
+                else
+                    cJSON_AddNullToObject(a, keys[k]);
+            }
+            if (al->nccl_path[0])
+                cJSON_AddStringToObject(a, "nccl_path", al->nccl_path);
+        }
         if (r->nodes[i].guard[0]) {
             cJSON *g = cJSON_AddObjectToObject(n, "guard");
             cJSON_AddBoolToObject(g, "running", r->nodes[i].guard_rc == 0);

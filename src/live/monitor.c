@@ -6,6 +6,7 @@
 
 #include "api.h"
 #include "dlview.h"
+#include "drift.h"
 #include "guardview.h"
 #include "incident.h"
 #include "liveview.h"
@@ -46,6 +47,10 @@ struct monitor {
     struct dlview *dv;
     struct liveview *lv;
     struct incident *inc;
+    /* the fabric each node's running rank started with (its env file), read
+     * when a rank's StartedAt is new */
+    struct drift_start started[CLUSTER_MAX_NODES];
+    char started_at[CLUSTER_MAX_NODES][64];
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
     struct metrics prev;
@@ -175,6 +180,38 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
     memcpy(sv->warnings, r->warnings, sizeof sv->warnings);
 }
 
+/* The fabric under running ranks: what each started with against what the
+ * node's sysfs says now (read by every sample). A change is an alarm. */
+static void watch_fabric(struct monitor *m)
+{
+    struct state *s = m->s;
+    for (int i = 0; i < m->r->n && i < s->nnodes; i++) {
+        const struct snapshot *sn = &m->r->nodes[i].snap;
+        if (!m->cl->nodes[i].configured || !sn->reachable)
+            continue;
+        const struct probe_container *ct = snapshot_rank_container(sn, m->cl->nodes[i].rank);
+        bool run = ct && ct->running;
+        if (sn->ct_sampled && run && strcmp(ct->started, m->started_at[i]) != 0) {
+            snprintf(m->started_at[i], sizeof m->started_at[i], "%s", ct->started);
+            drift_read(m->c, &m->cl->nodes[i], &m->started[i]);
+        } else if (sn->ct_sampled && !run) {
+            m->started_at[i][0] = '\0';
+            memset(&m->started[i], 0, sizeof m->started[i]);
+        }
+        char why[300];
+        bool moved = drift_check(&m->started[i], &sn->fabric, why, sizeof why);
+        state_lock(s);
+        char *was = s->nodes[i].fabric_drift;
+        bool news = moved && strcmp(was, why) != 0;
+        snprintf(was, sizeof s->nodes[i].fabric_drift, "%s", moved ? why : "");
+        state_unlock(s);
+        if (news)
+            state_say(s, "ALARM: %s: the fabric changed since rank r%d started: %s (NCCL runs on "
+                         "the old one: restart the deployment)",
+                      m->cl->nodes[i].name, m->cl->nodes[i].rank, why);
+    }
+}
+
 static void sample(struct monitor *m, bool full)
 {
     struct status_report *r = m->r;
@@ -220,6 +257,7 @@ static void sample(struct monitor *m, bool full)
     for (int i = 0; i < r->n && i < s->nnodes; i++)
         if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && r->nodes[i].snap.runtime_ok)
             follow_rank(m, i, snapshot_rank_container(&r->nodes[i].snap, m->cl->nodes[i].rank));
+    watch_fabric(m);
     guardview_poll(m->gv);
     incident_check(m->inc); /* after the guards: a firing is in the state */
     state_changed(s);

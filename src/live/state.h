@@ -57,6 +57,7 @@ struct state_node {
     char guard_desc[360];
     char guard_event[200];
     char phase[48];     /* the rank's startup phase, from its log */
+    char fabric_drift[300]; /* how the fabric moved under the running rank; "" when not */
     struct state_sample recent[STATE_RECENT]; /* a ring: nrecent samples ever pushed */
     unsigned nrecent;
 };

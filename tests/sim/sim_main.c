@@ -3,6 +3,7 @@
  * a wait on the group (headless ranks). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +198,25 @@ static void maybe_die(const struct sim_opts *o, int line)
     exit(3);
 }
 
+/* DSV41_SIM_NCCL_DIR: the rank maps DIR/r<rank>/libnccl.so.2 as a real one
+ * loads its NCCL, so /proc/PID/maps names it (the nodes-alike check hashes
+ * what each rank has mapped). The mapping lasts as long as the rank. */
+static void map_nccl(const struct sim_opts *o)
+{
+    const char *dir = getenv("DSV41_SIM_NCCL_DIR");
+    if (!dir || !*dir)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/r%d/libnccl.so.2", dir, o->node_rank);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0 ||
+        mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+        sim_log("WARNING: cannot map %s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
 /* vLLM's startup phases, in order, spread over boot_ms. */
 static void boot_lines(const struct sim_opts *o)
 {
@@ -266,6 +288,7 @@ int main(int argc, char **argv)
     maybe_die(&o, 0);
     sim_log("non-default args: model=%s served_model_name=%s tensor_parallel_size=%d nnodes=%d",
             o.model_path, o.served_name, o.tp, o.nnodes);
+    map_nccl(&o);
     if (o.node_rank > 0) {
         int fd = rendezvous_join(&o);
         if (fd < 0)
