@@ -112,7 +112,11 @@ static void judge_memory(const struct config *c, struct status_report *r, int i)
     if (!g[0])
         return;
     const struct probe_container *mine = snapshot_rank_container(s, r->nodes[i].cn->rank);
-    if (r->nodes[i].guard_rc != 0 && mine && mine->running)
+    if (r->nodes[i].guard_rc == 127 && mine && mine->running)
+        WARNING(r, "%s: rank %d runs with no memory guard installed (`dsv41-top launch` installs "
+                   "and starts one)",
+                name, r->nodes[i].cn->rank);
+    else if (r->nodes[i].guard_rc != 0 && mine && mine->running)
         PROBLEM(r, "%s: rank %d runs without a memory guard: %s (`dsv41-top launch` starts one)",
                 name, r->nodes[i].cn->rank, g);
     else if (r->nodes[i].guard_rc == 0 && strstr(g, ", WARN "))

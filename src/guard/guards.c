@@ -148,6 +148,8 @@ int guards_describe(const struct config *c, struct cluster_node *cn, char *out, 
          * guard (no binary installed) counts too */
         char desc[400];
         rc = guardctl_heartbeat(dir, GUARD_FRESH_S, desc, sizeof desc) ? 0 : 1;
+        if (rc && strstr(desc, "no guard heartbeat"))
+            rc = 127; /* no guard has run here: none installed, as on a remote node */
         snprintf(out, sz, "%s%s", rc ? "NOT GUARDED: " : "", desc);
         strv_free(&args);
         buf_free(&err);

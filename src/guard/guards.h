@@ -23,8 +23,9 @@ int guards_stop(const struct config *c, struct cluster *cl, FILE *out);
 /* A line per node: the guard's heartbeat and its last log line. */
 int guards_status(const struct config *c, struct cluster *cl, FILE *out);
 /* One node's guard in one line (its heartbeat and signals, "NOT GUARDED:
- * ..." when none runs); 0 guarded, 1 not, 127 none installed, -1 the node
- * could not be asked. */
+ * ..." when none runs); 0 guarded, 1 not (stopped, hung, gone), 127 none
+ * installed (none ever ran, on the local node), -1 the node could not be
+ * asked. */
 int guards_describe(const struct config *c, struct cluster_node *cn, char *out, size_t sz);
 /* This node's guard settings from the configuration (nranks: every rank
  * name; floor_kib 0 when MEMGUARD_GIB is not a floor). */

@@ -35,6 +35,15 @@ start_ranks() {
 
 
 start_ranks || { not_ok "ranks start"; summary; exit 1; }
+# ranks run with a memory guard on their node, as launch leaves them (status
+# calls a rank without one a problem)
+mkdir -p "$IT_DIR/worker/state/bin"
+cp "$IT_ROOT/build/dsv41-guard" "$IT_DIR/worker/state/bin/dsv41-guard"
+on_host worker "$IT_DIR/worker/state/bin/dsv41-guard" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
+on_host worker "$IT_DIR/worker/state/bin/dsv41-guard" --state-dir "$IT_DIR/worker/state" \
+    --runtime podman --ranks 2 --daemon >/dev/null 2>&1
+top_head guard --stop >/dev/null 2>&1
+top_head guard --daemon >/dev/null 2>&1
 
 # --- all well ------------------------------------------------------------
 out=$(top_head status 2>&1); rc=$?
@@ -231,4 +240,6 @@ check "doctor: image check runs on the worker" contains "$out" "worker image ghc
 out=$(top_head MODEL_DIR="$IT_DIR/nomodel" doctor 2>&1)
 check "doctor: sees the image the worker has" contains "$out" "ok   worker image present"
 
+top_head guard --stop >/dev/null 2>&1
+on_host worker "$IT_DIR/worker/state/bin/dsv41-guard" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
 summary
