@@ -259,20 +259,26 @@ int cmd_watch(const struct config *c, int argc, char **argv)
         struct timespec ts = {0, 200 * 1000000L};
         nanosleep(&ts, NULL);
         state_lock(&st);
-        /* the engine's own messages (a guard firing, a stop job started) */
+        /* the engine's own messages (a guard firing, a stop job started),
+         * copied under the lock and printed after it: a slow reader of
+         * stdout must never hold up the monitor */
+        static struct fact msgs[16];
+        int nmsg = 0;
         if (said < st.messages.first)
             said = st.messages.first;
-        for (; said < st.messages.end; said++) {
+        for (; said < st.messages.end && nmsg < 16; said++) {
             const struct logline *l = logbuf_get(&st.messages, said);
-            if (l) {
-                struct fact msg = {"message", "", ALARM_NONE};
-                snprintf(msg.value, sizeof msg.value, "%.*s", (int)l->len, l->text);
-                if (started || !once)
-                    print_fact(&msg, json);
+            if (l && (started || !once)) {
+                msgs[nmsg] = (struct fact){"message", "", ALARM_NONE};
+                snprintf(msgs[nmsg++].value, sizeof msgs[0].value, "%.*s", (int)l->len, l->text);
             }
         }
-        if (!complete(&st, mono_s() - t0)) {
-            state_unlock(&st);
+        bool ready = complete(&st, mono_s() - t0);
+        int n = ready ? facts(&st, cur) : 0;
+        state_unlock(&st);
+        for (int k = 0; k < nmsg; k++)
+            print_fact(&msgs[k], json);
+        if (!ready) {
             if (once && mono_s() - t0 > 60) {
                 fprintf(stderr, "dsv41-top watch: no full sample within 60 s\n");
                 rc = 2;
@@ -280,8 +286,6 @@ int cmd_watch(const struct config *c, int argc, char **argv)
             }
             continue;
         }
-        int n = facts(&st, cur);
-        state_unlock(&st);
         started = true;
         int alarm = 0;
         for (int i = 0; i < n; i++) {

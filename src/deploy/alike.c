@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "probe.h"
+#include "text.h"
 #include "shcmd.h"
 
 static const char *const FIELD[ALIKE_FIELDS] = {"kernel", "driver", "image", "cuda", "nccl"};
@@ -23,7 +23,7 @@ void alike_parse(const char *text, struct alike_print *p)
     for (const char *l = text; *l;) {
         size_t n = strcspn(l, "\n");
         char line[512];
-        probe_copy_field(line, sizeof line, l, n < sizeof line - 1 ? n : sizeof line - 1);
+        text_clean(line, sizeof line, l, n); /* remote text: no controls, no bidi */
         l += n + (l[n] == '\n');
         char *sp = strchr(line, ' ');
         if (!sp)
@@ -70,7 +70,9 @@ void alike_parse(const char *text, struct alike_print *p)
     "rank'\\''s memory map (ssh as root)'\n" \
     "else p=$(grep -o '/[^ ]*libnccl[^ ]*' /proc/$pid/maps 2>/dev/null | head -n 1)\n" \
     "  if [ -z \"$p\" ]; then echo 'nccl - the rank has loaded no NCCL yet'\n" \
-    "  else s=$(sha256sum < \"/proc/$pid/root$p\" 2>/dev/null | cut -d' ' -f1)\n" \
+    "  elif [ ! -f \"/proc/$pid/root$p\" ] || [ -L \"/proc/$pid/root$p\" ]; then " \
+    "echo \"nccl - $p is not a plain file\"\n" \
+    "  else s=$(timeout 30 sha256sum < \"/proc/$pid/root$p\" 2>/dev/null | cut -d' ' -f1)\n" \
     "    [ -n \"$s\" ] && echo \"nccl $p $s\" || echo \"nccl - cannot read $p\"; fi; fi\n"
 
 int alike_collect(const struct config *c, struct cluster_node *cn, struct alike_print *p)

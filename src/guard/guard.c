@@ -131,7 +131,7 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     g->sig.psi_fd = g->sig.buddy_fd = g->sig.kmsg_fd = -1;
     for (int i = 0; i < GUARD_MAX_RANKS; i++)
         g->pidfds[i] = -1;
-    g->armed = true;
+    g->armed = g->psi_armed = true;
     g->last_avail_kib = -1;
     mkdir(o->state_dir, 0700);
     g->lock_fd = open_kind(o->state_dir, "lock", O_RDWR | O_CREAT, 0600);
@@ -301,7 +301,7 @@ static void heartbeat(struct guard *g, long avail)
     guardsig_format(g, sig, sizeof sig);
     /* the first five fields as before: older readers stop there */
     int n = snprintf(hb, sizeof hb, "%ld %ld %ld %ld %s%s\n", (long)time(NULL), (long)getpid(),
-                     avail, g->o.floor_kib, g->armed ? "armed" : "fired", sig);
+                     avail, g->o.floor_kib, g->armed && g->psi_armed ? "armed" : "fired", sig);
     if (n > 0 && pwrite(g->hb_fd, hb, (size_t)n, 0) == n && ftruncate(g->hb_fd, n) == 0) {
         /* a reader sees one whole line */
     }
@@ -380,6 +380,17 @@ static void fire(struct guard *g, long avail, bool by_psi)
 {
     if (g->npids == 0 && g->o.runtime[0])
         guard_resolve(g);
+    if (by_psi && g->npids == 0) {
+        /* a stall with no rank here (a big copy): nothing of ours to kill,
+         * and no firing to report. The floor still fires without PIDs: its
+         * runtime kill below is the second way to the ranks. */
+        if (!g->psi_idle_said)
+            guard_log(g, "memory pressure (PSI full avg10) %.1f%% at the kill level, but no "
+                         "rank runs here",
+                      g->sig.psi.full_avg10);
+        g->psi_idle_said = true;
+        return;
+    }
     double t0 = mono_s();
     int killed = 0;
     for (int i = 0; i < g->npids; i++)
@@ -387,7 +398,10 @@ static void fire(struct guard *g, long avail, bool by_psi)
             killed++;
     double dt = mono_s() - t0;
     g->kills += (unsigned long)killed;
-    g->armed = false;
+    if (by_psi)
+        g->psi_armed = false;
+    else
+        g->armed = false;
     if (by_psi)
         guard_log(g,
                   "FIRED: memory pressure (PSI full avg10) %.1f%% >= %d%% (MemAvailable %ld MiB): "
@@ -422,13 +436,21 @@ int guard_tick(struct guard *g, double now)
         fire(g, avail, false);
     /* PSI after the crossing's check: it must not delay that kill */
     bool psi_kill = guardsig_read_psi(g);
-    if (psi_kill && g->armed)
+    if (psi_kill && g->psi_armed)
         fire(g, avail, true);
+    /* each kill level re-arms on its own signal: a pressure that lingers
+     * must not leave the floor disarmed, nor the other way round */
     const struct memsig_psi *psi = &g->sig.psi;
     bool psi_low = !psi->full_ok || g->o.psi_kill <= 0 || psi->full_avg10 < g->o.psi_kill / 2.0;
-    if (!g->armed && avail >= g->o.floor_kib + g->o.rearm_kib && psi_low) {
+    if (psi_low)
+        g->psi_idle_said = false;
+    if (!g->armed && avail >= g->o.floor_kib + g->o.rearm_kib) {
         g->armed = true;
         guard_log(g, "re-armed: MemAvailable %ld MiB", avail / 1024);
+    }
+    if (!g->psi_armed && psi_low) {
+        g->psi_armed = true;
+        guard_log(g, "re-armed: memory pressure (PSI full avg10) %.1f%%", psi->full_avg10);
     }
     guardsig_read_rest(g, now, avail);
     if (avail < g->o.trace_kib && now - g->last_trace_s >= 10) {

@@ -66,7 +66,9 @@ struct guard {
     pid_t pids[GUARD_MAX_RANKS];
     int pidfds[GUARD_MAX_RANKS];
     int npids;
-    bool armed;
+    bool armed;     /* the floor's kill */
+    bool psi_armed; /* PSI's kill */
+    bool psi_idle_said; /* "at the kill level but no rank" logged, until the pressure falls */
     long last_avail_kib;
     struct guard_sig sig;
     double last_sample_s, last_trace_s, last_resolve_s;

@@ -282,11 +282,12 @@ void guardview_poll(struct guardview *gv)
         state_unlock(s);
         if (v == GUARD_VIEW_FIRED && gv->last[i] != GUARD_VIEW_FIRED && gv->last[i] != 0)
             on_fired(gv, i, ev);
-        if ((v == GUARD_VIEW_STALE || v == GUARD_VIEW_NONE) && gv->last[i] == GUARD_VIEW_OK)
+        bool was_up = gv->last[i] == GUARD_VIEW_OK || gv->last[i] == GUARD_VIEW_WARN;
+        if ((v == GUARD_VIEW_STALE || v == GUARD_VIEW_NONE) && was_up)
             state_say(s, "ALARM: %s: memory guard %s", cn->name, desc);
         if (v == GUARD_VIEW_WARN && gv->last[i] != GUARD_VIEW_WARN)
             state_say(s, "WARNING: %s: memory guard: %s", cn->name, ev[0] ? ev : desc);
-        if (v == GUARD_VIEW_OK && gv->last[i] == GUARD_VIEW_STALE)
+        if ((v == GUARD_VIEW_OK || v == GUARD_VIEW_WARN) && gv->last[i] == GUARD_VIEW_STALE)
             state_say(s, "%s: the memory guard is back: %s", cn->name, desc);
         gv->last[i] = v;
     }

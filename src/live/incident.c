@@ -52,6 +52,7 @@ struct incident {
     struct capture *q[QUEUE];
     int nq;
     char last_dir[800]; /* the writer's own */
+    char last_slug[24];
     time_t last_t;
 };
 
@@ -60,7 +61,8 @@ static FILE *create(const char *dir, const char *name)
 {
     char path[900];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* a new directory of its own: nothing there to follow or overwrite */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         fprintf(stderr, "incident: cannot write %s: %s\n", path, strerror(errno));
@@ -135,8 +137,25 @@ static void write_metrics(FILE *f, const struct metrics *m)
     }
 }
 
-/* Each node's guard log, kernel log and rank env file, asked in one round trip. */
-static void write_node(const struct incident *in, int i, const char *dir)
+/* The last FIRED line of a guard log's text, into fired ("" when none). */
+static void last_fired(const char *text, const char *node, struct buf *fired)
+{
+    const char *hit = NULL;
+    for (const char *p = text; (p = strstr(p, " FIRED: ")); p++)
+        hit = p;
+    if (!hit)
+        return;
+    const char *from = hit;
+    while (from > text && from[-1] != '\n')
+        from--;
+    char line[400];
+    text_clean(line, sizeof line, from, strcspn(from, "\n"));
+    buf_printf(fired, "  %s: %s\n", node, line);
+}
+
+/* Each node's guard log, kernel log and rank env file, asked in one round
+ * trip; a guard's last FIRED line also into fired. */
+static void write_node(const struct incident *in, int i, const char *dir, struct buf *fired)
 {
     struct cluster_node *cn = &in->cl->nodes[i];
     if (!cn->configured)
@@ -166,6 +185,7 @@ static void write_node(const struct incident *in, int i, const char *dir)
     struct ssh_result res;
     if (node_run(&cn->node, &cmd, 20000, &res, &err) == 0) {
         put_clean(f, buf_str(&res.out));
+        last_fired(buf_str(&res.out), cn->name, fired);
         ssh_result_free(&res);
     } else {
         fprintf(f, "cannot ask %s: %s\n", cn->name, buf_str(&err));
@@ -217,21 +237,57 @@ static void write_summary(const struct incident *in, const struct capture *cp, c
     fclose(f);
 }
 
+/* How much of a cause a trigger is: a guard's firing kills the ranks, a
+ * dead rank wedges the engine. The incident is named for its cause. */
+static int cause_rank(const char *slug)
+{
+    return strcmp(slug, "guard-fired") == 0 ? 3 : strcmp(slug, "rank-exited") == 0 ? 2 : 1;
+}
+
+/* A trigger within the window of the incident being recorded: one line in
+ * its summary - and when it is the likelier cause (the guard's poll came a
+ * second after the rank's exit), the incident takes its name and its
+ * summary's first line. */
+static void coalesce(struct incident *in, const struct capture *cp)
+{
+    struct tm tm;
+    localtime_r(&cp->t, &tm);
+    char when[16], path[900];
+    strftime(when, sizeof when, "%H:%M:%S", &tm);
+    snprintf(path, sizeof path, "%s/summary.txt", in->last_dir);
+    struct buf old = BUF_INIT, text = BUF_INIT;
+    buf_read_file(&old, path, 1 << 20);
+    if (cause_rank(cp->slug) > cause_rank(in->last_slug)) {
+        char dir[800];
+        size_t dl = strlen(in->last_dir), sl = strlen(in->last_slug);
+        /* "...-rank-exited" becomes "...-guard-fired" (not a "-2" twin: kept) */
+        if (dl > sl && strcmp(in->last_dir + dl - sl, in->last_slug) == 0) {
+            snprintf(dir, sizeof dir, "%.*s%s", (int)(dl - sl), in->last_dir, cp->slug);
+            if (access(dir, F_OK) != 0 && rename(in->last_dir, dir) == 0) {
+                state_say(in->s, "incident recorded: %s (%s)", dir, cp->what);
+                snprintf(in->last_dir, sizeof in->last_dir, "%s", dir);
+                snprintf(path, sizeof path, "%s/summary.txt", dir);
+            }
+        }
+        snprintf(in->last_slug, sizeof in->last_slug, "%s", cp->slug);
+        const char *o = buf_str(&old);
+        size_t first = strcspn(o, "\n");
+        buf_printf(&text, "%s at %s (first seen as: %.*s)%s", cp->what, when, (int)first, o,
+                   o + first);
+    } else {
+        buf_puts(&text, buf_str(&old));
+    }
+    buf_printf(&text, "  %s %s\n", when, cp->what);
+    if (buf_write_file(path, buf_str(&text), text.len, 0600) < 0)
+        fprintf(stderr, "incident: cannot write %s: %s\n", path, strerror(errno));
+    buf_free(&old);
+    buf_free(&text);
+}
+
 static void write_capture(struct incident *in, struct capture *cp)
 {
     if (in->last_dir[0] && cp->t - in->last_t <= INCIDENT_COALESCE_S) {
-        /* the same incident going on: one line in its summary */
-        char path[900];
-        snprintf(path, sizeof path, "%s/summary.txt", in->last_dir);
-        FILE *f = fopen(path, "a");
-        if (f) {
-            struct tm tm;
-            localtime_r(&cp->t, &tm);
-            char when[16];
-            strftime(when, sizeof when, "%H:%M:%S", &tm);
-            fprintf(f, "  %s %s\n", when, cp->what);
-            fclose(f);
-        }
+        coalesce(in, cp);
         return;
     }
     char top[600], dir[800], stamp[32];
@@ -239,9 +295,21 @@ static void write_capture(struct incident *in, struct capture *cp)
     localtime_r(&cp->t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     snprintf(top, sizeof top, "%s/incidents", config_get(in->c, "STATE_DIR"));
-    snprintf(dir, sizeof dir, "%s/%s-%s", top, stamp, cp->slug);
-    if (dirs_make(dir, 0700) < 0) {
-        state_say(in->s, "cannot record the incident in %s: %s", dir, strerror(errno));
+    /* made exclusively: a console and a watch on the same node both record
+     * the incident, each in a directory of its own */
+    int made = dirs_make(top, 0700);
+    for (int k = 1; made == 0 && k < 100; k++) {
+        if (k == 1)
+            snprintf(dir, sizeof dir, "%s/%s-%s", top, stamp, cp->slug);
+        else
+            snprintf(dir, sizeof dir, "%s/%s-%s-%d", top, stamp, cp->slug, k);
+        if (mkdir(dir, 0700) == 0)
+            break;
+        if (errno != EEXIST || k == 99)
+            made = -1;
+    }
+    if (made < 0) {
+        state_say(in->s, "cannot record the incident under %s: %s", top, strerror(errno));
         return;
     }
     write_summary(in, cp, dir);
@@ -283,9 +351,21 @@ static void write_capture(struct incident *in, struct capture *cp)
         config_dump(in->c, f);
         fclose(f);
     }
+    struct buf fired = BUF_INIT;
     for (int i = 0; i < in->cl->n; i++)
-        write_node(in, i, dir);
+        write_node(in, i, dir, &fired);
+    if (fired.len) { /* what the guards logged when they fired: the floor, the figure */
+        char path[900];
+        snprintf(path, sizeof path, "%s/summary.txt", dir);
+        FILE *sf = fopen(path, "a");
+        if (sf) {
+            fprintf(sf, "  the guards' last FIRED lines:\n%s", buf_str(&fired));
+            fclose(sf);
+        }
+    }
+    buf_free(&fired);
     snprintf(in->last_dir, sizeof in->last_dir, "%s", dir);
+    snprintf(in->last_slug, sizeof in->last_slug, "%s", cp->slug);
     in->last_t = cp->t;
     state_say(in->s, "incident recorded: %s", dir);
     state_changed(in->s);
@@ -305,8 +385,8 @@ static void *writer(void *arg)
     for (;;) {
         while (!in->nq && !in->stop)
             pthread_cond_wait(&in->cv, &in->mu);
-        if (!in->nq)
-            break;
+        if (in->stop)
+            break; /* quitting: what is queued is dropped (a down node would hold it up) */
         struct capture *cp = in->q[0];
         memmove(in->q, in->q + 1, sizeof in->q[0] * (size_t)--in->nq);
         pthread_mutex_unlock(&in->mu);

@@ -25,7 +25,7 @@ struct incident *incident_start(const struct config *c, struct cluster *cl, stru
 /* After each sample (the state unlocked): looks for the triggers. The first
  * call only learns how things stand. */
 void incident_check(struct incident *in);
-/* Finishes what is being written, then stops. */
+/* Finishes the incident being written, drops what is queued, stops. */
 void incident_stop(struct incident *in);
 
 /* `dsv41-top incidents`: STATE_DIR/incidents, newest last, each with the

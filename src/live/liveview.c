@@ -86,7 +86,7 @@ void liveview_feed(struct liveview *lv, const struct status_report *r, double no
     pthread_mutex_lock(&lv->mu);
     if (lv->done) {
         lv->done = false;
-        liveness_result(&lv->live, lv->rc == 0, lv->latency_s, lv->why, now);
+        liveness_result(&lv->live, lv->rc, lv->latency_s, lv->why, now);
     }
     /* only a server that answers with its model is probed: a down one says
      * so by itself */

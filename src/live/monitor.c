@@ -51,6 +51,7 @@ struct monitor {
      * when a rank's StartedAt is new */
     struct drift_start started[CLUSTER_MAX_NODES];
     char started_at[CLUSTER_MAX_NODES][64];
+    double drift_tried[CLUSTER_MAX_NODES];
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
     struct metrics prev;
@@ -172,7 +173,7 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
         snprintf(sv->wedged, sizeof sv->wedged, "%s", r->wedged);
     liveview_feed(m->lv, r, now, &sv->live);
     /* a probe's empty answer is the wedge the metrics cannot see while idle */
-    if (!sv->wedged[0] && sv->live.have && !sv->live.ok && r->api.health_code == 200)
+    if (!sv->wedged[0] && sv->live.have && sv->live.wedged && r->api.health_code == 200)
         snprintf(sv->wedged, sizeof sv->wedged, "liveness probe: %s", sv->live.why);
     sv->nproblems = r->nproblems < 8 ? r->nproblems : 8;
     sv->nwarnings = r->nwarnings < 8 ? r->nwarnings : 8;
@@ -191,11 +192,17 @@ static void watch_fabric(struct monitor *m)
             continue;
         const struct probe_container *ct = snapshot_rank_container(sn, m->cl->nodes[i].rank);
         bool run = ct && ct->running;
-        if (sn->ct_sampled && run && strcmp(ct->started, m->started_at[i]) != 0) {
-            snprintf(m->started_at[i], sizeof m->started_at[i], "%s", ct->started);
-            drift_read(m->c, &m->cl->nodes[i], &m->started[i]);
+        double now = mono_s();
+        if (sn->ct_sampled && run && strcmp(ct->started, m->started_at[i]) != 0 &&
+            now - m->drift_tried[i] >= 30) {
+            /* kept only once read: a failed read (no env file: ranks started
+             * by hand) is tried again, every 30 s */
+            m->drift_tried[i] = now;
+            if (drift_read(m->c, &m->cl->nodes[i], &m->started[i]) == 0 && m->started[i].known)
+                snprintf(m->started_at[i], sizeof m->started_at[i], "%s", ct->started);
         } else if (sn->ct_sampled && !run) {
             m->started_at[i][0] = '\0';
+            m->drift_tried[i] = 0;
             memset(&m->started[i], 0, sizeof m->started[i]);
         }
         char why[300];

@@ -146,8 +146,10 @@ int buf_write_file(const char *path, const char *data, size_t len, mode_t mode)
         errno = ENOMEM;
         return -1;
     }
-    snprintf(tmp, pl + 16, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    /* a name of its own (mkstemp: O_EXCL, 0600): two writers, or a link
+     * planted beside the file, cannot make it write elsewhere */
+    snprintf(tmp, pl + 16, "%s.XXXXXX", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
     int rc = fd < 0 ? -1 : 0;
     for (size_t off = 0; rc == 0 && off < len;) {
         ssize_t w = write(fd, data + off, len - off);
@@ -171,7 +173,7 @@ int buf_write_file(const char *path, const char *data, size_t len, mode_t mode)
         rc = -1;
         e = errno;
     }
-    if (rc)
+    if (rc && fd >= 0)
         unlink(tmp);
     free(tmp);
     errno = e;

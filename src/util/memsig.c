@@ -91,12 +91,13 @@ long memsig_parse_buddy(const char *t, size_t len, int min_order)
                         line_ok = false;
                         break;
                     }
-                    if (order++ >= min_order)
-                        line_sum += v;
+                    if (order++ >= min_order && line_sum < 1L << 52)
+                        line_sum += v; /* saturates: a remote node's text can be any length */
                 }
                 if (line_ok && order > 0) {
                     any = true;
-                    sum += line_sum;
+                    if (sum < 1L << 52)
+                        sum += line_sum;
                 }
             }
         }

@@ -96,7 +96,9 @@ check "guard fires: an incident directory" incident guard-fired
 d=$(ls -d "$INC"/*-guard-fired | tail -1)
 check "guard fires: the summary names the node" contains "$(head -1 "$d/summary.txt")" "memory guard fired on worker"
 check "guard fires: the FIRED line in the worker's guard log" contains "$(cat "$d/node-worker.txt")" "FIRED: MemAvailable"
-check "guard fires: watch said it" eval 'grep "\"key\":\"guard.worker\"" "$log" | tail -1 | jq -e ".alarm == 4" >/dev/null'
+check "guard fires: and in the summary" eval 'grep -A3 "the guards'"'"' last FIRED lines" "$d/summary.txt" | grep -q "worker: .*FIRED: MemAvailable"'
+fired_said() { for _ in $(seq 100); do grep '"key":"guard.worker"' "$log" | grep -q '"alarm":4' && return 0; sleep 0.1; done; return 1; }
+check "guard fires: watch said it" fired_said
 on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
 
 pkill -TERM -f -- "dsv41-top watch --json" # $! is only the wrapper

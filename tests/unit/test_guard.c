@@ -381,17 +381,33 @@ static void psi_kill_and_warnings(void **st)
     assert_int_equal(count(log, "FIRED: memory pressure (PSI full avg10) 71.5% >= 60% "
                                 "(MemAvailable 51200 MiB): SIGKILL to 2 of 2"), 1);
     free(log);
-    /* armed again only once the pressure has fallen under half the kill level */
+    /* armed again only once the pressure has fallen under half the kill
+     * level; the floor stayed armed all along */
     set_psi(40.0);
     guard_tick(&g, 13.0);
-    assert_false(g.armed);
+    assert_false(g.psi_armed);
+    assert_true(g.armed);
+    hb = heartbeat_text();
+    assert_non_null(strstr(hb, " fired psi=40.0"));
+    free(hb);
     set_psi(5.0);
     guard_tick(&g, 14.0);
-    assert_true(g.armed);
+    assert_true(g.psi_armed);
     log = log_text();
     assert_int_equal(count(log, "FIRED"), 1);
+    assert_int_equal(count(log, "re-armed: memory pressure (PSI full avg10) 5.0%"), 1);
     assert_int_equal(count(log, "warning: memory pressure (PSI full avg10) 20.0% at or above 10%"), 1);
     assert_int_equal(count(log, "cleared: memory pressure (PSI full avg10) 5.0% back under 10%"), 1);
+    free(log);
+    /* pressure with no rank here: nothing killed, nothing fired, said once */
+    guard_set_pids(&g, NULL, 0);
+    set_psi(90.0);
+    guard_tick(&g, 14.5);
+    guard_tick(&g, 14.6);
+    assert_true(g.psi_armed);
+    log = log_text();
+    assert_int_equal(count(log, "FIRED"), 1);
+    assert_int_equal(count(log, "at the kill level, but no rank runs here"), 1);
     free(log);
     /* switched off: no kill however high */
     pid_t r2 = child();

@@ -109,7 +109,7 @@ static void liveness_schedule(void **st)
     assert_true(liveness_due(&l, &m, 70, 60));
     l.in_flight = true;
     assert_false(liveness_due(&l, &m, 71, 60));
-    liveness_result(&l, true, 0.25, "", 72);
+    liveness_result(&l, 0, 0.25, "", 72);
     assert_true(l.have && l.ok && NEAR(l.latency_s, 0.25));
     m.generation_tokens.v = 101; /* the probe's own token */
     assert_false(liveness_due(&l, &m, 73, 60));
@@ -121,11 +121,20 @@ static void liveness_schedule(void **st)
     m.running.v = 0;
     assert_false(liveness_due(&l, &m, 359, 60));
     assert_true(liveness_due(&l, &m, 360, 60));
-    liveness_result(&l, false, 0, "no token within 30 s", 400);
+    liveness_result(&l, LIVENESS_WEDGED, 0, "no token within 30 s", 400);
     assert_false(l.ok);
+    assert_true(l.have && l.wedged);
     assert_string_equal(l.why, "no token within 30 s");
-    /* no scrape: not idle, as far as anyone knows */
+    /* tokens moving again: the engine is not wedged, the failure forgotten */
+    m.generation_tokens.v = 150;
+    liveness_due(&l, &m, 401, 60);
+    assert_false(l.have || l.wedged);
+    /* a probe that failed for its own reasons (a 401) is no wedge */
+    liveness_result(&l, -1, 0, "HTTP 401: Unauthorized", 402);
+    assert_true(l.have && !l.ok && !l.wedged);
+    /* no scrape: not idle, as far as anyone knows, and the outcome forgotten */
     assert_false(liveness_due(&l, NULL, 500, 60));
+    assert_false(l.have);
     assert_false(liveness_due(&l, &m, 501, 60));
     assert_true(liveness_due(&l, &m, 561, 60));
     assert_false(liveness_due(&l, &m, 9999, 0)); /* 0: off */
