@@ -330,6 +330,19 @@ static void memsig_fixtures(void **st)
     r = "6,12,5,-;usb 1-1: new device\n";
     assert_int_equal(memsig_parse_kmsg(r, strlen(r), &seq, &off, &len), 0);
     assert_int_equal(seq, 12);
+    /* real records of an H200 host: flags "c", priorities 3 and 4 */
+    char *h = fixture("kmsg/h200-nvrm-boot.txt");
+    int nv = 0;
+    for (char *p = h; *p;) {
+        size_t n = strcspn(p, "\n");
+        if (memsig_parse_kmsg(p, n, &seq, &off, &len) == 1) {
+            nv++;
+            assert_memory_equal(p + off, "NVRM: ", 6);
+        }
+        p += n + (p[n] == '\n');
+    }
+    assert_int_equal(nv, 3);
+    free(h);
     assert_int_equal(memsig_parse_kmsg("garbage", 7, &seq, &off, &len), -1);
     assert_int_equal(memsig_parse_kmsg("6,,1,-;x", 8, &seq, &off, &len), -1);
     assert_int_equal(memsig_parse_kmsg("6,1,1,- NVRM", 12, &seq, &off, &len), -1);

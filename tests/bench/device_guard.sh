@@ -1,0 +1,46 @@
+#!/bin/bash
+# The guard's kill latency and its signals on a quiet machine with an NVIDIA
+# driver (the device tool's H200 host), without podman: the static guard
+# guards a plain process given by --pid; bench_guard takes memory until
+# MemAvailable crosses the floor and times the kill. Also prints what the
+# nodes-alike check and the guard read there. Writes into $OUT when set.
+set -u
+out=${OUT:-/tmp/dsv41-device}
+mkdir -p "$out"
+exec > >(tee "$out/device_guard.txt") 2>&1
+echo "== host: $(nproc) cores, kernel $(uname -r), page $(getconf PAGESIZE)"
+echo "driver (sysfs): $(cat /sys/module/nvidia/version 2>&1)"
+echo "driver (nvidia-smi): $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>&1 | head -1)"
+echo "== /proc/pressure/memory"; cat /proc/pressure/memory 2>&1
+echo "== /proc/buddyinfo"; cat /proc/buddyinfo 2>&1
+echo "== NVRM records in /dev/kmsg (raw, first 5)"
+timeout 2 cat /dev/kmsg 2>&1 | grep -a NVRM | head -5 | tee "$out/kmsg-nvrm.txt"
+cc=${CC:-gcc}
+$cc -O2 -std=c17 -D_GNU_SOURCE -Isrc/util -Isrc/guard -o /tmp/dg src/guard/guardd.c \
+    src/guard/guard.c src/guard/guardctl.c src/guard/guardsig.c src/util/mono.c \
+    src/util/child.c src/util/text.c src/util/memsig.c src/util/buf.c -lm || exit 1
+$cc -O2 -o /tmp/bg tests/bench/bench_guard.c || exit 1
+sd=/tmp/dsv41-dg
+rm -rf "$sd"
+mkdir -p "$sd"
+trials=${TRIALS:-20}
+: > "$out/kill_ms.txt"
+for i in $(seq "$trials"); do
+    sleep 1000 &
+    victim=$!
+    avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+    floor_kib=$((avail - 2 * 1048576))
+    floor_gib=$(awk -v k="$floor_kib" 'BEGIN {printf "%.3f", k / 1048576}')
+    /tmp/dg --state-dir "$sd" --pid "$victim" --floor "$floor_gib" --daemon >/dev/null
+    r=$(/tmp/bg "$victim" "$floor_kib" $(( (avail - 4 * 1048576) / 1024 )))
+    echo "$r" >> "$out/kill_ms.txt"
+    /tmp/dg --state-dir "$sd" --stop >/dev/null
+    kill "$victim" 2>/dev/null
+    wait "$victim" 2>/dev/null
+done
+echo "== kill latency after the crossing, ms ($trials trials): sorted"
+sort -n "$out/kill_ms.txt" | tr '\n' ' '; echo
+sort -n "$out/kill_ms.txt" | awk '{v[NR]=$1} END {i=int(NR*0.99+0.999); if (i<1) i=1; if (i>NR) i=NR; print "p50", v[int((NR+1)/2)], "p99", v[i], "max", v[NR]}'
+echo "== the guard's log (signals read there)"
+grep -v 'ranks resolved' "$sd/memguard.log" | head -8
+cat "$sd"/guard.*.heartbeat 2>/dev/null
