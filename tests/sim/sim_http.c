@@ -84,6 +84,8 @@ struct stream {
     size_t pending_off;
     bool done, counted, cut;
     double t_req, t_prev;
+    double t_sent_first; /* when the first token left; with nsent, for DSV41_SIM_TOKEN_LOG */
+    int nsent;
 };
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type,
@@ -123,9 +125,28 @@ static bool authorized(struct MHD_Connection *c)
     return h && strncmp(h, "Bearer ", 7) == 0 && strcmp(h + 7, g_opts->api_key) == 0;
 }
 
+/* DSV41_SIM_TOKEN_LOG=FILE: a line per stream, "ID TOKENS FIRST LAST" with
+ * the monotonic seconds its first and last token left - what the simulator
+ * really did, for tests that judge a client's rates on a loaded machine. */
+static void log_tokens(const struct stream *s)
+{
+    const char *path = getenv("DSV41_SIM_TOKEN_LOG");
+    if (!path || !*path || !s->nsent)
+        return;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%s %d %.6f %.6f\n", s->id, s->nsent, s->t_sent_first, s->t_prev);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
 static void free_stream(void *cls)
 {
     struct stream *s = cls;
+    log_tokens(s);
     sim_answer_free(&s->ans);
     buf_free(&s->pending);
     if (!s->counted)
@@ -230,6 +251,8 @@ static void token_served(struct stream *s)
     else
         sim_metrics_gap(t - s->t_prev);
     s->t_prev = t;
+    if (!s->nsent++)
+        s->t_sent_first = t;
 }
 
 /* Produces the next event, waiting for its time. */

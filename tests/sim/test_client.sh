@@ -64,7 +64,7 @@ check "smoke, the configured host in another case: the key sent" [ $rc -eq 0 ]
 # gates and bench on a good server (rank 0 as launch starts it: usage on every chunk)
 stop_sim
 env VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_DECODE_TPS=200 DSV41_SIM_PREFILL_TPS=200000 \
-    "$SIM" /model --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port "$PORT" \
+    DSV41_SIM_TOKEN_LOG="$T/tokens.log" "$SIM" /model --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port "$PORT" \
     --enable-force-include-usage > "$T/sim.log" 2>&1 &
 SIMPID=$!; PIDS+=($SIMPID)
 for _ in $(seq 100); do curl -sf -o /dev/null "$URL/health" && break; sleep 0.05; done
@@ -76,6 +76,7 @@ check "gates: evidence per gate" eval '[ "$(jq -r "[.gates[].name] | join(\",\")
 check "gates: the planted code found" eval '[ "$(jq -r ".gates[4].evidence.content" "$ev" | grep -c ZEBRA)" = 1 ]'
 check "gates: context prompt tokens counted" eval '[ "$(jq ".gates[4].evidence.prompt_tokens >= 3000" "$ev")" = true ]'
 check "gates: the tool result used" contains "$out" "-> 'The weather in Warsaw: Sunny, 21 degrees"
+: > "$T/tokens.log" # the bench's streams only
 out=$("$TOP" bench "$URL" --prefill 2048 --reps 2 --conc 1 2 --out "$T/bench.json" --label ci 2>&1); rc=$?
 check "bench: runs" [ $rc -eq 0 ]
 check "bench: the script era's JSON shape" eval '[ "$(jq -r "[.label, (.prefill|keys[0]), (.decode|length), (.decode[0]|has(\"per_stream_median\"))] | @csv" "$T/bench.json")" = "\"ci\",\"2048\",4,true" ]'
@@ -85,7 +86,14 @@ m=$(curl -s "$URL/metrics")
 check "metrics: spec-decode counters moved with the tokens" eval 'printf "%s\n" "$m" | awk "/^vllm:spec_decode_num_accepted_tokens_total/ {ok = \$2 > 0} END {exit !ok}"'
 check "metrics: prefix cache queried" eval 'printf "%s\n" "$m" | awk "/^vllm:prefix_cache_queries_total/ {ok = \$2 > 0} END {exit !ok}"'
 check "metrics: TTFT histogram counted" eval 'printf "%s\n" "$m" | awk "/^vllm:time_to_first_token_seconds_count/ {ok = \$2 > 0} END {exit !ok}"'
-check "bench: decode near the configured 200 tok/s" eval '[ "$(jq "[.decode[].per_stream_median] | map(. > 190 and . < 210) | all" "$T/bench.json")" = true ]'
+# judged against what the simulator really sent (its token log), not the rate it was told:
+# on a loaded machine its own pacing slips, and the client is right to see that
+sent=$(awk '$2 >= 10 {printf "%.4f\n", ($2 - 1) / ($4 - $3)}' "$T/tokens.log" | sort -n)
+seen=$(jq -r '[.decode[].per_stream[]] | sort | .[]' "$T/bench.json")
+check "bench: a decode figure for every stream the simulator sent" eval '[ -n "$sent" ] && [ "$(printf "%s\n" "$sent" | wc -l)" = "$(printf "%s\n" "$seen" | wc -l)" ]'
+echo "    (decode per stream: the simulator sent $(printf "%s" "$sent" | tr '\n' ' ') tok/s; the bench saw" \
+    "$(printf "%s" "$seen" | tr '\n' ' ')tok/s; configured 200)"
+check "bench: per-stream decode within 5 % of what the simulator sent" eval 'paste <(printf "%s\n" "$sent") <(printf "%s\n" "$seen") | awk "{d = \$2 / \$1 - 1; if (d < 0) d = -d; if (d > 0.05) bad++} END {exit bad > 0}"'
 
 start_sim DSV41_SIM_FAULT=http500
 out=$("$TOP" smoke "$URL" 2>&1); rc=$?
