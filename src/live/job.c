@@ -125,11 +125,18 @@ static struct state_job *take_slot(struct state *s)
 
 static int spawn(char *const argv[], int out_fd, pid_t *pid)
 {
+    /* the program itself through /proc/self/exe: after an upgrade replaced
+     * the file, readlink names "PATH (deleted)", which cannot be run, while
+     * the kernel still holds the running program's inode. The name is only
+     * argv[0]. */
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return -1;
     self[n] = '\0';
+    static const char gone[] = " (deleted)";
+    if ((size_t)n > sizeof gone - 1 && strcmp(self + n - (sizeof gone - 1), gone) == 0)
+        self[n - (sizeof gone - 1)] = '\0';
     int argc = 0;
     while (argv[argc])
         argc++;
@@ -142,7 +149,7 @@ static int spawn(char *const argv[], int out_fd, pid_t *pid)
         full[k++] = g_base[i];
     for (int i = 0; i < argc; i++)
         full[k++] = argv[i];
-    int rc = child_spawn(self, false, full, out_fd, out_fd, pid);
+    int rc = child_spawn("/proc/self/exe", false, full, out_fd, out_fd, pid);
     free(full);
     errno = rc;
     return rc == 0 ? 0 : -1;
