@@ -332,6 +332,10 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     snprintf(logpath, sizeof logpath, "%s/console.log", u->state_dir);
     int saved_err = dup(2);
     int lf = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int log_errno = errno;
+    bool log_ok = lf >= 0;
+    if (lf < 0) /* never onto the screen: a line written there breaks the picture */
+        lf = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (lf >= 0) {
         dup2(lf, 2);
         close(lf);
@@ -347,6 +351,9 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
     signal(SIGPIPE, SIG_IGN);
 
     setup_terminal(u);
+    if (!log_ok)
+        state_say(&st, "cannot write %s (%s): the engine's own messages are dropped", logpath,
+                  strerror(log_errno));
     u->mon = monitor_start(c, cl, &st, u->interval_ms);
     g_mon = u->mon;
     if (!u->mon)

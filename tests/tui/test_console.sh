@@ -445,4 +445,16 @@ check "theme: T cycles to the next theme" wait_for "theme mono"
 key q
 wait_for "console exited" >/dev/null
 
+# --- console.log cannot be written: the engine's messages never reach the screen -------
+mv "$IT_DIR/head/state/console.log" "$IT_DIR/head/state/console.log.kept" 2>/dev/null
+mkdir -p "$IT_DIR/head/state/console.log" # a directory: open() fails
+start_console
+wait_for "dsv41-top | 2 nodes" >/dev/null
+key 3
+check "console.log unwritable: said in the messages, not drawn over" wait_for "cannot write $IT_DIR/head/state/console.log"
+key q
+wait_for "console exited" >/dev/null
+rmdir "$IT_DIR/head/state/console.log"
+mv "$IT_DIR/head/state/console.log.kept" "$IT_DIR/head/state/console.log" 2>/dev/null
+
 summary
