@@ -229,10 +229,10 @@ it: all
 	tests/it/run.sh
 
 fuzz:
-	tests/fuzz/run.sh 300
+	tests/fuzz/run.sh 60
 
 fuzz-smoke:
-	tests/fuzz/run.sh 10
+	tests/fuzz/run.sh 2
 
 test: deps
 	$(MAKE) check

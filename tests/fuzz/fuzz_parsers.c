@@ -26,8 +26,38 @@
 #include "hub.h"
 #include "ranges.h"
 #include "xfer_wire.h"
+#include "sshconf.h"
+#include "phase.h"
+#include "alike.h"
+#include "drift.h"
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* The parsers, by the selector byte that starts an input. `make fuzz`
+ * runs each on its own (DSV41_FUZZ_TARGET=N: the selector is N whatever
+ * the first byte says) for a set time with its own corpus. */
+#define TARGETS 27
+static const char *const TARGET_NAME[TARGETS] = {
+    "meminfo-vmstat", "gpu-csv",     "compute-apps", "inspect",     "rdma-sysfs",  "snapshot",
+    "metrics",        "sse-chunks",  "log-clean",    "guard-view",  "bench-table", "theme",
+    "manifest",       "verify-wire", "rsync",        "known-hosts", "shell-quote", "setting",
+    "hub-tree",       "link-header", "ranges",       "copy-plan",   "copy-report", "frame",
+    "guard-signals",  "ssh-config",  "boot-log-alike-env"};
+static int g_target = -1;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *t = getenv("DSV41_FUZZ_TARGET");
+    if (t && *t)
+        g_target = atoi(t) % TARGETS;
+    return 0;
+}
 
 /* Reads back a word shcmd_quote wrote, by POSIX rules for what it emits:
  * '...' literal, "..." holding only quotes, \x outside quotes. NULL when the
@@ -78,7 +108,48 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
-    switch (data[0] % 25) {
+    switch (g_target >= 0 ? g_target : data[0] % TARGETS) {
+    case 25: {
+        /* an ssh config (Include, Match, ProxyJump): resolving never crashes */
+        int fd = memfd_create("ssh_config", MFD_CLOEXEC);
+        if (fd >= 0 && write(fd, s, size - 1) == (ssize_t)(size - 1)) {
+            char path[64];
+            snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+            struct ssh_target t;
+            struct buf err = BUF_INIT;
+            sshconf_resolve(path, "spark2", &t, &err);
+            sshconf_resolve(path, "root@other:2200", &t, &err);
+            buf_free(&err);
+        }
+        if (fd >= 0)
+            close(fd);
+        break;
+    }
+    case 26: {
+        /* a rank's log lines (phases, the figures the budget keeps), a node's
+         * fingerprint and a rank's env file: figures in range, text inert */
+        struct phase_state ph;
+        phase_init(&ph);
+        for (const char *p = s; *p;) {
+            size_t n = strcspn(p, "\n");
+            phase_feed(&ph, p, n);
+            p += n + (p[n] == '\n');
+        }
+        if ((ph.weights_gib < 0 && ph.weights_gib != -1) || ph.weights_gib >= 1e6 ||
+            (ph.graphs_gib < 0 && ph.graphs_gib != -1) || ph.graphs_gib >= 1e6)
+            abort();
+        struct alike_print a;
+        alike_parse(s, &a);
+        for (int i = 0; i < ALIKE_FIELDS; i++)
+            for (const char *p = a.value[i]; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                    abort();
+        struct drift_start d;
+        drift_parse_env(s, &d);
+        if (d.gid_index < -1 || d.gid_index >= 1 << 16)
+            abort();
+        break;
+    }
     case 24: {
         /* the guard's signals, on the bytes as read (not terminated) */
         const char *raw = (const char *)data + 1;

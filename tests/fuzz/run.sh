@@ -1,6 +1,9 @@
 #!/bin/bash
-# Builds the libFuzzer targets (clang, ASan+UBSan) and runs each for the given
-# number of seconds, seeded from the fixtures. `make fuzz-smoke` runs 10 s.
+# Builds the libFuzzer harness (clang, ASan+UBSan) and runs each parser's
+# target on its own (DSV41_FUZZ_TARGET=N) for the given number of seconds,
+# with the seeds made here from the fixtures plus the committed corpus in
+# tests/fuzz/corpus/NAME/. `make fuzz` runs 60 s each, `make fuzz-smoke` 2 s.
+# Prints the executions per target; exits 1 at the first target that fails.
 set -euo pipefail
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,14 +54,35 @@ printf '\x091000 999 42 1 1 armed psi=12.5 frag=3 kmsg=2 warn=psi,frag\nalive\nx
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done
-set +e
-"$out/fuzz_parsers" -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
-    -artifact_prefix="$out/" "$corpus" > "$out/fuzz.log" 2>&1
-rc=$?
-set -e
-grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Test unit written' "$out/fuzz.log" || true
-if [ $rc -ne 0 ]; then
-    echo "fuzz: libFuzzer found a failure (exit $rc); see $out/fuzz.log" >&2
-    exit 1
-fi
-echo "fuzz: no failure in ${secs}s"
+# the targets' names, in selector order, from the harness itself
+names=$(sed -n '/TARGET_NAME\[TARGETS\] = {/,/};/p' "$root/tests/fuzz/fuzz_parsers.c" |
+    grep -o '"[a-z0-9-]*"' | tr -d '"')
+k=0
+fail=0
+total=0
+for name in $names; do
+    dirs=("$out/corpus/$name")
+    mkdir -p "$out/corpus/$name"
+    # the generated seeds whose selector byte names this target
+    for f in "$corpus"/*; do
+        [ "$(od -An -tu1 -N1 "$f" | tr -d ' ')" = "$k" ] && cp "$f" "$out/corpus/$name/"
+    done
+    [ -d "$root/tests/fuzz/corpus/$name" ] && dirs+=("$root/tests/fuzz/corpus/$name")
+    set +e
+    DSV41_FUZZ_TARGET=$k "$out/fuzz_parsers" -max_total_time="$secs" -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix="$out/$name-" "${dirs[@]}" > "$out/fuzz-$name.log" 2>&1
+    rc=$?
+    set -e
+    execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$out/fuzz-$name.log")
+    printf 'fuzz %-20s %10s execs in %ss%s\n' "$name" "${execs:-?}" "$secs" \
+        "$([ $rc -ne 0 ] && echo "  FAILED (exit $rc)")"
+    total=$((total + ${execs:-0}))
+    if [ $rc -ne 0 ]; then
+        grep -E 'ERROR|SUMMARY|Test unit written' "$out/fuzz-$name.log" || true
+        echo "fuzz: libFuzzer found a failure in $name; see $out/fuzz-$name.log" >&2
+        fail=1
+    fi
+    k=$((k + 1))
+done
+[ $fail -eq 0 ] || exit 1
+echo "fuzz: no failure in $k targets, ${secs}s each, $total executions"
