@@ -99,7 +99,10 @@ void pane_download(struct ui *u)
         putf(u, y + gr - 1, gx, gw - 1, draw_attr(u, ROLE_DIM), "rate (top %s/s)", t);
     }
     int x = r.x + gw, w = r.w - gw;
-    for (int i = 0; i < d->ninflight && y < end; i++)
+    /* the newest verified file keeps a row however many are in flight: with
+     * 16 connections the files in flight alone would fill a short pane */
+    int keep = d->nverified_last > 0 ? 1 : 0;
+    for (int i = 0; i < d->ninflight && y < end - keep; i++)
         file_line(u, y++, x, w, &d->inflight[i], "");
     for (int i = 0; i < d->nrebuild && y < end; i++)
         file_line(u, y++, x, w, &d->rebuild[i], "assemble ");

@@ -213,8 +213,8 @@ void guard_set_pids(struct guard *g, const pid_t *pids, int n)
 /* The runtime with the words of verb, then "--" and the rank names: no
  * shell. Its stdout (cut at outsz) in out; waited for at most timeout_ms,
  * then killed. Its exit status, or -1 when it could not run. */
-static int runtime_run(struct guard *g, const char *const *verb, char *out, size_t outsz,
-                       int timeout_ms)
+int guard_runtime_run(struct guard *g, const char *const *verb, char *out, size_t outsz,
+                      int timeout_ms)
 {
     char names[GUARD_MAX_RANKS][16];
     char *argv[16 + GUARD_MAX_RANKS];
@@ -273,16 +273,13 @@ static int runtime_run(struct guard *g, const char *const *verb, char *out, size
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int guard_resolve(struct guard *g)
+int guard_inspect(struct guard *g, pid_t *pids, char *out, size_t outsz)
 {
-    if (!g->o.runtime[0])
-        return g->npids;
     static const char *const verb[] = {"container", "inspect", "-f",
                                        "{{.State.Running}} {{.State.Pid}}", NULL};
-    char out[1024] = "";
-    if (runtime_run(g, verb, out, sizeof out, 10000) < 0 && !out[0])
-        return g->npids;
-    pid_t pids[GUARD_MAX_RANKS];
+    out[0] = '\0';
+    if (guard_runtime_run(g, verb, out, outsz, 10000) < 0 && !out[0])
+        return -1;
     int n = 0;
     for (char *line = out; *line && n < GUARD_MAX_RANKS;) {
         size_t l = strcspn(line, "\n");
@@ -291,6 +288,18 @@ int guard_resolve(struct guard *g)
             pids[n++] = (pid_t)pid;
         line += l + (line[l] == '\n');
     }
+    return n;
+}
+
+int guard_resolve(struct guard *g)
+{
+    if (!g->o.runtime[0])
+        return g->npids;
+    char out[1024];
+    pid_t pids[GUARD_MAX_RANKS];
+    int n = guard_inspect(g, pids, out, sizeof out);
+    if (n < 0)
+        return g->npids;
     guard_set_pids(g, pids, n);
     return n;
 }
@@ -378,7 +387,9 @@ static void trace_top(struct guard *g, long avail)
  * only way to do any good. */
 static void fire(struct guard *g, long avail, bool by_psi)
 {
-    if (g->npids == 0 && g->o.runtime[0])
+    /* with the resolver thread the kill path never waits on the CLI: the
+     * runtime kill below reaches ranks whose PIDs are not known yet */
+    if (g->npids == 0 && g->o.runtime[0] && !g->res)
         guard_resolve(g);
     if (by_psi && g->npids == 0) {
         /* a stall with no rank here (a big copy): nothing of ours to kill,
@@ -412,11 +423,12 @@ static void fire(struct guard *g, long avail, bool by_psi)
                   "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in "
                   "%.3f ms",
                   avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3);
-    /* then the runtime removes what is left: forks, but the ranks are dead */
-    if (g->o.runtime[0] && g->o.nranks > 0) {
+    /* then the runtime removes what is left: in the resolver's thread (its
+     * outcome is logged when it is back), else here */
+    if (g->o.runtime[0] && g->o.nranks > 0 && !guard_resolver_kill(g)) {
         static const char *const verb[] = {"kill", NULL};
         char out[256] = "";
-        int rc = runtime_run(g, verb, out, sizeof out, 30000);
+        int rc = guard_runtime_run(g, verb, out, sizeof out, 30000);
         guard_log(g, "runtime kill of the ranks: exit %d", rc);
     }
 }
@@ -483,6 +495,8 @@ static bool a_rank_exited(struct guard *g)
 
 void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now)
 {
+    if (guard_resolver_start(g) < 0)
+        guard_log(g, "warning: no resolver thread: the runtime CLI runs in the guard's loop");
     /* atomics: set from signal handlers and, in the console, other threads */
     while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
         double now = mono_s();
@@ -494,15 +508,18 @@ void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now)
          * once a minute in case of one started behind our back */
         double since = now - g->last_resolve_s;
         bool want = g->npids == 0 ? since >= g->o.resolve_s : (since >= 60 || a_rank_exited(g));
-        if (g->o.runtime[0] && want) {
+        if (g->o.runtime[0] && want && (g->res ? guard_resolver_inspect(g) : true)) {
             g->last_resolve_s = now;
-            guard_resolve(g);
+            if (!g->res)
+                guard_resolve(g); /* no thread could start: the old way */
         }
+        guard_resolver_take(g);
         int ms = guard_tick(g, now);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !__atomic_load_n(stop, __ATOMIC_ACQUIRE))
             ;
     }
+    guard_resolver_stop(g);
     guard_log(g, "guard stopped");
 }
 

@@ -60,6 +60,8 @@ struct guard_sig {
     double last_slow_s;
 };
 
+struct guard_res;
+
 struct guard {
     struct guard_opts o;
     int meminfo_fd, log_fd, hb_fd, lock_fd;
@@ -71,6 +73,7 @@ struct guard {
     bool psi_idle_said; /* "at the kill level but no rank" logged, until the pressure falls */
     long last_avail_kib;
     struct guard_sig sig;
+    struct guard_res *res; /* the resolver thread (guardres.c); NULL when none runs */
     double last_sample_s, last_trace_s, last_resolve_s;
     unsigned long kills, events;
     char lastevent[160];
@@ -102,6 +105,24 @@ long guard_parse_available(const char *text, size_t len);
 /* STATE_DIR/guard.<hostname>.<kind>: one lock and heartbeat per node, also
  * when STATE_DIR is a home directory shared between nodes. */
 void guard_file(const char *state_dir, const char *kind, char *out, size_t sz);
+/* The ranks' PIDs through `RUNTIME container inspect` (forks and waits up
+ * to 10 s; changes nothing in g): their number, or -1 when the CLI did not
+ * answer. Safe from the resolver's thread. */
+int guard_inspect(struct guard *g, pid_t *pids, char *out, size_t outsz);
+/* The runtime with the words of verb, then "--" and the rank names; no
+ * shell. Its stdout in out; its exit status, or -1. */
+int guard_runtime_run(struct guard *g, const char *const *verb, char *out, size_t outsz,
+                      int timeout_ms);
+/* guardres.c: the runtime CLI in a thread of its own (guard_run starts and
+ * stops it). inspect: asks for the PIDs when the thread is idle (false when
+ * it is busy or absent); kill: asks for `RUNTIME kill` of the ranks (false
+ * when no thread runs); take: applies a finished inspect and logs what the
+ * thread said. */
+int guard_resolver_start(struct guard *g);
+bool guard_resolver_inspect(struct guard *g);
+bool guard_resolver_kill(struct guard *g);
+void guard_resolver_take(struct guard *g);
+void guard_resolver_stop(struct guard *g);
 /* guardsig.c: opens the signals' files (each logged as n/a when missing). */
 void guardsig_open(struct guard *g);
 /* PSI, read every sample; true when it reached the kill level. */

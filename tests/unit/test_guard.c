@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,6 +558,120 @@ static void signals_missing(void **st)
     guard_close(&g);
 }
 
+struct run_arg {
+    struct guard *g;
+    volatile int stop;
+};
+
+static void *run_thread(void *arg)
+{
+    struct run_arg *a = arg;
+    guard_run(a->g, &a->stop, NULL);
+    return NULL;
+}
+
+static bool exists(const char *rel)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    return access(path, F_OK) == 0;
+}
+
+static bool wait_file(const char *rel, int tenths)
+{
+    for (int i = 0; i < tenths; i++) {
+        if (exists(rel))
+            return true;
+        usleep(100000);
+    }
+    return false;
+}
+
+static struct timespec hb_mtime(void)
+{
+    char sd[300], hbp[600];
+    snprintf(sd, sizeof sd, "%s/state", dir);
+    guard_file(sd, "heartbeat", hbp, sizeof hbp);
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    stat(hbp, &st);
+    return st.st_mtim;
+}
+
+/* The runtime CLI slow to answer (as under memory pressure): the guard's
+ * loop goes on sampling while the inspect runs, in the resolver's thread,
+ * and the kill needs no answer from it. A fake `podman` first in PATH
+ * sleeps 4 s on inspect. */
+static void sampling_never_waits_on_the_cli(void **st)
+{
+    (void)st;
+    pid_t victim = child();
+    char bin[128], path[160], script[700], oldpath[4096];
+    snprintf(bin, sizeof bin, "%s/bin", dir);
+    mkdir(bin, 0700);
+    snprintf(path, sizeof path, "%s/podman", bin);
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "case \"$1\" in\n"
+             "container) : > %s/inspect-start; sleep 4; echo \"true %ld\"; : > %s/inspect-end ;;\n"
+             "kill) : > %s/killed ;;\n"
+             "esac\n",
+             dir, (long)victim, dir, dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(script, f);
+    fclose(f);
+    chmod(path, 0700);
+    snprintf(oldpath, sizeof oldpath, "%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    char newpath[4300];
+    snprintf(newpath, sizeof newpath, "%s:%s", bin, oldpath);
+    setenv("PATH", newpath, 1);
+
+    struct guard g;
+    struct guard_opts o = opts();
+    snprintf(o.runtime, sizeof o.runtime, "podman");
+    o.nranks = 1;
+    o.resolve_s = 1;
+    char err[256];
+    set_avail((1L << 20) + (1L << 20)); /* 1 GiB above the floor: ~170 ms between samples */
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    struct run_arg a = {&g, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
+    assert_true(wait_file("inspect-start", 100));
+    struct timespec t0 = hb_mtime();
+    usleep(1500000); /* the inspect still sleeps */
+    struct timespec t1 = hb_mtime();
+    assert_false(exists("inspect-end"));
+    assert_true(t1.tv_sec > t0.tv_sec || (t1.tv_sec == t0.tv_sec && t1.tv_nsec > t0.tv_nsec));
+    /* the PIDs arrive; below the floor the victim dies at once, and the
+     * runtime's clean-up runs in the thread */
+    assert_true(wait_file("inspect-end", 100));
+    char *log = NULL;
+    for (int i = 0; i < 50; i++) {
+        free(log);
+        log = log_text();
+        if (strstr(log, "ranks resolved: "))
+            break;
+        usleep(100000);
+    }
+    char want[64];
+    snprintf(want, sizeof want, "ranks resolved: %ld", (long)victim);
+    assert_non_null(strstr(log, want));
+    free(log);
+    set_avail((1L << 20) - 4096);
+    assert_true(killed_by_sigkill(victim));
+    assert_true(wait_file("killed", 100));
+    __atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    log = log_text();
+    assert_int_equal(count(log, "FIRED: MemAvailable"), 1);
+    assert_int_equal(count(log, "runtime kill of the ranks: exit 0"), 1);
+    free(log);
+    guard_close(&g);
+    setenv("PATH", oldpath, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -566,6 +681,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(fragmentation_warns_and_clears, setup, teardown),
         cmocka_unit_test_setup_teardown(kernel_log_read_once, setup, teardown),
         cmocka_unit_test_setup_teardown(signals_missing, setup, teardown),
+        cmocka_unit_test_setup_teardown(sampling_never_waits_on_the_cli, setup, teardown),
         cmocka_unit_test_setup_teardown(floor_kill_hysteresis_rearm, setup, teardown),
         cmocka_unit_test_setup_teardown(trace_every_10s_and_heartbeat, setup, teardown),
         cmocka_unit_test_setup_teardown(unreadable_meminfo, setup, teardown),
