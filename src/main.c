@@ -7,6 +7,7 @@
 #include "api.h"
 #include "commands.h"
 #include "config.h"
+#include "interrupt.h"
 #include "ssh.h"
 #include "keys.h"
 #include "tui.h"
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
 {
     /* progress lines reach a pipe (a console job, `| tee`) as they happen */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* the one signal handler; a command that handles interrupts says so */
+    interrupt_install();
     const char *file = getenv("DSV41_CONFIG");
     char **sets = calloc((size_t)argc, sizeof *sets);
     int nsets = 0, i = 1;

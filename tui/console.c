@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "interrupt.h"
 #include "cluster.h"
 #include "draw.h"
 #include "draw_util.h"
@@ -37,14 +38,7 @@ static const char CONSOLE_USAGE[] =
     "  --readonly       watch only: the keys that change the deployment are off\n"
     "  --title TEXT     shown in the header (which cluster this is)\n";
 
-static volatile sig_atomic_t g_quit;
 static struct monitor *g_mon;
-
-static void on_quit(int sig)
-{
-    (void)sig;
-    g_quit = 1;
-}
 
 static void on_usr(int sig)
 {
@@ -239,7 +233,7 @@ static void loop(struct ui *u)
     uint64_t drawn = (uint64_t)-1;
     double last_draw = 0;
     int last_sec = -1;
-    while (!u->quit && !g_quit) {
+    while (!u->quit && !interrupt_pending()) {
         double now = now_s();
         uint64_t ver = __atomic_load_n(&u->s->version, __ATOMIC_ACQUIRE);
         int sec = (int)time(NULL);
@@ -340,14 +334,8 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
         dup2(lf, 2);
         close(lf);
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_quit;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sa.sa_handler = on_usr;
-    sigaction(SIGUSR1, &sa, NULL);
-    sigaction(SIGUSR2, &sa, NULL);
+    interrupt_catch(); /* SIGTERM, SIGHUP (ssh gone), SIGINT: a clean quit */
+    interrupt_on_usr(on_usr);
     signal(SIGPIPE, SIG_IGN);
 
     setup_terminal(u);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "assemble.h"
+#include "interrupt.h"
 #include "commands.h"
 #include "dlstate.h"
 #include "mono.h"
@@ -36,13 +37,6 @@ static const char ASSEMBLE_USAGE[] =
     "Exit status: 0 every shard rebuilt and matching; 1 a shard failed or the run was\n"
     "interrupted (run it again); 2 usage error, or nothing to assemble.\n";
 
-static atomic_int g_cancel;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&g_cancel, 1);
-}
 
 struct ctx {
     struct progress_out out;
@@ -78,7 +72,7 @@ int cmd_assemble(const struct config *c, int argc, char **argv)
     const char *dir = config_get(c, "MODEL_DIR");
     struct assemble_opts o = {.chunk = 1024LL << 20,
                               .keep_parts = strcmp(config_get(c, "KEEP_PARTS"), "1") == 0,
-                              .cancel = &g_cancel,
+                              .cancel = interrupt_token(),
                               .on_progress = on_progress};
     double every = 5;
     bool dir_given = false;
@@ -133,16 +127,12 @@ int cmd_assemble(const struct config *c, int argc, char **argv)
         }
         have_m = true;
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    interrupt_catch(); /* the shard in hand is left as it was, to continue */
     struct ctx x = {.t0 = mono_s()};
     progress_out_init(&x.out, every, stdout);
     o.arg = &x;
     int bad = 0;
-    for (int i = 0; i < n && !atomic_load(&g_cancel); i++) {
+    for (int i = 0; i < n && !atomic_load(interrupt_token()); i++) {
         char want[65];
         manifest_sum(have_m ? &m : NULL, shards[i], want);
         buf_reset(&err);
@@ -170,5 +160,5 @@ int cmd_assemble(const struct config *c, int argc, char **argv)
     buf_free(&err);
     buf_free(&mtext);
     buf_free(&mpath);
-    return bad || atomic_load(&g_cancel) ? 1 : 0;
+    return bad || atomic_load(interrupt_token()) ? 1 : 0;
 }

@@ -32,6 +32,5 @@ int cmd_incidents(const struct config *c, int argc, char **argv);
 struct cluster_node;
 int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s);
 /* True once a signal asked verify to stop. */
-bool verify_interrupted(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mono.h"
+#include "interrupt.h"
 #include "peer_cmd.h"
 #include "progress.h"
 #include "text.h"
@@ -141,7 +142,6 @@ int copy_streams(const struct config *c, struct cluster_node *cn, const char *sr
                  const struct xfer_plan *plan, int streams, bool dry_run, bool json,
                  struct copy_out *o)
 {
-    copy_catch_signals();
     int rc = copy_prepare(cn, false);
     if (rc)
         return rc;
@@ -156,14 +156,14 @@ int copy_streams(const struct config *c, struct cluster_node *cn, const char *sr
     struct xfer_peer_out out = {.text = xfer_text, .file = xfer_file, .tick = xfer_tick, .arg = &x};
     struct buf err = BUF_INIT, what = BUF_INIT;
     double t0 = mono_s();
-    int r = xfer_peer_run(c, cn, src, plan, NULL, streams, dry_run, &g_copy_stop, &out, &err);
+    int r = xfer_peer_run(c, cn, src, plan, NULL, streams, dry_run, interrupt_token(), &out, &err);
     progress_out_clear(&o->out);
     char secs[32], bytes[32];
     progress_duration(secs, sizeof secs, mono_s() - t0);
     progress_bytes(bytes, sizeof bytes, (double)x.sent);
     if (r < 0)
         buf_printf(&what, "copy failed: %s", buf_str(&err));
-    else if (atomic_load(&g_copy_stop))
+    else if (atomic_load(interrupt_token()))
         buf_puts(&what, "copy interrupted; run copy-to-peer again to resume");
     else if (dry_run)
         buf_printf(&what, "%d file(s) to send", x.sent_files);
@@ -174,7 +174,7 @@ int copy_streams(const struct config *c, struct cluster_node *cn, const char *sr
                    "copied: %d file(s) sent (%s, %lld bytes, in %s), every file in place "
                    "and verified as it landed",
                    x.sent_files, bytes, (long long)x.sent, secs);
-    bool ok = r == 0 && !atomic_load(&g_copy_stop);
+    bool ok = r == 0 && !atomic_load(interrupt_token());
     copy_end(&x, ok, buf_str(&what), mono_s() - t0);
     buf_free(&err);
     buf_free(&what);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "interrupt.h"
 #include "guards.h"
 #include "commands.h"
 #include "launch.h"
@@ -121,14 +122,6 @@ int cmd_restart(const struct config *c, int argc, char **argv)
 
 /* ---- logs ---- */
 
-static volatile sig_atomic_t g_stop_logs;
-
-static void on_sig(int sig)
-{
-    (void)sig;
-    g_stop_logs = 1;
-}
-
 struct log_ctx {
     int rank;
     bool prefix;
@@ -198,10 +191,7 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         cluster_close(&cl);
         return 2;
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_sig;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    interrupt_catch(); /* -f ends cleanly, the streams closed */
     struct log_ctx ctx[CLUSTER_MAX_NODES];
     struct node_stream *st[CLUSTER_MAX_NODES] = {NULL};
     int rc = 0;
@@ -226,7 +216,7 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         for (int i = 0; i < cl.n; i++)
             if (st[i] && !atomic_load(&ctx[i].ended))
                 all = false;
-        if (all || g_stop_logs)
+        if (all || interrupt_pending())
             break;
         for (int i = 0; i < cl.n; i++) {
             char why[512];

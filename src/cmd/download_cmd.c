@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "dlcopy.h"
 #include "download.h"
 #include "mono.h"
@@ -54,13 +55,6 @@ static const char DOWNLOAD_USAGE[] =
     "Exit status: 0 every file complete and verified; 1 a file failed or the run was\n"
     "interrupted (run it again to resume); 2 usage, hub or disk error.\n";
 
-static atomic_int g_cancel;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&g_cancel, 1);
-}
 
 struct ui {
     bool json;
@@ -353,20 +347,16 @@ int cmd_download(const struct config *c, int argc, char **argv)
     if (!a.json)
         printf("download: %s at %.12s into %s, %d connections\n", a.repo, st.commit, a.dir,
                a.connections);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    interrupt_catch(); /* what landed is kept; a run again resumes */
     struct dl_opts o = {.dir = a.dir,
                         .connections = a.connections,
                         .chunk = (int64_t)a.chunk_mib << 20,
                         .verify_all = a.verify,
                         .keep_parts = keep,
-                        .cancel = &g_cancel,
+                        .cancel = interrupt_token(),
                         .on_event = on_event,
                         .arg = &u};
-    if (a.to_workers && !(u.copy = dlcopy_start(c, &plan, a.dir, 0, &g_cancel, &err)))
+    if (a.to_workers && !(u.copy = dlcopy_start(c, &plan, a.dir, 0, interrupt_token(), &err)))
         goto out;
     int r = download_run(&h, &plan, &st, &o, &err);
     progress_out_clear(&u.out);
@@ -392,7 +382,7 @@ int cmd_download(const struct config *c, int argc, char **argv)
             printf("download: %d file(s), %s, complete and verified in %s\n", plan.n, all, a.dir);
         rc = 0;
     } else {
-        if (atomic_load(&g_cancel)) { /* what was in flight is not an error of its own */
+        if (atomic_load(interrupt_token())) { /* what was in flight is not an error of its own */
             buf_reset(&err);
             buf_puts(&err, "interrupted: run download again to resume (what landed is kept)");
         }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "interrupt.h"
 #include "cluster.h"
 #include "commands.h"
 #include "peer.h"
@@ -58,13 +59,6 @@ static const char COPY_USAGE[] =
     "Exit status: 0 copied and verified; 1 the copy or its check failed (or was\n"
     "interrupted); 2 a usage or configuration error.\n";
 
-atomic_int g_copy_stop;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    atomic_store(&g_copy_stop, 1);
-}
 
 static void show_line(struct copy_out *o, const char *line)
 {
@@ -106,7 +100,7 @@ static int run_rsync(struct strv *argv, struct copy_out *o)
     size_t len = 0;
     bool killed = false;
     for (;;) {
-        if (atomic_load(&g_copy_stop) && !killed) {
+        if (atomic_load(interrupt_token()) && !killed) {
             kill(-pid, SIGTERM); /* rsync keeps what arrived (--partial) */
             killed = true;
         }
@@ -211,18 +205,9 @@ int copy_prepare(struct cluster_node *cn, bool rsync)
     return rc;
 }
 
-void copy_catch_signals(void)
-{
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 static int copy_rsync(const struct config *c, struct cluster_node *cn, const char *src,
                       bool dry_run, bool verify, struct copy_out *o)
 {
-    copy_catch_signals(); /* again: the previous worker's check installed its own */
     int rc = copy_prepare(cn, true);
     if (rc)
         return rc;
@@ -238,19 +223,17 @@ static int copy_rsync(const struct config *c, struct cluster_node *cn, const cha
     if (st != 0) {
         if (st > 0)
             printf("%s: %s (rsync exit %d)%s\n", cn->name,
-                   atomic_load(&g_copy_stop) ? "copy interrupted" : "copy failed", st,
+                   atomic_load(interrupt_token()) ? "copy interrupted" : "copy failed", st,
                    dry_run ? "" : "; run copy-to-peer again to resume");
         return st < 0 ? 2 : 1;
     }
-    if (dry_run || atomic_load(&g_copy_stop))
-        return atomic_load(&g_copy_stop) ? 1 : 0;
+    if (dry_run || atomic_load(interrupt_token()))
+        return atomic_load(interrupt_token()) ? 1 : 0;
     printf("%s: copied\n", cn->name);
     fflush(stdout);
     if (!verify)
         return 0;
     int v = verify_on_node(c, cn, o->every_s);
-    if (v == 1 && verify_interrupted())
-        atomic_store(&g_copy_stop, 1); /* Ctrl-C during the check ends the copy too */
     int x = copy_compare_exl3(cn, src, stdout);
     return v ? v : x;
 }
@@ -314,7 +297,7 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
         return 2;
     }
     int rc = 0, done = 0;
-    for (int i = 0; i < cl.n && !atomic_load(&g_copy_stop); i++) {
+    for (int i = 0; i < cl.n && !atomic_load(interrupt_token()); i++) {
         struct cluster_node *cn = &cl.nodes[i];
         if (cn->node.local || !cn->configured || (only && strcmp(cn->name, only) != 0))
             continue;
@@ -330,5 +313,5 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
     }
     cluster_close(&cl);
     xfer_plan_free(&plan);
-    return rc ? rc : atomic_load(&g_copy_stop) ? 1 : 0;
+    return rc ? rc : atomic_load(interrupt_token()) ? 1 : 0;
 }

@@ -19,8 +19,6 @@ struct copy_out {
 };
 
 /* Set by SIGINT/SIGTERM: the copy stops, keeping what landed. */
-extern atomic_int g_copy_stop;
-void copy_catch_signals(void);
 /* The worker's directory made (and, for rsync, rsync there); 0, or 2 (said). */
 int copy_prepare(struct cluster_node *cn, bool rsync);
 /* EXL3 bank files (every file under exl3/) on the head and on the worker. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "mono.h"
 #include "progress.h"
 #include "verify.h"
@@ -40,14 +41,6 @@ static const char VERIFY_USAGE[] =
     "Exit status: 0 every file matches; 1 a file is missing, unreadable or\n"
     "differs (or the run was interrupted); 2 a usage or manifest error.\n";
 
-/* lock-free atomics are safe in a handler and visible to the hashing threads */
-static atomic_int g_cancel;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_cancel = 1;
-}
 
 struct ctx {
     struct verify_progress p;
@@ -142,7 +135,7 @@ static cJSON *json_node(const struct verify_manifest *m, const char *node, const
     cJSON_AddNumberToObject(o, "failed", bad);
     cJSON_AddNumberToObject(o, "bytes", (double)atomic_load(&x->p.done_bytes));
     cJSON_AddNumberToObject(o, "seconds", secs);
-    cJSON_AddBoolToObject(o, "interrupted", atomic_load(&g_cancel) != 0);
+    cJSON_AddBoolToObject(o, "interrupted", atomic_load(interrupt_token()) != 0);
     return o;
 }
 
@@ -190,11 +183,11 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
     struct buf err = BUF_INIT;
     int bad;
     if (!cn || cn->node.local) {
-        bad = verify_run(m, where, o->jobs, &g_cancel, &x->p, file_done, x, tick);
+        bad = verify_run(m, where, o->jobs, interrupt_token(), &x->p, file_done, x, tick);
         if (bad < 0)
             buf_printf(&err, "%s: %s", where, strerror(errno));
     } else {
-        bad = verify_peer_run(c, cn, m, mtext, o->jobs, &g_cancel, &x->p, file_done, x, tick,
+        bad = verify_peer_run(c, cn, m, mtext, o->jobs, interrupt_token(), &x->p, file_done, x, tick,
                               &err);
     }
     progress_out_clear(&x->out);
@@ -218,7 +211,7 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
         progress_duration(took, sizeof took, secs);
         printf("verify%s%s: %d of %d file(s) OK, %s hashed in %s (%s/s)%s\n", cn ? " " : "",
                cn ? cn->name : "", m->n - bad, m->n, total, took, rate,
-               atomic_load(&g_cancel) ? "; interrupted" : "");
+               atomic_load(interrupt_token()) ? "; interrupted" : "");
     }
     return bad;
 }
@@ -233,7 +226,7 @@ static int run_nodes(const struct config *c, struct verify_manifest *m, const ch
     int rc = 0, found = 0;
     cJSON *all = x->json ? cJSON_CreateObject() : NULL;
     cJSON *arr = all ? cJSON_AddArrayToObject(all, "nodes") : NULL;
-    for (int i = 0; i < cl.n && !atomic_load(&g_cancel); i++) {
+    for (int i = 0; i < cl.n && !atomic_load(interrupt_token()); i++) {
         struct cluster_node *cn = &cl.nodes[i];
         if (o->node ? strcmp(cn->name, o->node) != 0 : !cn->configured)
             continue;
@@ -279,10 +272,7 @@ static int load_manifest(const char *path, char **paths, int npaths, struct buf 
     else
         rc = 0;
     buf_free(&err);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    interrupt_catch();
     return rc;
 }
 
@@ -338,18 +328,13 @@ int cmd_verify(const struct config *c, int argc, char **argv)
         int bad = run_node(c, NULL, o.dir, &m, buf_str(&mpath), buf_str(&text), &o, &x, NULL);
         rc = bad < 0 ? 2 : bad ? 1 : 0;
     }
-    if (rc == 0 && atomic_load(&g_cancel))
+    if (rc == 0 && atomic_load(interrupt_token()))
         rc = 1;
 out:
     verify_manifest_free(&m);
     buf_free(&mpath);
     buf_free(&text);
     return rc;
-}
-
-bool verify_interrupted(void)
-{
-    return atomic_load(&g_cancel) != 0;
 }
 
 int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s)
@@ -362,7 +347,7 @@ int verify_on_node(const struct config *c, struct cluster_node *cn, double progr
     int rc = 2;
     if (load_manifest(buf_str(&mpath), NULL, 0, &text, &m) == 0) {
         int bad = run_node(c, cn, o.dir, &m, buf_str(&mpath), buf_str(&text), &o, &x, NULL);
-        rc = bad < 0 ? 2 : bad || atomic_load(&g_cancel) ? 1 : 0;
+        rc = bad < 0 ? 2 : bad || atomic_load(interrupt_token()) ? 1 : 0;
     }
     verify_manifest_free(&m);
     buf_free(&mpath);

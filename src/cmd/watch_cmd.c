@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "interrupt.h"
 #include "job.h"
 #include "commands.h"
 #include "monitor.h"
@@ -45,14 +46,7 @@ struct fact {
     int alarm;
 };
 
-static volatile sig_atomic_t g_stop;
 static struct monitor *g_mon;
-
-static void on_stop(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
 
 static void on_usr(int sig)
 {
@@ -234,14 +228,8 @@ int cmd_watch(const struct config *c, int argc, char **argv)
         state_free(&st);
         return 2;
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = on_usr;
-    sigaction(SIGUSR1, &sa, NULL);
-    sigaction(SIGUSR2, &sa, NULL);
+    interrupt_catch();
+    interrupt_on_usr(on_usr);
     signal(SIGPIPE, SIG_IGN);
     struct monitor *m = monitor_start(c, cl, &st, (int)(interval * 1000));
     g_mon = m;
@@ -255,7 +243,7 @@ int cmd_watch(const struct config *c, int argc, char **argv)
     uint64_t said = 0;
     bool started = false;
     double t0 = mono_s();
-    while (m && !g_stop) {
+    while (m && !interrupt_pending()) {
         struct timespec ts = {0, 200 * 1000000L};
         nanosleep(&ts, NULL);
         state_lock(&st);

@@ -17,6 +17,7 @@
 #include "exl3plan.h"
 #include "budget.h"
 #include "guards.h"
+#include "interrupt.h"
 #include "mono.h"
 #include "phase.h"
 #include "preflight.h"
@@ -44,12 +45,18 @@ struct lnode {
     double t0;
 };
 
-static volatile sig_atomic_t g_interrupted;
-
-static void on_sigint(int sig)
+/* What an interrupt (SIGINT, SIGTERM, SIGHUP: the console's cancel sends
+ * SIGTERM) undoes depends on where it lands: before the old ranks are
+ * stopped nothing has changed, and launch ends at once; after, the ranks
+ * this launch started are stopped. The guards it started stay. */
+static bool interrupted_before(const char *step)
 {
-    (void)sig;
-    g_interrupted = 1;
+    int sig = interrupt_pending();
+    if (sig)
+        printf("interrupted by %s %s: nothing was changed, a running deployment is "
+               "untouched\n",
+               interrupt_name(sig), step);
+    return sig != 0;
 }
 
 static void on_log_line(void *ctx, const char *line, size_t len)
@@ -133,6 +140,106 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
     }
 }
 
+/* An image pull, watched: its lines as they come (the runtime's own
+ * progress), a line every 30 s while it says nothing, and an interrupt that
+ * stops it on the node. */
+struct pull_watch {
+    pthread_mutex_t mu;
+    const char *node;
+    long pid; /* the pull's on the node, from the script's first line */
+    double last_line;
+    bool ended;
+};
+
+static void on_pull_line(void *ctx, const char *line, size_t len)
+{
+    struct pull_watch *w = ctx;
+    char clean[240];
+    text_clean(clean, sizeof clean, line, len);
+    pthread_mutex_lock(&w->mu);
+    if (w->pid == 0 && strncmp(clean, "pid ", 4) == 0)
+        w->pid = strtol(clean + 4, NULL, 10);
+    else if (clean[0])
+        printf("  %s: pull: %s\n", w->node, clean);
+    w->last_line = mono_s();
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void on_pull_event(void *ctx, bool up)
+{
+    struct pull_watch *w = ctx;
+    pthread_mutex_lock(&w->mu);
+    if (!up)
+        w->ended = true;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static int pull_image(const struct config *c, struct lnode *l)
+{
+    const char *rt = config_get(c, "RUNTIME"), *img = config_get(c, "IMG");
+    printf("%s: image %s missing: pulling (Ctrl-C stops the pull; nothing else changes)\n",
+           l->cn->name, img);
+    struct pull_watch w = {.node = l->cn->name, .last_line = mono_s()};
+    pthread_mutex_init(&w.mu, NULL);
+    struct shcmd cmd = SHCMD_INIT;
+    shcmd_script(&cmd, "echo \"pid $$\"; exec \"$@\" 2>&1");
+    shcmd_arg(&cmd, rt);
+    shcmd_arg(&cmd, "pull");
+    shcmd_arg(&cmd, "--");
+    shcmd_arg(&cmd, img);
+    struct node_stream *st = node_stream_open(&l->cn->node, &cmd, on_pull_line, on_pull_event, &w);
+    shcmd_free(&cmd);
+    if (!st) {
+        printf("%s: cannot start the pull (out of memory, or the node is unreachable)\n",
+               l->cn->name);
+        pthread_mutex_destroy(&w.mu);
+        return -1;
+    }
+    double t0 = mono_s();
+    int rc = 0;
+    for (;;) {
+        usleep(200000);
+        pthread_mutex_lock(&w.mu);
+        bool ended = w.ended;
+        double quiet = mono_s() - w.last_line;
+        if (quiet >= 30)
+            w.last_line = mono_s();
+        pthread_mutex_unlock(&w.mu);
+        if (ended)
+            break;
+        if (interrupt_pending() || mono_s() - t0 > PULL_TIMEOUT_MS / 1000.0) {
+            rc = -1;
+            break;
+        }
+        if (quiet >= 30)
+            printf("  %s: pull: still pulling after %.0f s\n", l->cn->name, mono_s() - t0);
+    }
+    node_stream_close(&l->cn->node, st);
+    if (rc < 0) {
+        /* a remote pull outlives its channel until its next write: stop it */
+        if (w.pid > 1 && !l->cn->node.local) {
+            struct shcmd k = SHCMD_INIT;
+            struct ssh_result res;
+            struct buf err = BUF_INIT;
+            char pid[32];
+            snprintf(pid, sizeof pid, "%ld", w.pid);
+            shcmd_exec(&k, "kill", "-TERM", "--", pid, (char *)NULL);
+            if (node_run(&l->cn->node, &k, 10000, &res, &err) == 0)
+                ssh_result_free(&res);
+            shcmd_free(&k);
+            buf_free(&err);
+        }
+        if (interrupt_pending())
+            printf("%s: pull stopped by %s after %.0f s; run launch again to pull again\n",
+                   l->cn->name, interrupt_name(interrupt_pending()), mono_s() - t0);
+        else
+            printf("%s: the pull of %s took over %d min: pull it by hand: %s pull %s\n",
+                   l->cn->name, img, PULL_TIMEOUT_MS / 60000, rt, img);
+    }
+    pthread_mutex_destroy(&w.mu);
+    return rc;
+}
+
 /* Model files, image (pulled when missing), disk, on one node. */
 static int preflight_node(const struct config *c, struct lnode *l)
 {
@@ -157,23 +264,13 @@ static int preflight_node(const struct config *c, struct lnode *l)
     preflight_free(&pf);
     if (rc < 0 || image)
         goto out;
-    printf("%s: image %s missing: pulling...\n", l->cn->name, img);
-    fflush(stdout);
-    struct shcmd cmd = SHCMD_INIT;
-    struct ssh_result res;
-    shcmd_script(&cmd, "\"$@\" 2>&1 | tail -n 5");
-    shcmd_arg(&cmd, rt);
-    shcmd_arg(&cmd, "pull");
-    shcmd_arg(&cmd, "--");
-    shcmd_arg(&cmd, img);
-    int pulled = node_run(&l->cn->node, &cmd, PULL_TIMEOUT_MS, &res, &err);
-    shcmd_free(&cmd);
-    if (pulled < 0) {
-        printf("%s: pull failed: %s\n", l->cn->name, buf_str(&err));
+    if (pull_image(c, l) < 0) {
         rc = -1;
         goto out;
     }
-    ssh_result_free(&res);
+    struct shcmd cmd = SHCMD_INIT;
+    struct ssh_result res;
+    int pulled;
     runtime_cmd_image_present(&cmd, rt, img);
     pulled = node_run(&l->cn->node, &cmd, 60000, &res, &err);
     shcmd_free(&cmd);
@@ -298,13 +395,23 @@ static int port_free(int port)
     return ok;
 }
 
-static void kill_all(const struct config *c, struct lnode *ln, int n)
+/* Stops the ranks this launch started (or would have); one that cannot be
+ * stopped is named with the fix, never dropped silently. 0 when all went. */
+static int kill_all(const struct config *c, struct lnode *ln, int n)
 {
+    int bad = 0;
     for (int i = 0; i < n; i++) {
         struct buf err = BUF_INIT;
-        ranks_kill(&ln[i].cn->node, config_get(c, "RUNTIME"), ln[i].cn->rank, &err);
+        if (ranks_kill(&ln[i].cn->node, config_get(c, "RUNTIME"), ln[i].cn->rank, &err) < 0) {
+            printf("%s: could not stop dsv41-r%d: %s\n  fix: dsv41-top stop (or %s rm -f "
+                   "dsv41-r%d on %s)\n",
+                   ln[i].cn->name, ln[i].cn->rank, buf_str(&err), config_get(c, "RUNTIME"),
+                   ln[i].cn->rank, ln[i].cn->name);
+            bad++;
+        }
         buf_free(&err);
     }
+    return bad ? -1 : 0;
 }
 
 static void close_logs(struct lnode *ln, int n)
@@ -361,7 +468,7 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     double next_state = 0;
     const char *failure = NULL;
     char failbuf[512] = "";
-    while (!g_interrupted) {
+    while (!interrupt_pending()) {
         double t = mono_s();
         char fatal_msg[512] = "";
         for (int i = 0; i < n; i++) {
@@ -430,8 +537,8 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         }
         usleep(200000);
     }
-    if (g_interrupted && rc) {
-        snprintf(failbuf, sizeof failbuf, "interrupted");
+    if (interrupt_pending() && rc) {
+        snprintf(failbuf, sizeof failbuf, "interrupted by %s", interrupt_name(interrupt_pending()));
         failure = failbuf;
     }
     close_logs(ln, n);
@@ -447,11 +554,16 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         printf("\n");
     } else {
         printf("launch failed: %s\n", failure ? failure : "unknown");
-        say_guard_fired(ln, n, t0);
-        for (int i = 0; i < n; i++)
-            print_tail(c, &ln[i]);
-        printf("stopping the other ranks (they would wait in NCCL for the dead one)\n");
-        kill_all(c, ln, n);
+        if (!interrupt_pending()) {
+            say_guard_fired(ln, n, t0);
+            for (int i = 0; i < n; i++)
+                print_tail(c, &ln[i]);
+            printf("stopping the other ranks (they would wait in NCCL for the dead one)\n");
+        } else {
+            printf("stopping the ranks this launch started\n");
+        }
+        if (kill_all(c, ln, n) == 0 && interrupt_pending())
+            printf("stopped: no rank of this launch runs\n");
     }
     apikey_scrub(&key);
     buf_free(&base);
@@ -614,15 +726,16 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
         rc = 0;
         goto out;
     }
-    if (check_existing(r, o->force, n) < 0 || check_budget(c, ln, r, n, o->force) < 0)
+    if (check_existing(r, o->force, n) < 0 || check_budget(c, ln, r, n, o->force) < 0 ||
+        interrupted_before("during the checks"))
         goto out;
     int bad = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !interrupt_pending(); i++)
         bad += preflight_node(c, &ln[i]) < 0;
-    if (bad)
+    if (bad || interrupted_before("during the preflight"))
         goto out;
     show_image_ids(c, ln, n);
-    if (write_state(c, &plan, ln, n) < 0)
+    if (write_state(c, &plan, ln, n) < 0 || interrupted_before("before the old ranks stopped"))
         goto out;
     /* stale ranks everywhere first: a new worker could join a stale head */
     if (ranks_stop_all(c, cl, o->force, stdout) > 0)
@@ -646,12 +759,20 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     }
     double t0 = mono_s();
     for (int i = n - 1; i >= 0; i--) {
+        if (interrupt_pending()) {
+            printf("interrupted by %s while the ranks started: stopping those this launch "
+                   "started\n",
+                   interrupt_name(interrupt_pending()));
+            kill_all(c, ln, n);
+            goto out;
+        }
         struct shcmd cmd = SHCMD_INIT;
         shcmd_exec(&cmd, config_get(c, "RUNTIME"), (char *)NULL);
         shcmd_args(&cmd, &plan.ranks[i].run);
         struct ssh_result res;
         buf_reset(&err);
-        bool ok = node_run(&ln[i].cn->node, &cmd, 120000, &res, &err) == 0;
+        bool ok = node_run_cancel(&ln[i].cn->node, &cmd, 120000, interrupt_token(), &res,
+                                  &err) == 0;
         if (ok && res.exit_status != 0) {
             struct buf why = BUF_INIT;
             text_one_line(&why, buf_str(&res.err), res.err.len, 400);
@@ -686,9 +807,7 @@ int launch_run(const struct config *c, const struct launch_opts *o)
     if (cluster_open_for("launch", c, &cl) < 0)
         return 2;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    struct sigaction sa = {0}, old;
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, &old);
+    interrupt_catch();
     struct lnode *ln = calloc(CLUSTER_MAX_NODES, sizeof *ln);
     struct status_report *r = malloc(sizeof *r);
     int rc = 2;
@@ -706,6 +825,5 @@ int launch_run(const struct config *c, const struct launch_opts *o)
     free(ln);
     free(r);
     cluster_close(&cl);
-    sigaction(SIGINT, &old, NULL);
-    return rc;
+    return rc == 0 && interrupt_pending() ? 1 : rc;
 }

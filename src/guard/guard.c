@@ -493,14 +493,14 @@ static bool a_rank_exited(struct guard *g)
     return n && poll(p, (nfds_t)n, 0) > 0;
 }
 
-void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now)
+void guard_run(struct guard *g, atomic_int *stop, atomic_int *resolve_now)
 {
     if (guard_resolver_start(g) < 0)
         guard_log(g, "warning: no resolver thread: the runtime CLI runs in the guard's loop");
     /* atomics: set from signal handlers and, in the console, other threads */
-    while (!__atomic_load_n(stop, __ATOMIC_ACQUIRE)) {
+    while (!atomic_load(stop)) {
         double now = mono_s();
-        if (resolve_now && __atomic_exchange_n(resolve_now, 0, __ATOMIC_ACQ_REL)) {
+        if (resolve_now && atomic_exchange(resolve_now, 0)) {
             g->last_resolve_s = 0; /* launch just started the ranks */
         }
         /* the runtime CLI is costly: asked every resolve_s while no rank is
@@ -516,7 +516,7 @@ void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now)
         guard_resolver_take(g);
         int ms = guard_tick(g, now);
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !__atomic_load_n(stop, __ATOMIC_ACQUIRE))
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !atomic_load(stop))
             ;
     }
     guard_resolver_stop(g);

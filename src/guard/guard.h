@@ -11,6 +11,7 @@
 #ifndef DSV41_GUARD_H
 #define DSV41_GUARD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -98,7 +99,7 @@ int guard_resolve(struct guard *g);
 int guard_tick(struct guard *g, double now_s);
 /* Loops until *stop; resolves PIDs when none is known (every resolve_s), when
  * a rank exits, once a minute, and at once when *resolve_now is set. */
-void guard_run(struct guard *g, volatile int *stop, volatile int *resolve_now);
+void guard_run(struct guard *g, atomic_int *stop, atomic_int *resolve_now);
 void guard_close(struct guard *g);
 /* Parses MemAvailable (kB) from meminfo text without allocating; -1 if absent. */
 long guard_parse_available(const char *text, size_t len);

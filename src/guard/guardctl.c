@@ -1,5 +1,6 @@
 #include "guardctl.h"
 
+#include "interrupt.h"
 #include "text.h"
 
 #include <errno.h>
@@ -15,18 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile int g_stop, g_resolve;
+static atomic_int g_resolve;
 
-static void on_term(int sig)
+static void on_usr(int sig)
 {
-    (void)sig;
-    g_stop = 1;
-}
-
-static void on_usr1(int sig)
-{
-    (void)sig;
-    g_resolve = 1;
+    if (sig == SIGUSR1)
+        atomic_store(&g_resolve, 1);
 }
 
 /* The lock holder's PID; *console set when it is a console's thread. */
@@ -163,16 +158,14 @@ static int run(const struct guard_opts *o, bool daemon)
     }
     if (o->npids)
         guard_set_pids(&g, o->pids, o->npids);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_term;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sa.sa_handler = on_usr1;
-    sigaction(SIGUSR1, &sa, NULL);
+    /* SIGTERM, SIGINT (and SIGHUP without --daemon) stop it cleanly */
+    interrupt_install();
+    interrupt_catch();
+    interrupt_on_usr(on_usr);
     if (daemon && dup2(g.log_fd, 2) < 0) {
         /* stderr stays /dev/null's absence: the log has everything */
     }
-    guard_run(&g, &g_stop, &g_resolve);
+    guard_run(&g, interrupt_token(), &g_resolve);
     guard_close(&g);
     return 0;
 }

@@ -34,8 +34,8 @@ struct guardview {
     struct guard g;
     pthread_t th;
     bool running;
-    volatile int stop, resolve_now;
-    volatile int release; /* set by SIGUSR2 */
+    atomic_int stop, resolve_now;
+    atomic_int release; /* set by SIGUSR2 */
 };
 
 static void *guard_thread(void *arg)
@@ -63,8 +63,8 @@ static void take(struct guardview *gv)
                       err);
         return;
     }
-    __atomic_store_n(&gv->stop, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&gv->resolve_now, 1, __ATOMIC_RELEASE);
+    atomic_store(&gv->stop, 0);
+    atomic_store(&gv->resolve_now, 1);
     if (pthread_create(&gv->th, NULL, guard_thread, gv) != 0) {
         guard_close(&gv->g);
         return;
@@ -78,7 +78,7 @@ static void let_go(struct guardview *gv)
 {
     if (!gv->running)
         return;
-    __atomic_store_n(&gv->stop, 1, __ATOMIC_RELEASE);
+    atomic_store(&gv->stop, 1);
     pthread_join(gv->th, NULL);
     guard_close(&gv->g);
     gv->running = false;
@@ -247,7 +247,7 @@ void guardview_poll(struct guardview *gv)
     if (!gv)
         return;
     double now = mono_s();
-    if (__atomic_exchange_n(&gv->release, 0, __ATOMIC_ACQ_REL)) {
+    if (atomic_exchange(&gv->release, 0)) {
         let_go(gv);
         gv->released_at = now;
         state_say(gv->s, "the console's memory guard let go of the lock (a guard daemon takes over)");
@@ -296,15 +296,15 @@ void guardview_poll(struct guardview *gv)
 void guardview_release(struct guardview *gv)
 {
     if (gv) {
-        __atomic_store_n(&gv->release, 1, __ATOMIC_RELEASE);
-        __atomic_store_n(&gv->stop, 1, __ATOMIC_RELEASE); /* ends at once; poll joins it */
+        atomic_store(&gv->release, 1);
+        atomic_store(&gv->stop, 1); /* ends at once; poll joins it */
     }
 }
 
 void guardview_resolve(struct guardview *gv)
 {
     if (gv)
-        __atomic_store_n(&gv->resolve_now, 1, __ATOMIC_RELEASE);
+        atomic_store(&gv->resolve_now, 1);
 }
 
 void guardview_stop(struct guardview *gv)

@@ -55,8 +55,14 @@ struct sshio *node_io(struct node *n)
 int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh_result *res,
              struct buf *err)
 {
+    return node_run_cancel(n, cmd, timeout_ms, NULL, res, err);
+}
+
+int node_run_cancel(struct node *n, const struct shcmd *cmd, int timeout_ms,
+                    const atomic_int *cancel, struct ssh_result *res, struct buf *err)
+{
     if (n->local)
-        return node_run_local(cmd, timeout_ms, NODE_MAX_OUTPUT, res, err);
+        return node_run_local_cancel(cmd, timeout_ms, NODE_MAX_OUTPUT, cancel, res, err);
     memset(res, 0, sizeof *res);
     res->exit_status = -1;
     struct sshio *io = node_io(n);
@@ -70,12 +76,12 @@ int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh
         return -1;
     }
     bool had_session = sshio_connected(io);
-    int rc = sshio_run(io, buf_str(&line), NODE_MAX_OUTPUT, timeout_ms, false, res, err);
+    int rc = sshio_run(io, buf_str(&line), NODE_MAX_OUTPUT, timeout_ms, false, cancel, res, err);
     /* An idle session may have died with the node's sshd: one fresh attempt
      * tells a stale session from a dead node. */
-    if (rc < 0 && had_session && !sshio_connected(io)) {
+    if (rc < 0 && had_session && !sshio_connected(io) && !(cancel && atomic_load(cancel))) {
         buf_reset(err);
-        rc = sshio_run(io, buf_str(&line), NODE_MAX_OUTPUT, timeout_ms, true, res, err);
+        rc = sshio_run(io, buf_str(&line), NODE_MAX_OUTPUT, timeout_ms, true, cancel, res, err);
     }
     buf_free(&line);
     return rc;
@@ -185,6 +191,12 @@ static void drain(int fd, struct buf *b, size_t max, bool *open)
 int node_run_local(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
                    struct ssh_result *res, struct buf *err)
 {
+    return node_run_local_cancel(cmd, timeout_ms, max_bytes, NULL, res, err);
+}
+
+int node_run_local_cancel(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
+                          const atomic_int *cancel, struct ssh_result *res, struct buf *err)
+{
     memset(res, 0, sizeof *res);
     res->exit_status = -1;
     int po[2], pe[2];
@@ -215,7 +227,7 @@ int node_run_local(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
     close(pe[1]);
     fcntl(po[0], F_SETFL, O_NONBLOCK);
     fcntl(pe[0], F_SETFL, O_NONBLOCK);
-    bool oo = true, eo = true, timed_out = false;
+    bool oo = true, eo = true, timed_out = false, cancelled = false;
     long long deadline = mono_ms() + timeout_ms;
     while (oo || eo) {
         struct pollfd p[2] = {{oo ? po[0] : -1, POLLIN, 0}, {eo ? pe[0] : -1, POLLIN, 0}};
@@ -224,6 +236,12 @@ int node_run_local(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
             timed_out = true;
             break;
         }
+        if (cancel && atomic_load(cancel)) {
+            cancelled = true;
+            break;
+        }
+        if (cancel && left > 200) /* a signal may land just before the poll */
+            left = 200;
         if (poll(p, 2, (int)left) < 0 && errno != EINTR)
             break;
         if (oo && p[0].revents)
@@ -233,13 +251,17 @@ int node_run_local(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
     }
     close(po[0]);
     close(pe[0]);
-    if (timed_out)
+    if (timed_out || cancelled)
         kill(-pid, SIGKILL);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (timed_out) {
-        buf_printf(err, "local command timed out after %d ms", timeout_ms);
+    if (timed_out || cancelled) {
+        if (cancelled)
+            buf_puts(err, "interrupted");
+        else
+            buf_printf(err, "local command timed out after %d ms", timeout_ms);
+        ssh_result_free(res);
         return -1;
     }
     res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -8,6 +8,7 @@
 #define DSV41_NODE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -39,6 +40,11 @@ int node_init_remote(struct node *n, const char *name, const char *target, const
  * why and what to do). */
 int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh_result *res,
              struct buf *err);
+/* node_run that gives up (-1, "interrupted") soon after *cancel turns
+ * nonzero: a local command is killed; a remote one's channel is closed,
+ * and the remote command ends at its next write. */
+int node_run_cancel(struct node *n, const struct shcmd *cmd, int timeout_ms,
+                    const atomic_int *cancel, struct ssh_result *res, struct buf *err);
 /* Writes a file on the node (sftp for a remote node; a temporary file and
  * rename locally), created with mode or set to it. The directory must exist.
  * -1 with a reason that names the node and the path. */
@@ -64,5 +70,7 @@ void node_free(struct node *n);
  * tests). */
 int node_run_local(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
                    struct ssh_result *res, struct buf *err);
+int node_run_local_cancel(const struct shcmd *cmd, int timeout_ms, size_t max_bytes,
+                          const atomic_int *cancel, struct ssh_result *res, struct buf *err);
 
 #endif

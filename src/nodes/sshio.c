@@ -33,6 +33,7 @@ struct work {
     long long deadline;
     bool done;
     bool force; /* connect now, whatever the backoff */
+    bool abandoned; /* its caller was interrupted: finish it at the next pass */
     int rc;
     /* W_STREAM */
     sshio_line_fn on_line;
@@ -232,11 +233,13 @@ static int step_all(struct sshio *io, struct buf *why)
     for (struct work *w = io->works; w; w = w->next) {
         if (w->kind == W_STREAM ? (w->closing || w->ended) : w->done)
             continue;
-        if (w->kind != W_STREAM && mono_ms() > w->deadline) {
+        if (w->kind != W_STREAM && (w->abandoned || mono_ms() > w->deadline)) {
             if (io->opener == w)
                 io->opener = NULL;
             finish_run(io, w, -1,
-                       w->kind == W_PUT ? "file transfer timed out" : "command timed out");
+                       w->abandoned            ? "interrupted"
+                       : w->kind == W_PUT      ? "file transfer timed out"
+                                               : "command timed out");
             continue;
         }
         if (w->kind == W_PUT && !w->put)
@@ -418,10 +421,10 @@ void sshio_stop(struct sshio *io)
     free(io);
 }
 
-static int wait_work(struct sshio *io, struct work *w);
+static int wait_work(struct sshio *io, struct work *w, const atomic_int *cancel);
 
 int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, bool force,
-              struct ssh_result *res, struct buf *err)
+              const atomic_int *cancel, struct ssh_result *res, struct buf *err)
 {
     memset(res, 0, sizeof *res);
     res->exit_status = -1;
@@ -434,13 +437,13 @@ int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, boo
     w.deadline = mono_ms() + timeout_ms;
     w.force = force;
     /* A node known to be down answers at once until its backoff ends. */
-    int rc = wait_work(io, &w);
+    int rc = wait_work(io, &w, cancel);
     if (rc < 0)
         ssh_result_free(res);
     return rc;
 }
 
-static int wait_work(struct sshio *io, struct work *w)
+static int wait_work(struct sshio *io, struct work *w, const atomic_int *cancel)
 {
     pthread_mutex_lock(&io->mu);
     if (!w->force && io->down_since && mono_ms() < io->next_try_ms) {
@@ -454,8 +457,24 @@ static int wait_work(struct sshio *io, struct work *w)
     pthread_mutex_unlock(&io->mu);
     wake(io);
     pthread_mutex_lock(&io->mu);
-    while (!w->done)
-        pthread_cond_wait(&io->cv, &io->mu);
+    while (!w->done) {
+        if (!cancel) {
+            pthread_cond_wait(&io->cv, &io->mu);
+            continue;
+        }
+        if (atomic_load(cancel) && !w->abandoned) {
+            w->abandoned = true; /* the thread finishes it: it owns the channel */
+            wake(io);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+    }
     for (struct work **pw = &io->works; *pw; pw = &(*pw)->next)
         if (*pw == w) {
             *pw = w->next;
@@ -480,7 +499,7 @@ int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, 
     w.err = err;
     w.deadline = mono_ms() + timeout_ms;
     w.force = force;
-    return wait_work(io, &w);
+    return wait_work(io, &w, NULL);
 }
 
 struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, bool restart,

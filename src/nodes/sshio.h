@@ -7,6 +7,7 @@
 #ifndef DSV41_SSHIO_H
 #define DSV41_SSHIO_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -27,9 +28,11 @@ struct sshio *sshio_start(const char *name, const struct ssh_target *t, const ch
 void sshio_stop(struct sshio *io);
 /* Runs a command; 0 when it ran (res->exit_status), -1 when the node could
  * not be reached or the session broke (err says why). While the node is
- * known to be down it fails at once until the backoff ends, unless force. */
+ * known to be down it fails at once until the backoff ends, unless force.
+ * A nonzero *cancel (may be NULL) gives up within ~200 ms: its channel is
+ * closed, "interrupted". */
 int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, bool force,
-              struct ssh_result *res, struct buf *err);
+              const atomic_int *cancel, struct ssh_result *res, struct buf *err);
 /* Writes a file on the node over sftp (created or truncated, then set to
  * mode). Same return and backoff rules as sshio_run. */
 int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, int mode,

@@ -560,7 +560,7 @@ static void signals_missing(void **st)
 
 struct run_arg {
     struct guard *g;
-    volatile int stop;
+    atomic_int stop;
 };
 
 static void *run_thread(void *arg)
@@ -662,7 +662,7 @@ static void sampling_never_waits_on_the_cli(void **st)
     set_avail((1L << 20) - 4096);
     assert_true(killed_by_sigkill(victim));
     assert_true(wait_file("killed", 100));
-    __atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
+    atomic_store(&a.stop, 1);
     pthread_join(th, NULL);
     log = log_text();
     assert_int_equal(count(log, "FIRED: MemAvailable"), 1);

@@ -1,0 +1,83 @@
+#include "interrupt.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+
+static atomic_int g_token;
+static atomic_int g_sig;
+static atomic_int g_catching;
+static void (*_Atomic g_usr)(int);
+
+static void on_signal(int sig)
+{
+    if (!atomic_load(&g_catching) || atomic_load(&g_sig)) {
+        /* not handled, or the second one: what the signal does by default */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    atomic_store(&g_sig, sig);
+    atomic_store(&g_token, 1);
+}
+
+static void on_usr(int sig)
+{
+    void (*fn)(int) = atomic_load(&g_usr);
+    if (fn)
+        fn(sig);
+}
+
+void interrupt_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_signal;
+    /* no SA_RESTART: a blocking read or poll wakes to look at the flag */
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        /* a signal ignored by whoever started us stays ignored (nohup) */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+    sa.sa_handler = on_usr;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
+}
+
+void interrupt_catch(void)
+{
+    atomic_store(&g_catching, 1);
+}
+
+int interrupt_pending(void)
+{
+    return atomic_load(&g_sig);
+}
+
+atomic_int *interrupt_token(void)
+{
+    return &g_token;
+}
+
+const char *interrupt_name(int sig)
+{
+    switch (sig) {
+    case SIGINT:
+        return "SIGINT (Ctrl-C)";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGHUP:
+        return "SIGHUP (the terminal went away)";
+    default:
+        return "a signal";
+    }
+}
+
+void interrupt_on_usr(void (*fn)(int sig))
+{
+    atomic_store(&g_usr, fn);
+}
