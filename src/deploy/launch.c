@@ -732,7 +732,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     int bad = 0;
     for (int i = 0; i < n && !interrupt_pending(); i++)
         bad += preflight_node(c, &ln[i]) < 0;
-    if (bad || interrupted_before("during the preflight"))
+    if (interrupted_before("during the preflight") || bad)
         goto out;
     show_image_ids(c, ln, n);
     if (write_state(c, &plan, ln, n) < 0 || interrupted_before("before the old ranks stopped"))
@@ -763,7 +763,8 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
             printf("interrupted by %s while the ranks started: stopping those this launch "
                    "started\n",
                    interrupt_name(interrupt_pending()));
-            kill_all(c, ln, n);
+            if (kill_all(c, ln, n) == 0)
+                printf("stopped: no rank of this launch runs\n");
             goto out;
         }
         struct shcmd cmd = SHCMD_INIT;
@@ -786,7 +787,12 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
             ssh_result_free(&res);
         shcmd_free(&cmd);
         if (!ok) {
-            kill_all(c, ln, n);
+            if (interrupt_pending())
+                printf("interrupted by %s while the ranks started: stopping those this launch "
+                       "started\n",
+                       interrupt_name(interrupt_pending()));
+            if (kill_all(c, ln, n) == 0 && interrupt_pending())
+                printf("stopped: no rank of this launch runs\n");
             goto out;
         }
         printf("started dsv41-r%d on %s\n", i, ln[i].cn->name);

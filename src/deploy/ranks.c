@@ -72,9 +72,25 @@ int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
     return rank_verb(n, rt, rank, runtime_cmd_rm, err);
 }
 
+/* A container that does not exist or does not run has nothing to kill:
+ * that is success (docker and podman word it alike, in any case). */
 int ranks_kill(struct node *n, const char *rt, int rank, struct buf *err)
 {
-    return rank_verb(n, rt, rank, runtime_cmd_kill, err);
+    struct buf why = BUF_INIT;
+    int rc = rank_verb(n, rt, rank, runtime_cmd_kill, &why);
+    if (rc < 0 && strcasestr(buf_str(&why), "in state created")) {
+        /* a `run` interrupted between create and start (podman's words):
+         * half-started, with no log worth keeping */
+        buf_reset(&why);
+        rc = ranks_remove(n, rt, rank, &why);
+    } else if (rc < 0 && (strcasestr(buf_str(&why), "no such container") ||
+                          strcasestr(buf_str(&why), "not running"))) {
+        rc = 0;
+    }
+    if (rc < 0)
+        buf_puts(err, buf_str(&why));
+    buf_free(&why);
+    return rc;
 }
 
 static void add_line(void *ctx, const char *line, size_t len)

@@ -166,7 +166,8 @@ check "model missing: the fix" contains "$out" "fix: dsv41-top copy-to-peer"
 check "model missing: nothing started" eval '[ -z "$(on_host worker podman ps -aq)" ]'
 out=$(top_head "$FAST" IMG=localhost/dsv41-no-such-image:1 launch 2>&1); rc=$?
 check "image missing, pull fails: refused" [ $rc -eq 1 ]
-check "image missing: pulling said" contains "$out" "image localhost/dsv41-no-such-image:1 missing: pulling..."
+check "image missing: pulling said" contains "$out" "image localhost/dsv41-no-such-image:1 missing: pulling"
+check "image missing: the pull's own lines shown" contains "$out" "head: pull: "
 check "image missing: pull failure named" contains "$out" "cannot pull localhost/dsv41-no-such-image:1"
 on_host head nc -lk 0.0.0.0 8000 </dev/null >/dev/null 2>&1 &
 ncp=$!; sleep 0.3
