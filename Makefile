@@ -251,9 +251,11 @@ bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/test
 	tests/bench/run.sh
 
 # Long runs: the memory guard 10 minutes above its floor without a kill; the
-# console 10 minutes under a log flood with RSS <= 64 MB and flat.
+# console 10 minutes under a log flood with RSS <= 64 MB and flat; the worker's sshd
+# killed and restarted 20 times under watch.
 soak: all
-	GUARD_SOAK_S=600 CONSOLE_SOAK_S=600 DSV41_IT_ONLY='test_guard.sh test_soak.sh' tests/it/run.sh
+	GUARD_SOAK_S=600 CONSOLE_SOAK_S=600 RESTARTS=20 \
+	  DSV41_IT_ONLY='test_guard.sh test_soak.sh test_hang.sh' tests/it/run.sh
 
 demo: deps all
 	tests/demo.sh

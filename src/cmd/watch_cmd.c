@@ -96,7 +96,9 @@ static int facts(const struct state *s, struct fact *f)
             add(f, &n, ALARM_DOWN, key, "UNREACHABLE: %s", sn->snap.error);
             continue;
         }
-        add(f, &n, ALARM_NONE, key, "reachable");
+        /* a second count would print a line a second: said once */
+        add(f, &n, ALARM_NONE, key, "%s",
+            sn->snap.late_s >= 3 ? "NO ANSWER to the last sample (its sshd hung, or the link cut)" : "reachable");
         const struct probe_container *ct = snapshot_rank_container(&sn->snap, i);
         snprintf(key, sizeof key, "rank.%s", sn->name);
         if (ct && ct->running)

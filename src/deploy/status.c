@@ -25,7 +25,7 @@ struct collect_job {
     time_t *down_since;
     int timeout_ms;
     int nranks;
-    bool lite;
+    bool lite, quick;
 };
 
 static void *collect_one(void *arg)
@@ -33,7 +33,9 @@ static void *collect_one(void *arg)
     struct collect_job *j = arg;
     if (!j->cn->sampler)
         j->cn->sampler = sampler_start(&j->cn->node, j->runtime, j->nranks, &j->cn->ov);
-    if (j->cn->sampler) {
+    if (j->cn->sampler && j->quick && !j->cn->node.local) { /* local: no session to hang */
+        sampler_sample(j->cn->sampler, 1000, j->lite, j->snap);
+    } else if (j->cn->sampler) {
         sampler_request_opt(j->cn->sampler, j->timeout_ms, j->lite, j->snap);
     } else {
         memset(j->snap, 0, sizeof *j->snap);
@@ -290,7 +292,8 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
                                        &r->nodes[i].down_since,
                                        (int)t * 1000 + 10000,
                                        cl->n,
-                                       (flags & STATUS_LITE) != 0};
+                                       (flags & STATUS_LITE) != 0,
+                                       (flags & STATUS_QUICK) != 0};
         if (!cl->nodes[i].configured)
             continue;
         started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;

@@ -52,6 +52,9 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
 #define STATUS_LITE 4u
 /* Without asking each node's memory guard (the console reads them itself). */
 #define STATUS_NO_GUARD 8u
+/* a node that does not answer within 1 s gives its last snapshot, late
+ * (sampler_sample): the console keeps its refresh for the other nodes */
+#define STATUS_QUICK 16u
 void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
                         unsigned flags);
 void status_print_text(FILE *f, const struct status_report *r);

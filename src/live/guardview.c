@@ -12,6 +12,7 @@
 #include "api.h"
 #include "guard.h"
 #include "guardctl.h"
+#include "guardpoll.h"
 #include "guards.h"
 #include "job.h"
 #include "mono.h"
@@ -27,7 +28,8 @@ struct guardview {
     struct cluster *cl;
     struct state *s;
     int local;                      /* index of the local node; -1 none */
-    char dirs[CLUSTER_MAX_NODES][512]; /* "" until known */
+    char dirs[CLUSTER_MAX_NODES][512]; /* the local node's; "" until known */
+    struct guardpoll *polls[CLUSTER_MAX_NODES]; /* the remote nodes' */
     enum guard_view last[CLUSTER_MAX_NODES];
     double next_poll, released_at;
     /* the console's own guard */
@@ -93,9 +95,12 @@ struct guardview *guardview_start(const struct config *c, struct cluster *cl, st
     gv->cl = cl;
     gv->s = s;
     gv->local = -1;
-    for (int i = 0; i < cl->n; i++)
+    for (int i = 0; i < cl->n; i++) {
         if (cl->nodes[i].node.local && gv->local < 0)
             gv->local = i;
+        else if (!cl->nodes[i].node.local && cl->nodes[i].configured)
+            gv->polls[i] = guardpoll_start(c, &cl->nodes[i], POLL_S);
+    }
     if (gv->local >= 0) {
         struct buf err = BUF_INIT;
         cluster_state_dir(c, &cl->nodes[gv->local], gv->dirs[gv->local], sizeof gv->dirs[0], &err);
@@ -184,37 +189,31 @@ static void ask_local(const char *dir, struct buf *text)
     buf_printf(text, "%ld %s\n%s\n%s\n", (long)time(NULL), hb, alive ? "alive" : "dead", last);
 }
 
-/* The same three lines for any node, printed by the node's shell. */
+/* The node's guard: read here for the local node, taken from its poller
+ * for a remote one. -1 when a remote poller has nothing new. */
 static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, size_t esz)
 {
+    struct buf text = BUF_INIT;
+    int v = GUARD_VIEW_UNKNOWN;
     if (gv->cl->nodes[i].node.local) {
-        struct buf text = BUF_INIT;
         ask_local(gv->dirs[i], &text);
-        enum guard_view v = guardview_parse(buf_str(&text), desc, dsz, ev, esz);
-        buf_free(&text);
-        return (int)v;
-    }
-    struct shcmd cmd = SHCMD_INIT;
-    struct buf err = BUF_INIT;
-    shcmd_script(&cmd, "cd -- \"$1\" 2>/dev/null || exit 0; "
-                       "h=$(cat guard.$(uname -n).heartbeat 2>/dev/null); "
-                       "echo \"$(date +%s) $h\"; set -- $h; "
-                       "if [ -n \"$2\" ] && kill -0 \"$2\" 2>/dev/null; then echo alive; "
-                       "else echo dead; fi; tail -n 1 memguard.log 2>/dev/null");
-    shcmd_arg(&cmd, gv->dirs[i]);
-    struct ssh_result res;
-    int rc = node_run(&gv->cl->nodes[i].node, &cmd, 15000, &res, &err);
-    enum guard_view v = GUARD_VIEW_UNKNOWN;
-    if (rc == 0) {
-        v = guardview_parse(buf_str(&res.out), desc, dsz, ev, esz);
-        ssh_result_free(&res);
+        v = (int)guardview_parse(buf_str(&text), desc, dsz, ev, esz);
     } else {
-        snprintf(desc, dsz, "cannot ask: %.150s", buf_str(&err));
-        ev[0] = '\0';
+        char answer[1200];
+        bool asked;
+        if (!gv->polls[i] || !guardpoll_take(gv->polls[i], &asked, answer, sizeof answer)) {
+            buf_free(&text);
+            return -1;
+        }
+        if (asked) {
+            v = (int)guardview_parse(answer, desc, dsz, ev, esz);
+        } else {
+            snprintf(desc, dsz, "%.300s", answer);
+            ev[0] = '\0';
+        }
     }
-    shcmd_free(&cmd);
-    buf_free(&err);
-    return (int)v;
+    buf_free(&text);
+    return v;
 }
 
 static bool ranks_run_on(struct state *s, int i)
@@ -261,7 +260,7 @@ void guardview_poll(struct guardview *gv)
         struct cluster_node *cn = &gv->cl->nodes[i];
         if (!cn->configured)
             continue;
-        if (!gv->dirs[i][0]) {
+        if (cn->node.local && !gv->dirs[i][0]) {
             struct buf err = BUF_INIT;
             if (cluster_state_dir(gv->c, cn, gv->dirs[i], sizeof gv->dirs[i], &err) < 0)
                 gv->dirs[i][0] = '\0';
@@ -270,7 +269,10 @@ void guardview_poll(struct guardview *gv)
                 continue;
         }
         char desc[320], ev[200];
-        enum guard_view v = (enum guard_view)ask(gv, i, desc, sizeof desc, ev, sizeof ev);
+        int asked = ask(gv, i, desc, sizeof desc, ev, sizeof ev);
+        if (asked < 0)
+            continue; /* its poller is still asking */
+        enum guard_view v = (enum guard_view)asked;
         struct state *s = gv->s;
         state_lock(s);
         struct state_node *sn = &s->nodes[i];
@@ -315,6 +317,8 @@ void guardview_stop(struct guardview *gv)
     bool handover = gv->running && gv->local >= 0 && ranks_run_on(gv->s, gv->local);
     state_unlock(gv->s);
     let_go(gv);
+    for (int i = 0; i < CLUSTER_MAX_NODES; i++)
+        guardpoll_stop(gv->polls[i]);
     if (handover) {
         fprintf(stderr, "%s: ranks are running: handing the memory guard over to a daemon\n",
                 gv->cl->nodes[gv->local].name);

@@ -232,7 +232,7 @@ static void sample(struct monitor *m, bool full)
     m->jobs_ended = ended;
     m->round++;
     status_collect_opt(m->c, m->cl, r,
-                       STATUS_NO_TAIL | STATUS_ONE_SCRAPE | STATUS_NO_GUARD |
+                       STATUS_NO_TAIL | STATUS_ONE_SCRAPE | STATUS_NO_GUARD | STATUS_QUICK |
                            (full ? 0 : STATUS_LITE));
     double now = mono_s();
     state_lock(s);

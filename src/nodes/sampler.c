@@ -23,6 +23,9 @@ struct sampler {
     uint64_t seq;     /* snapshots completed; guarded by mu */
     uint64_t ups;     /* times the stream (re)started; guarded by mu */
     struct snapshot latest;
+    long long latest_at; /* mono ms; guarded by mu */
+    uint64_t asked;      /* the seq the last trigger waits for; guarded by mu */
+    uint64_t asked_ups;  /* the stream's run it was written to; guarded by mu */
 };
 
 static void on_line(void *ctx, const char *line, size_t len)
@@ -43,6 +46,7 @@ static void on_line(void *ctx, const char *line, size_t len)
             snapshot_parse(buf_str(&s->frame), s->marker, s->ov, snap);
             pthread_mutex_lock(&s->mu);
             s->latest = *snap;
+            s->latest_at = mono_ms();
             s->seq++;
             pthread_cond_broadcast(&s->cv);
             pthread_mutex_unlock(&s->mu);
@@ -112,7 +116,8 @@ int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out)
     return sampler_request_opt(s, timeout_ms, false, out);
 }
 
-int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct snapshot *out)
+static int request(struct sampler *s, int timeout_ms, bool lite, bool late_ok,
+                   struct snapshot *out)
 {
     if (s->n->local)
         return snapshot_collect_opt(s->n, s->runtime, s->nranks, s->ov, timeout_ms, lite, out);
@@ -121,10 +126,20 @@ int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct sna
     long long deadline = mono_ms() + timeout_ms;
     pthread_mutex_lock(&s->mu);
     uint64_t want = s->seq + 1, ups = s->ups;
+    /* a request still on its way is waited for, not asked again: triggers
+     * would pile up in a session that hangs */
+    bool send = !late_ok || s->asked < want || s->asked_ups != s->ups;
+    if (send) {
+        s->asked = want;
+        s->asked_ups = s->ups;
+    } else {
+        want = s->asked;
+    }
     pthread_mutex_unlock(&s->mu);
     /* The trigger is sent again whenever the stream restarts: a trigger
      * written into a session that then broke is lost with it. */
-    sshio_stream_write(io, s->stream, trigger, strlen(trigger));
+    if (send)
+        sshio_stream_write(io, s->stream, trigger, strlen(trigger));
     bool got = false;
     for (;;) {
         pthread_mutex_lock(&s->mu);
@@ -138,6 +153,8 @@ int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct sna
             *out = s->latest;
         bool restarted = s->ups != ups;
         ups = s->ups;
+        if (restarted)
+            s->asked_ups = ups;
         pthread_mutex_unlock(&s->mu);
         if (got)
             break;
@@ -146,10 +163,32 @@ int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct sna
         /* a failed connect marks the node down: say so now */
         if (!node_reachable(s->n, NULL, NULL, 0) && !sshio_connected(io))
             return fail_unreachable(s, out, "unreachable");
-        if (mono_ms() >= deadline)
+        if (mono_ms() >= deadline) {
+            pthread_mutex_lock(&s->mu);
+            bool have = late_ok && s->seq > 0 && s->latest.reachable;
+            if (have) {
+                *out = s->latest;
+                out->late_s = (int)((mono_ms() - s->latest_at) / 1000);
+                if (out->late_s < 1)
+                    out->late_s = 1;
+            }
+            pthread_mutex_unlock(&s->mu);
+            if (have)
+                return 0;
             return fail_unreachable(s, out, "timed out waiting for a snapshot");
+        }
     }
     return out->reachable ? 0 : -1;
+}
+
+int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct snapshot *out)
+{
+    return request(s, timeout_ms, lite, false, out);
+}
+
+int sampler_sample(struct sampler *s, int wait_ms, bool lite, struct snapshot *out)
+{
+    return request(s, wait_ms, lite, true, out);
 }
 
 void sampler_stop(struct sampler *s)

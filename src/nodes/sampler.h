@@ -20,6 +20,11 @@ struct sampler *sampler_start(struct node *n, const char *runtime, int nranks,
 int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out);
 /* lite: without the containers (see snapshot_collect_opt). */
 int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct snapshot *out);
+/* For a display that must not wait on one node: asks (unless a request is
+ * still on its way) and waits at most wait_ms; then, while the session is
+ * up, gives the last snapshot with late_s set. The node is called
+ * unreachable once sshio drops a silent session (see sshio's liveness). */
+int sampler_sample(struct sampler *s, int wait_ms, bool lite, struct snapshot *out);
 void sampler_stop(struct sampler *s);
 
 #endif

@@ -19,6 +19,7 @@
 struct snapshot {
     bool reachable;
     char error[1024]; /* why not reachable */
+    int late_s; /* > 0: the node's last snapshot, this old: no fresh one came in time */
     char hostname[64];
     bool mem_ok;
     struct probe_mem mem;

@@ -21,8 +21,20 @@
 #include "mono.h"
 #include "sshjump.h"
 
+/* What could not be freed at once (non-blocking libssh2 said EAGAIN): freed
+ * on later passes (ssh_keepalive), so a channel or an sftp session is never
+ * left open on the node, nor leaked here. */
+#define GRAVE_MAX 16
+struct grave {
+    LIBSSH2_CHANNEL *ch;
+    LIBSSH2_SFTP *sftp;
+    LIBSSH2_SFTP_HANDLE *h;
+};
+
 struct ssh_conn {
     long long last_rx;
+    struct grave grave[GRAVE_MAX];
+    int ngrave;
     int fd;
     LIBSSH2_SESSION *s;
     struct ssh_jump *jump; /* the hop the session runs through (it owns fd), or NULL */
@@ -283,6 +295,18 @@ static int authenticate(struct ssh_conn *c, const struct ssh_target *t, struct b
     return -1;
 }
 
+/* libssh2 reads the socket through this: any byte from the node, whatever
+ * it answers (a channel's data, a window adjust, a ping's reply), is a sign
+ * of life. */
+static LIBSSH2_RECV_FUNC(counting_recv)
+{
+    struct ssh_conn *c = *abstract;
+    ssize_t n = recv(socket, buffer, length, flags);
+    if (n > 0)
+        c->last_rx = mono_ms();
+    return n < 0 ? -errno : n;
+}
+
 struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const char *known_hosts,
                              int timeout_ms, struct buf *err)
 {
@@ -307,7 +331,9 @@ struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const
     /* Handshake and auth run in libssh2's blocking mode under a session
      * timeout (it waits on the O_NONBLOCK socket itself); commands then
      * switch the session to non-blocking. */
-    c->s = libssh2_session_init();
+    c->s = libssh2_session_init_ex(NULL, NULL, NULL, c);
+    if (c->s)
+        libssh2_session_callback_set(c->s, LIBSSH2_CALLBACK_RECV, (void *)counting_recv);
     if (!c->s) {
         buf_printf(err, "%s: cannot create an ssh session", name);
         goto fail;
@@ -323,9 +349,12 @@ struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const
         goto fail;
     if (authenticate(c, t, err) < 0)
         goto fail;
-    /* No reply wanted: nothing reads replies on an idle session. */
+    /* No reply wanted: libssh2 1.10 queues the replies to its keepalives
+     * (SSH_MSG_REQUEST_FAILURE) on the session forever, one per interval.
+     * These only keep NAT and firewalls open; ssh_ping asks for answers. */
     libssh2_keepalive_config(c->s, 0, t->alive_interval_s ? (unsigned)t->alive_interval_s : 10);
     libssh2_session_set_blocking(c->s, 0);
+    c->last_rx = mono_ms();
     return c;
 fail:
     ssh_close(c);
@@ -350,9 +379,35 @@ static int wait_socket(struct ssh_conn *c, long long deadline)
     return r < 0 && errno != EINTR ? -1 : 0;
 }
 
+static void bury(struct ssh_conn *c, struct grave g)
+{
+    if (c->ngrave < GRAVE_MAX)
+        c->grave[c->ngrave++] = g;
+    /* else: left to the session's end, which frees its channels */
+}
+
+/* One try at each buried thing; what is done leaves the list. */
+static void reap(struct ssh_conn *c)
+{
+    for (int i = 0; i < c->ngrave;) {
+        struct grave *g = &c->grave[i];
+        if (g->h && libssh2_sftp_close_handle(g->h) != LIBSSH2_ERROR_EAGAIN)
+            g->h = NULL;
+        if (!g->h && g->sftp && libssh2_sftp_shutdown(g->sftp) != LIBSSH2_ERROR_EAGAIN)
+            g->sftp = NULL;
+        if (!g->h && !g->sftp && g->ch && libssh2_channel_free(g->ch) != LIBSSH2_ERROR_EAGAIN)
+            g->ch = NULL;
+        if (!g->h && !g->sftp && !g->ch)
+            c->grave[i] = c->grave[--c->ngrave];
+        else
+            i++;
+    }
+}
+
 int ssh_keepalive(struct ssh_conn *c)
 {
     int next;
+    reap(c);
     return libssh2_keepalive_send(c->s, &next) == 0 ||
                    libssh2_session_last_errno(c->s) == LIBSSH2_ERROR_EAGAIN
                ? 0
@@ -412,12 +467,12 @@ int ssh_chan_exit_status(const struct ssh_chan *ch)
     return ch->exit_status;
 }
 
-void ssh_chan_free(struct ssh_chan *ch)
+void ssh_chan_free(struct ssh_conn *c, struct ssh_chan *ch)
 {
     if (!ch)
         return;
-    if (ch->ch)
-        libssh2_channel_free(ch->ch);
+    if (ch->ch && libssh2_channel_free(ch->ch) == LIBSSH2_ERROR_EAGAIN && c)
+        bury(c, (struct grave){.ch = ch->ch});
     buf_free(&ch->in);
     free(ch->cmd);
     free(ch);
@@ -437,6 +492,21 @@ short ssh_poll_events(struct ssh_conn *c)
     return ev;
 }
 
+int ssh_ping_step(struct ssh_conn *c)
+{
+    LIBSSH2_CHANNEL *ch = libssh2_channel_open_session(c->s);
+    if (ch) {
+        if (libssh2_channel_free(ch) == LIBSSH2_ERROR_EAGAIN)
+            bury(c, (struct grave){.ch = ch});
+        return 1;
+    }
+    int e = libssh2_session_last_errno(c->s);
+    if (e == LIBSSH2_ERROR_EAGAIN)
+        return 0;
+    /* a refusal (MaxSessions reached, say) is an answer too */
+    return e == LIBSSH2_ERROR_CHANNEL_FAILURE ? 1 : -1;
+}
+
 long long ssh_last_rx(const struct ssh_conn *c)
 {
     return c->last_rx;
@@ -445,7 +515,7 @@ long long ssh_last_rx(const struct ssh_conn *c)
 /* 1 when something was read, 0 when nothing, <0 on a channel error. With
  * *full (a held stream) it stops at max and leaves the rest in the channel:
  * its window closes and the remote command waits, nothing is lost. */
-static int read_stream(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int stream, struct buf *b,
+static int read_stream(LIBSSH2_CHANNEL *ch, int stream, struct buf *b,
                        size_t max, bool *full)
 {
     char tmp[16384];
@@ -469,7 +539,6 @@ static int read_stream(struct ssh_conn *c, LIBSSH2_CHANNEL *ch, int stream, stru
         if (buf_append(b, tmp, (size_t)n < room ? (size_t)n : room) < 0)
             return -1;
         got = 1;
-        c->last_rx = mono_ms();
     }
     if (n < 0 && n != LIBSSH2_ERROR_EAGAIN)
         return (int)n;
@@ -535,16 +604,16 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
                 ch->in_off = 0;
             }
             bool *full = ch->hold ? &ch->full : NULL;
-            int a = read_stream(c, ch->ch, 0, out, max, full);
-            int b = read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL);
+            int a = read_stream(ch->ch, 0, out, max, full);
+            int b = read_stream(ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL);
             if (a < 0 || b < 0)
                 goto fail;
             if (ch->full || !libssh2_channel_eof(ch->ch))
                 return 0;
             /* The EOF may have been processed while reading the other
              * stream: drain what arrived before it. */
-            if (read_stream(c, ch->ch, 0, out, max, full) < 0 ||
-                read_stream(c, ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL) < 0)
+            if (read_stream(ch->ch, 0, out, max, full) < 0 ||
+                read_stream(ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL) < 0)
                 goto fail;
             if (ch->full)
                 return 0;
@@ -590,7 +659,7 @@ struct ssh_put *ssh_put_new(const char *path, const char *data, size_t len, int 
     p->path = strdup(path);
     p->data = malloc(len ? len : 1);
     if (!p->path || !p->data) {
-        ssh_put_free(p);
+        ssh_put_free(NULL, p);
         return NULL;
     }
     memcpy(p->data, data, len);
@@ -604,12 +673,15 @@ bool ssh_put_opening(const struct ssh_put *p)
     return p->st == PUT_INIT;
 }
 
-void ssh_put_free(struct ssh_put *p)
+void ssh_put_free(struct ssh_conn *c, struct ssh_put *p)
 {
     if (!p)
         return;
-    /* a session that died takes its sftp channel with it; a live one has
-     * already been shut down by the steps */
+    /* an upload given up half-way (it timed out) is closed and shut down
+     * on the node by later passes; a session that died takes its sftp
+     * channel with it (c NULL); a finished one was shut down by the steps */
+    if (c && (p->h || p->sftp))
+        bury(c, (struct grave){.sftp = p->sftp, .h = p->h});
     free(p->path);
     if (p->data)
         memset(p->data, 0, p->len); /* env files may hold a secret */
@@ -749,7 +821,7 @@ int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_
         }
     }
     res->exit_status = ssh_chan_exit_status(ch);
-    ssh_chan_free(ch);
+    ssh_chan_free(c, ch);
     return rc < 0 ? -1 : 0;
 }
 

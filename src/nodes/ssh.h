@@ -47,7 +47,8 @@ bool ssh_chan_full(const struct ssh_chan *ch);
 bool ssh_chan_opening(const struct ssh_chan *ch);
 int ssh_chan_exit_status(const struct ssh_chan *ch);
 /* Frees the channel; one still open is closed without waiting. */
-void ssh_chan_free(struct ssh_chan *ch);
+/* c: the session the channel is on, NULL when it is gone. */
+void ssh_chan_free(struct ssh_conn *c, struct ssh_chan *ch);
 /* One file written over sftp (created or truncated, then given mode),
  * advanced without blocking like a channel. */
 struct ssh_put;
@@ -57,13 +58,18 @@ struct ssh_put *ssh_put_new(const char *path, const char *data, size_t len, int 
  * failed, -2 when the node refused the file (why says; the session is fine). */
 int ssh_put_step(struct ssh_conn *c, struct ssh_put *p, bool may_open, struct buf *why);
 bool ssh_put_opening(const struct ssh_put *p);
-void ssh_put_free(struct ssh_put *p);
+void ssh_put_free(struct ssh_conn *c, struct ssh_put *p);
 
 /* The socket and the poll events libssh2 waits for. */
 int ssh_fd(const struct ssh_conn *c);
 short ssh_poll_events(struct ssh_conn *c);
-/* Monotonic ms of the last byte received on the session. */
+/* Monotonic ms of the last byte received on the session (any packet). */
 long long ssh_last_rx(const struct ssh_conn *c);
+/* One step of a ping: a session channel opened and closed again, which the
+ * node's sshd must answer and which runs nothing there. 1 answered, 0
+ * waiting (it then holds the session's one channel-opening slot), -1 the
+ * session broke. */
+int ssh_ping_step(struct ssh_conn *c);
 
 /* Runs cmd; stdout/stderr are capped at max_bytes each. Returns 0 when the
  * command ran (whatever its exit status), -1 when the session failed (then

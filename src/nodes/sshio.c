@@ -44,6 +44,10 @@ struct work {
     bool running; /* its command is up on the current session */
     bool restart; /* run the command again when it ends */
     bool ended;   /* ended and not to be restarted */
+    /* Callbacks run after the lock is let go (deliver): what the steps
+     * found waits here, in order up, lines, end, down. These and out are the
+     * I/O thread's alone. */
+    bool pend_up, pend_end, pend_drop, pend_down;
 };
 
 struct sshio {
@@ -67,6 +71,10 @@ struct sshio {
     struct work *opener;   /* the work in its opening step; the thread's */
     bool again;            /* a held stream has more waiting; the thread's */
     int backoff_ms;        /* guarded by mu */
+    /* liveness, the thread's: since when the session has had work, and a
+     * ping in flight (see check_alive) */
+    long long active_since;
+    bool pinging;
     long long next_try_ms; /* guarded by mu; written by the thread only */
 };
 
@@ -81,12 +89,12 @@ static void wake(struct sshio *io)
 static void finish_run(struct sshio *io, struct work *w, int rc, const char *why)
 {
     if (w->put) {
-        ssh_put_free(w->put);
+        ssh_put_free(io->conn, w->put);
         w->put = NULL;
     }
     if (w->ch) {
         w->res->exit_status = ssh_chan_exit_status(w->ch);
-        ssh_chan_free(w->ch);
+        ssh_chan_free(io->conn, w->ch);
         w->ch = NULL;
     }
     if (rc < 0 && why)
@@ -108,12 +116,12 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
             if (!w->done)
                 finish_run(io, w, -1, why);
         if (w->kind == W_STREAM && w->ch) {
-            ssh_chan_free(w->ch);
+            ssh_chan_free(io->conn, w->ch);
             w->ch = NULL;
-            if (w->running && w->on_event && !w->closing)
-                w->on_event(w->ctx, false);
+            if (w->running)
+                w->pend_down = true;
+            w->pend_drop = true; /* the unfinished line went with the session */
             w->running = false;
-            buf_reset(&w->out);
         }
     }
     bool flapping = !connect_failed && mono_ms() - io->connected_at < 2000;
@@ -134,6 +142,8 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
         ssh_close(io->conn);
     io->conn = NULL;
     io->opener = NULL;
+    io->pinging = false;
+    io->active_since = 0;
 }
 
 static bool has_pending(struct sshio *io)
@@ -196,30 +206,59 @@ static int step_one(struct sshio *io, struct work *w, bool may_open, struct buf 
     return ssh_chan_step(io->conn, w->ch, may_open, &w->out, &w->errbuf, LINE_MAX_BYTES * 2, why);
 }
 
-/* After a stream's step: callbacks, and a restart when its command ended. */
-static void stream_after(struct work *w, int r)
+/* After a stream's step: what its callbacks will be told, and a restart
+ * when its command ended. */
+static void stream_after(struct sshio *io, struct work *w, int r)
 {
     if (!w->running && !ssh_chan_opening(w->ch)) {
         w->running = true;
-        if (w->on_event)
-            w->on_event(w->ctx, true);
+        w->pend_up = true;
     }
-    buf_drain_lines(&w->out, LINE_MAX_BYTES, w->on_line, w->ctx);
     buf_reset(&w->errbuf);
     if (r == 1) {
-        /* the remote command ended: flush a last unfinished line, then start
-         * it again on the next pass if its owner asked for that */
-        if (w->out.len) {
-            w->on_line(w->ctx, w->out.data, w->out.len);
-            buf_reset(&w->out);
-        }
-        ssh_chan_free(w->ch);
+        /* the remote command ended: a last unfinished line is flushed, and
+         * it starts again on the next pass if its owner asked for that */
+        ssh_chan_free(io->conn, w->ch);
         w->ch = NULL;
         w->running = false;
         if (!w->restart)
             w->ended = true;
-        if (w->on_event)
+        w->pend_end = true;
+        w->pend_down = true;
+    }
+}
+
+static bool has_news(const struct work *w)
+{
+    return w->pend_up || w->pend_end || w->pend_drop || w->pend_down || w->out.len;
+}
+
+/* Runs the streams' callbacks with the lock let go: a callback may take its
+ * time (a snapshot of megabytes is parsed in one) or call back into sshio
+ * without stopping the node's other work. A stream's owner that closes it
+ * meanwhile waits in sshio_stream_close until reap_closed frees it, after
+ * its last callback returned. */
+static void deliver(struct sshio *io)
+{
+    struct work *ws[32]; /* more streams than that wait for the next pass */
+    int n = 0;
+    pthread_mutex_lock(&io->mu);
+    for (struct work *w = io->works; w && n < 32; w = w->next)
+        if (w->kind == W_STREAM && !w->closing && has_news(w))
+            ws[n++] = w;
+    pthread_mutex_unlock(&io->mu);
+    for (int i = 0; i < n; i++) {
+        struct work *w = ws[i];
+        if (w->pend_up && w->on_event)
+            w->on_event(w->ctx, true);
+        buf_drain_lines(&w->out, LINE_MAX_BYTES, w->on_line, w->ctx);
+        if (w->pend_end && w->out.len)
+            w->on_line(w->ctx, w->out.data, w->out.len);
+        if (w->pend_end || w->pend_drop)
+            buf_reset(&w->out);
+        if (w->pend_down && w->on_event)
             w->on_event(w->ctx, false);
+        w->pend_up = w->pend_end = w->pend_drop = w->pend_down = false;
     }
 }
 
@@ -266,7 +305,7 @@ static int step_all(struct sshio *io, struct buf *why)
             break;
         }
         if (w->kind == W_STREAM) {
-            stream_after(w, r);
+            stream_after(io, w, r);
             io->again |= w->ch && ssh_chan_full(w->ch);
         }
         else if (r == 1)
@@ -279,9 +318,9 @@ static int step_all(struct sshio *io, struct buf *why)
     return rc;
 }
 
-static void free_stream(struct work *w)
+static void free_stream(struct sshio *io, struct work *w)
 {
-    ssh_chan_free(w->ch);
+    ssh_chan_free(io->conn, w->ch);
     buf_free(&w->out);
     buf_free(&w->errbuf);
     buf_free(&w->pending_in);
@@ -301,7 +340,7 @@ static void reap_closed(struct sshio *io)
             *pw = w->next;
             if (io->opener == w)
                 io->opener = NULL;
-            free_stream(w);
+            free_stream(io, w);
             any = true;
         } else {
             pw = &w->next;
@@ -310,6 +349,72 @@ static void reap_closed(struct sshio *io)
     if (any)
         pthread_cond_broadcast(&io->cv);
     pthread_mutex_unlock(&io->mu);
+}
+
+/* The opener while a ping holds the session's channel-opening slot. */
+static struct work ping_opener;
+
+/* A session with work must hear from the node: after ServerAliveInterval
+ * (default 5 s) of silence it is pinged, and after ServerAliveCountMax
+ * (default 3) intervals of silence it is dropped and the node marked down
+ * since it was last heard, so a hung sshd or a cut link shows within
+ * seconds instead of as commands that time out one by one. An idle session
+ * is left alone: the next command finds a dead one. -1 when it was dropped. */
+static int check_alive(struct sshio *io, bool active)
+{
+    long long now = mono_ms();
+    if (!active) {
+        io->active_since = 0;
+        return 0;
+    }
+    if (!io->active_since)
+        io->active_since = now;
+    long long heard = ssh_last_rx(io->conn);
+    if (heard < io->active_since)
+        heard = io->active_since;
+    long long every = (io->t.alive_interval_s > 0 ? io->t.alive_interval_s : 5) * 1000LL;
+    int count = io->t.alive_count_max > 0 ? io->t.alive_count_max : 3;
+    long long quiet = now - heard;
+    if (quiet >= every * count) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "no answer from the node's sshd for %lld s (hung, or the link is cut)",
+                 quiet / 1000);
+        if (io->opener == &ping_opener)
+            io->opener = NULL;
+        io->pinging = false;
+        session_down(io, why, true);
+        pthread_mutex_lock(&io->mu);
+        io->down_since = time(NULL) - (time_t)(quiet / 1000);
+        pthread_mutex_unlock(&io->mu);
+        return -1;
+    }
+    if (quiet >= every && !io->pinging)
+        io->pinging = true;
+    if (io->pinging && (!io->opener || io->opener == &ping_opener)) {
+        int r = ssh_ping_step(io->conn);
+        io->opener = r == 0 ? &ping_opener : NULL;
+        if (r != 0)
+            io->pinging = false;
+        if (r < 0) {
+            session_down(io, "ssh session lost (a ping failed)", false);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* How long the poll may sleep before check_alive has something to do. */
+static int alive_timeout(const struct sshio *io, int timeout)
+{
+    if (!io->active_since || io->pinging)
+        return io->pinging && timeout > 200 ? 200 : timeout;
+    long long every = (io->t.alive_interval_s > 0 ? io->t.alive_interval_s : 5) * 1000LL;
+    long long heard = ssh_last_rx(io->conn);
+    if (heard < io->active_since)
+        heard = io->active_since;
+    long long due = heard + every - mono_ms();
+    return due < 0 ? 0 : due < timeout ? (int)due : timeout;
 }
 
 static void *io_main(void *arg)
@@ -321,6 +426,7 @@ static void *io_main(void *arg)
         pthread_mutex_unlock(&io->mu);
         if (stop)
             break;
+        deliver(io); /* what a session that went down left */
         reap_closed(io);
         ensure_session(io);
         struct pollfd p[2] = {{io->wake[0], POLLIN, 0}, {-1, 0, 0}};
@@ -328,7 +434,9 @@ static void *io_main(void *arg)
         io->again = false;
         if (io->conn) {
             struct buf why = BUF_INIT;
-            if (step_all(io, &why) < 0 || ssh_keepalive(io->conn) < 0) {
+            int stepped = step_all(io, &why);
+            deliver(io);
+            if (stepped < 0 || ssh_keepalive(io->conn) < 0) {
                 session_down(io, why.len ? buf_str(&why) : "ssh session lost", false);
                 buf_free(&why);
                 continue;
@@ -341,9 +449,12 @@ static void *io_main(void *arg)
             for (struct work *w = io->works; w; w = w->next)
                 active |= w->ch != NULL || w->put != NULL;
             pthread_mutex_unlock(&io->mu);
+            if (check_alive(io, active) < 0)
+                continue;
             if (active) {
                 p[1].fd = ssh_fd(io->conn);
                 p[1].events = ssh_poll_events(io->conn);
+                timeout = alive_timeout(io, timeout);
             } else {
                 timeout = 10000; /* keepalive */
             }
@@ -408,9 +519,9 @@ void sshio_stop(struct sshio *io)
     for (struct work *w = io->works, *next; w; w = next) {
         next = w->next;
         if (w->kind == W_STREAM)
-            free_stream(w);
+            free_stream(io, w);
         else
-            ssh_chan_free(w->ch);
+            ssh_chan_free(io->conn, w->ch);
     }
     if (io->conn)
         ssh_close(io->conn);
