@@ -772,8 +772,9 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
         shcmd_args(&cmd, &plan.ranks[i].run);
         struct ssh_result res;
         buf_reset(&err);
-        bool ok = node_run_cancel(&ln[i].cn->node, &cmd, 120000, interrupt_token(), &res,
-                                  &err) == 0;
+        /* not cancelled: a `run` killed half-way leaves podman's storage
+         * holding the name (seen here); the interrupt is looked at after */
+        bool ok = node_run(&ln[i].cn->node, &cmd, 120000, &res, &err) == 0;
         if (ok && res.exit_status != 0) {
             struct buf why = BUF_INIT;
             text_one_line(&why, buf_str(&res.err), res.err.len, 400);

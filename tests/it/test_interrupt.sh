@@ -94,6 +94,10 @@ for step in "started dsv41-r1 on worker:TERM" "r0 head:INT"; do
     check "SIG$sig at '$pat': no rank half-started (created, never run)" eval '[ -z "$(on_host head podman ps -aq --filter status=created; on_host worker podman ps -aq --filter status=created)" ]'
 done
 
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+check "after the interrupted launches, a launch starts cleanly (nothing left holding a name)" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -5 | sed 's/^/    | /'
+
 # --- not caught: a status stopped with Ctrl-C ends as by default ----------------
 top_head status > /dev/null 2>&1 &
 sp=$!
