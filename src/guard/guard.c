@@ -130,7 +130,7 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     g->meminfo_fd = g->log_fd = g->hb_fd = g->lock_fd = -1;
     g->sig.psi_fd = g->sig.buddy_fd = g->sig.kmsg_fd = -1;
     for (int i = 0; i < GUARD_MAX_RANKS; i++)
-        g->pidfds[i] = -1;
+        g->pidfds[i] = g->cgkill_fds[i] = -1;
     g->armed = g->psi_armed = true;
     g->last_avail_kib = -1;
     mkdir(o->state_dir, 0700);
@@ -191,23 +191,39 @@ void guard_set_pids(struct guard *g, const pid_t *pids, int n)
         same = pids[i] == g->pids[i];
     if (same)
         return;
-    for (int i = 0; i < g->npids; i++)
+    for (int i = 0; i < g->npids; i++) {
         if (g->pidfds[i] >= 0)
             close(g->pidfds[i]);
+        if (g->cgkill_fds[i] >= 0)
+            close(g->cgkill_fds[i]);
+        g->pidfds[i] = g->cgkill_fds[i] = -1;
+    }
     g->npids = 0;
-    char list[160] = "";
+    char list[160] = "", cgwhy[300] = "";
+    int ncg = 0;
     size_t ll = 0;
     for (int i = 0; i < n && i < GUARD_MAX_RANKS; i++) {
         /* a pidfd names this process, not whoever reuses the number later */
         int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
         g->pids[g->npids] = pids[i];
+        char why[300];
+        g->cgkill_fds[g->npids] = guard_cgroup_open(g, pids[i], why, sizeof why);
+        if (g->cgkill_fds[g->npids] >= 0)
+            ncg++;
+        else if (!cgwhy[0])
+            snprintf(cgwhy, sizeof cgwhy, "%s", why);
         g->pidfds[g->npids++] = fd;
         int w = snprintf(list + ll, sizeof list - ll, "%s%ld%s", ll ? " " : "", (long)pids[i],
                          fd < 0 ? "(gone)" : "");
         if (w > 0 && (size_t)w < sizeof list - ll)
             ll += (size_t)w;
     }
-    guard_log(g, "ranks resolved: %s", n ? list : "none running");
+    if (!n)
+        guard_log(g, "ranks resolved: none running");
+    else if (ncg == g->npids)
+        guard_log(g, "ranks resolved: %s; their cgroups' cgroup.kill ready", list);
+    else
+        guard_log(g, "ranks resolved: %s; cgroup.kill for %d of them (%s)", list, ncg, cgwhy);
 }
 
 /* The runtime with the words of verb, then "--" and the rank names: no
@@ -408,6 +424,10 @@ static void fire(struct guard *g, long avail, bool by_psi)
         if (g->pidfds[i] >= 0 && syscall(SYS_pidfd_send_signal, g->pidfds[i], SIGKILL, NULL, 0) == 0)
             killed++;
     double dt = mono_s() - t0;
+    /* then each container's whole cgroup: what the rank forked goes too */
+    int cgs = 0;
+    for (int i = 0; i < g->npids; i++)
+        cgs += guard_cgroup_kill(g->cgkill_fds[i]);
     g->kills += (unsigned long)killed;
     if (by_psi)
         g->psi_armed = false;
@@ -416,13 +436,14 @@ static void fire(struct guard *g, long avail, bool by_psi)
     if (by_psi)
         guard_log(g,
                   "FIRED: memory pressure (PSI full avg10) %.1f%% >= %d%% (MemAvailable %ld MiB): "
-                  "SIGKILL to %d of %d rank(s) in %.3f ms",
-                  g->sig.psi.full_avg10, g->o.psi_kill, avail / 1024, killed, g->npids, dt * 1e3);
+                  "SIGKILL to %d of %d rank(s) in %.3f ms, cgroup.kill of %d",
+                  g->sig.psi.full_avg10, g->o.psi_kill, avail / 1024, killed, g->npids, dt * 1e3,
+                  cgs);
     else
         guard_log(g,
                   "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in "
-                  "%.3f ms",
-                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3);
+                  "%.3f ms, cgroup.kill of %d",
+                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, cgs);
     /* then the runtime removes what is left: in the resolver's thread (its
      * outcome is logged when it is back), else here */
     if (g->o.runtime[0] && g->o.nranks > 0 && !guard_resolver_kill(g)) {
@@ -525,9 +546,12 @@ void guard_run(struct guard *g, atomic_int *stop, atomic_int *resolve_now)
 
 void guard_close(struct guard *g)
 {
-    for (int i = 0; i < g->npids; i++)
+    for (int i = 0; i < g->npids; i++) {
         if (g->pidfds[i] >= 0)
             close(g->pidfds[i]);
+        if (g->cgkill_fds[i] >= 0)
+            close(g->cgkill_fds[i]);
+    }
     g->npids = 0;
     guardsig_close(g);
     int *fds[] = {&g->meminfo_fd, &g->log_fd, &g->hb_fd, &g->lock_fd};

@@ -32,6 +32,7 @@ struct guard_opts {
     long frag_warn;   /* fewer free blocks of order >= 10 than this: a warning; 0 off */
     int kmsg_warn;    /* this many NVRM lines within 10 minutes: a warning; 0 off */
     char kmsg_path[256]; /* the kernel log ("" : /dev/kmsg; tests give a file) */
+    char cg_root[256];   /* where cgroup2 is mounted ("" : from mountinfo; tests give a dir) */
     long trace_kib;
     long rearm_kib;   /* fired again only after MemAvailable rose this far above the floor */
     int resolve_s;    /* how often rank PIDs are resolved again */
@@ -68,6 +69,7 @@ struct guard {
     int meminfo_fd, log_fd, hb_fd, lock_fd;
     pid_t pids[GUARD_MAX_RANKS];
     int pidfds[GUARD_MAX_RANKS];
+    int cgkill_fds[GUARD_MAX_RANKS]; /* each rank's cgroup.kill, -1 none (guardcg.c) */
     int npids;
     bool armed;     /* the floor's kill */
     bool psi_armed; /* PSI's kill */
@@ -90,6 +92,11 @@ bool guard_runtime_ok(const char *rt);
 /* Opens everything the loop needs and takes the node's guard lock; -1 with a
  * message (another guard holds the lock: errno EWOULDBLOCK). */
 int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t errsz);
+/* A rank's container cgroup's cgroup.kill, opened for writing; -1 with why
+ * when there is none to use (guardcg.c). */
+int guard_cgroup_open(const struct guard *g, pid_t pid, char *why, size_t whysz);
+/* SIGKILLs the cgroup's every process; false when the write failed. */
+bool guard_cgroup_kill(int fd);
 /* The ranks to protect the node from (PIDs from the runtime); opens pidfds. */
 void guard_set_pids(struct guard *g, const pid_t *pids, int n);
 /* Resolves the ranks' PIDs through the runtime CLI (forks: not on the kill

@@ -121,12 +121,19 @@ static struct guard_opts opts(void)
 /* Writes a file under the test's directory (rel like "proc/buddyinfo"). */
 static void put_file(const char *rel, const char *text, const char *mode)
 {
-    char path[160];
+    char path[256];
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     FILE *f = fopen(path, mode);
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
+}
+
+static void make_dir(const char *rel)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    assert_int_equal(mkdir(path, 0700), 0);
 }
 
 static char *fixture(const char *rel)
@@ -214,6 +221,131 @@ static void floor_kill_hysteresis_rearm(void **st)
     kill(other, SIGKILL);
     waitpid(other, NULL, 0);
     guard_close(&g);
+}
+
+/* The second kill path: each rank's container cgroup gets "1" in its
+ * cgroup.kill when the guard fires; a rank whose cgroup is no container's
+ * (a v1 host's session scope) gets none, and the resolve says why. */
+static void cgroup_kill_second_path(void **st)
+{
+    (void)st;
+    struct guard g;
+    struct guard_opts o = opts();
+    snprintf(o.cg_root, sizeof o.cg_root, "%s/cg", dir);
+    char err[256], rel[128];
+    set_avail(5L << 20);
+    pid_t r0 = child(), r1 = child();
+    snprintf(rel, sizeof rel, "proc/%ld", (long)r0);
+    make_dir(rel);
+    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r0);
+    put_file(rel, "12:memory:/x\n0::/machine.slice/libpod-0123abcd.scope/container\n", "w");
+    snprintf(rel, sizeof rel, "proc/%ld", (long)r1);
+    make_dir(rel);
+    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r1);
+    put_file(rel, "0::/user.slice/user-0.slice/session-3.scope\n", "w");
+    make_dir("cg");
+    make_dir("cg/machine.slice");
+    make_dir("cg/machine.slice/libpod-0123abcd.scope");
+    make_dir("cg/machine.slice/libpod-0123abcd.scope/container");
+    put_file("cg/machine.slice/libpod-0123abcd.scope/container/cgroup.kill", "", "w");
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    pid_t ranks[2] = {r0, r1};
+    guard_set_pids(&g, ranks, 2);
+    assert_true(g.cgkill_fds[0] >= 0);
+    assert_int_equal(g.cgkill_fds[1], -1);
+    set_avail(100L << 10);
+    guard_tick(&g, 100.0);
+    assert_true(killed_by_sigkill(r0));
+    assert_true(killed_by_sigkill(r1));
+    struct buf kill = BUF_INIT, path = BUF_INIT;
+    buf_printf(&path, "%s/cg/machine.slice/libpod-0123abcd.scope/container/cgroup.kill", dir);
+    assert_int_equal(buf_read_file(&kill, buf_str(&path), 64), 0);
+    assert_string_equal(buf_str(&kill), "1");
+    char *log = log_text();
+    assert_int_equal(count(log, "cgroup.kill for 1 of them (no container cgroup of its own "
+                               "(cgroup v2 path '/user.slice/user-0.slice/session-3.scope'))"), 1);
+    assert_int_equal(count(log, "SIGKILL to 2 of 2 rank(s)"), 1);
+    assert_int_equal(count(log, "cgroup.kill of 1"), 1);
+    free(log);
+    buf_free(&kill);
+    buf_free(&path);
+    guard_close(&g);
+}
+
+/* The same on the kernel's own cgroup2 (root, kernel >= 5.14): a rank in a
+ * container-named cgroup forks a child; the pidfd reaches the rank, and
+ * cgroup.kill the child the guard never knew of. Skipped where no cgroup2
+ * can be made. */
+static void cgroup_kill_on_the_kernel(void **st)
+{
+    (void)st;
+    char mnt[256] = "", line[1024];
+    FILE *mi = fopen("/proc/self/mountinfo", "re");
+    while (mi && fgets(line, sizeof line, mi))
+        if (strstr(line, " - cgroup2 ") && sscanf(line, "%*s %*s %*s %*s %255s", mnt) == 1)
+            break;
+    if (mi)
+        fclose(mi);
+    char cg[512];
+    snprintf(cg, sizeof cg, "%s/dsv41-test-libpod-%ld", mnt, (long)getpid());
+    struct stat sb;
+    if (!mnt[0] || mkdir(cg, 0755) < 0 ||
+        (snprintf(line, sizeof line, "%s/cgroup.kill", cg), stat(line, &sb) < 0)) {
+        rmdir(cg);
+        print_message("no cgroup2 to make a cgroup in (not root, or no cgroup.kill): skipped\n");
+        skip();
+    }
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t rank = fork();
+    if (rank == 0) {
+        char procs[600], me[32];
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", cg);
+        FILE *f = fopen(procs, "w");
+        snprintf(me, sizeof me, "%ld", (long)getpid());
+        if (!f || fputs(me, f) < 0 || fclose(f) != 0)
+            _exit(3);
+        pid_t grandchild = fork(); /* in the same cgroup */
+        if (grandchild == 0)
+            for (;;)
+                pause();
+        if (write(ready[1], &grandchild, sizeof grandchild) != (ssize_t)sizeof grandchild)
+            _exit(4);
+        for (;;)
+            pause();
+    }
+    pid_t grandchild = 0;
+    assert_int_equal(read(ready[0], &grandchild, sizeof grandchild), (ssize_t)sizeof grandchild);
+    close(ready[0]);
+    close(ready[1]);
+    char link[256], target[64];
+    snprintf(link, sizeof link, "%s/proc/%ld", dir, (long)rank);
+    snprintf(target, sizeof target, "/proc/%ld", (long)rank);
+    assert_int_equal(symlink(target, link), 0);
+    struct guard g;
+    struct guard_opts o = opts(); /* cg_root "": found in mountinfo */
+    char err[256];
+    set_avail(5L << 20);
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    guard_set_pids(&g, &rank, 1);
+    assert_true(g.cgkill_fds[0] >= 0);
+    set_avail(100L << 10);
+    guard_tick(&g, 100.0);
+    assert_true(killed_by_sigkill(rank));
+    /* the grandchild is not ours to wait for: it is gone when kill -0 fails */
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; i++) {
+        gone = kill(grandchild, 0) < 0 && errno == ESRCH;
+        if (!gone)
+            usleep(10000);
+    }
+    assert_true(gone);
+    char *log = log_text();
+    assert_int_equal(count(log, "cgroup.kill of 1"), 1);
+    free(log);
+    guard_close(&g);
+    for (int i = 0; i < 100 && rmdir(cg) < 0; i++)
+        usleep(10000);
 }
 
 static void trace_every_10s_and_heartbeat(void **st)
@@ -677,6 +809,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(parse, setup, teardown),
         cmocka_unit_test_setup_teardown(memsig_fixtures, setup, teardown),
+        cmocka_unit_test_setup_teardown(cgroup_kill_second_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(cgroup_kill_on_the_kernel, setup, teardown),
         cmocka_unit_test_setup_teardown(psi_kill_and_warnings, setup, teardown),
         cmocka_unit_test_setup_teardown(fragmentation_warns_and_clears, setup, teardown),
         cmocka_unit_test_setup_teardown(kernel_log_read_once, setup, teardown),

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -94,6 +95,26 @@ static void a_local_command_is_cancelled(void **state)
     buf_free(&err);
 }
 
+/* The console ignores SIGPIPE; what it starts must not inherit that (a
+ * `cmd | head` in a script would spin instead of ending). */
+static void children_get_sigpipe_back(void **state)
+{
+    (void)state;
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    struct shcmd c = SHCMD_INIT;
+    shcmd_script(&c, "sed -n 's/^SigIgn:[[:space:]]*//p' /proc/self/status");
+    struct ssh_result res;
+    struct buf err = BUF_INIT;
+    assert_int_equal(node_run_local(&c, 10000, 4096, &res, &err), 0);
+    unsigned long long ign = strtoull(buf_str(&res.out), NULL, 16);
+    assert_true(buf_str(&res.out)[0] != '\0');
+    assert_int_equal(ign & (1ull << (SIGPIPE - 1)), 0);
+    ssh_result_free(&res);
+    shcmd_free(&c);
+    buf_free(&err);
+    signal(SIGPIPE, old);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -101,6 +122,7 @@ int main(void)
         cmocka_unit_test(not_caught_ends_as_by_default),
         cmocka_unit_test(the_second_one_ends_it),
         cmocka_unit_test(a_local_command_is_cancelled),
+        cmocka_unit_test(children_get_sigpipe_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
