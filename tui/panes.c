@@ -108,11 +108,14 @@ static void node_column(struct ui *u, int i, struct rect c)
         snprintf(up, sizeof up, "not configured");
     else if (!n->have)
         snprintf(up, sizeof up, "...");
-    else if (!sn->reachable) {
+    else if (!sn->reachable && n->down_since) {
         struct tm tm;
         localtime_r(&n->down_since, &tm);
         strftime(up, sizeof up, "DOWN since %H:%M:%S", &tm);
-    }
+    } else if (!sn->reachable)
+        snprintf(up, sizeof up, "DOWN");
+    else if (sn->late_s >= 3) /* the values below are its last ones */
+        snprintf(up, sizeof up, "NO ANSWER for %d s", sn->late_s);
     title(u, c, PANE_NODES, "%s %s", n->name, up);
     if (!n->configured) {
         put(u, y, c.x, c.w, dim, "WORKER is not set");
