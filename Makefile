@@ -252,10 +252,11 @@ bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/test
 
 # Long runs: the memory guard 10 minutes above its floor without a kill; the
 # console 10 minutes under a log flood with RSS <= 64 MB and flat; the worker's sshd
-# killed and restarted 20 times under watch.
+# killed and restarted 20 times under watch; a download interrupted 20 times.
 soak: all
 	GUARD_SOAK_S=600 CONSOLE_SOAK_S=600 RESTARTS=20 \
 	  DSV41_IT_ONLY='test_guard.sh test_soak.sh test_hang.sh' tests/it/run.sh
+	KILLS=20 tests/hub/test_download.sh
 
 demo: deps all
 	tests/demo.sh

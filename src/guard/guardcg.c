@@ -75,7 +75,7 @@ static void v2_mount(char *out, size_t sz)
 
 int guard_cgroup_open(const struct guard *g, pid_t pid, char *why, size_t whysz)
 {
-    char path[800], text[2048], cg[512], self[512] = "";
+    char path[1100], text[2048], cg[512], self[512] = "";
     snprintf(path, sizeof path, "%s/%ld/cgroup", g->o.proc_root, (long)pid);
     if (read_text(path, text, sizeof text) < 0) {
         snprintf(why, whysz, "cannot read %s: %s", path, strerror(errno));

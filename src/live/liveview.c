@@ -12,7 +12,7 @@ struct liveview {
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    volatile int stop; /* also the probe's cancel */
+    atomic_int stop; /* also the probe's cancel */
     struct liveness live;   /* under mu */
     bool go, done;          /* under mu: a probe asked for, its outcome posted */
     char model[128];        /* under mu: for the probe asked for */
@@ -26,9 +26,9 @@ static void *probe_thread(void *arg)
     struct liveview *lv = arg;
     pthread_mutex_lock(&lv->mu);
     for (;;) {
-        while (!lv->go && !__atomic_load_n(&lv->stop, __ATOMIC_ACQUIRE))
+        while (!lv->go && !atomic_load(&lv->stop))
             pthread_cond_wait(&lv->cv, &lv->mu);
-        if (__atomic_load_n(&lv->stop, __ATOMIC_ACQUIRE))
+        if (atomic_load(&lv->stop))
             break;
         lv->go = false;
         char model[128];
@@ -107,7 +107,7 @@ void liveview_stop(struct liveview *lv)
     if (!lv)
         return;
     pthread_mutex_lock(&lv->mu);
-    __atomic_store_n(&lv->stop, 1, __ATOMIC_RELEASE);
+    atomic_store(&lv->stop, 1);
     pthread_cond_signal(&lv->cv);
     pthread_mutex_unlock(&lv->mu);
     pthread_join(lv->th, NULL);

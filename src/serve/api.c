@@ -258,7 +258,7 @@ static void finish_call(struct api_call *call, CURLcode res)
 }
 
 int api_run(const char *base, const char *key, struct api_call *calls, int n,
-            volatile int *cancel)
+            const atomic_int *cancel)
 {
     CURLM *multi = curl_multi_init();
     if (!multi)
@@ -303,7 +303,7 @@ int api_run(const char *base, const char *key, struct api_call *calls, int n,
         curl_multi_add_handle(multi, h);
     }
     int running = 1;
-    while (running && !(cancel && *cancel)) {
+    while (running && !(cancel && atomic_load(cancel))) {
         curl_multi_perform(multi, &running);
         CURLMsg *msg;
         int left;
@@ -319,7 +319,7 @@ int api_run(const char *base, const char *key, struct api_call *calls, int n,
     int ok = 0;
     for (int i = 0; i < n; i++) {
         if (calls[i].easy) {
-            if (cancel && *cancel && !calls[i].error[0] && !calls[i].c.done)
+            if (cancel && atomic_load(cancel) && !calls[i].error[0] && !calls[i].c.done)
                 snprintf(calls[i].error, sizeof calls[i].error, "cancelled");
             curl_multi_remove_handle(multi, calls[i].easy);
             curl_easy_cleanup(calls[i].easy);

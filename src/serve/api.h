@@ -4,6 +4,7 @@
 #ifndef DSV41_API_H
 #define DSV41_API_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "buf.h"
@@ -62,7 +63,7 @@ struct api_call {
 /* Runs calls[0..n) concurrently against base with the key. Stops early when
  * *cancel becomes non-zero. Returns the number of calls without an error. */
 int api_run(const char *base, const char *key, struct api_call *calls, int n,
-            volatile int *cancel);
+            const atomic_int *cancel);
 void api_call_free(struct api_call *call);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "interrupt.h"
 #include "metrics.h"
 
 #define MODEL "deepseek-v4.1-flash"
@@ -144,12 +145,13 @@ static int step_prefill(const struct bench_opts *o, cJSON *root, unsigned *seed)
 {
     cJSON *pre = cJSON_GetObjectItem(root, "prefill");
     int bad = 0;
-    for (int k = 0; k < o->nprefill; k++) {
+    for (int k = 0; k < o->nprefill && !interrupt_pending(); k++) {
         int n = o->prefill[k];
         double runs[64];
         int nr = 0;
         cJSON *jr = cJSON_CreateArray();
-        for (int r = 0; r < o->reps && r < 64; r++) {
+        cJSON *errs = NULL;
+        for (int r = 0; r < o->reps && r < 64 && !interrupt_pending(); r++) {
             wait_idle(o);
             struct api_call call = {0};
             call.path = "/v1/completions";
@@ -157,10 +159,14 @@ static int step_prefill(const struct bench_opts *o, cJSON *root, unsigned *seed)
             call.stream = true;
             call.stop_after = 1;
             call.timeout_ms = o->timeout_s * 1000;
-            api_run(o->base, o->key, &call, 1, NULL);
+            api_run(o->base, o->key, &call, 1, interrupt_token());
             double ttft = call.c.nchunks ? call.c.t_first - call.c.t_start : -1;
             if (call.error[0] || ttft <= 0) {
-                printf("prefill %6d tokens: FAILED: %s\n", n, call.error[0] ? call.error : "no token");
+                const char *why = call.error[0] ? call.error : "no token";
+                printf("prefill %6d tokens: FAILED: %s\n", n, why);
+                if (!errs)
+                    errs = cJSON_CreateArray();
+                cJSON_AddItemToArray(errs, cJSON_CreateString(why));
                 bad++;
             } else {
                 runs[nr++] = n / ttft;
@@ -180,6 +186,8 @@ static int step_prefill(const struct bench_opts *o, cJSON *root, unsigned *seed)
             cJSON_AddNullToObject(e, "median");
         }
         cJSON_AddItemToObject(e, "runs", jr);
+        if (errs) /* a failed run is named, not dropped */
+            cJSON_AddItemToObject(e, "errors", errs);
         save(o, root);
     }
     return bad;
@@ -208,9 +216,9 @@ static int step_decode(const struct bench_opts *o, cJSON *root, struct lat *lat)
 {
     cJSON *dec = cJSON_GetObjectItem(root, "decode");
     int bad = 0;
-    for (int ci = 0; ci < o->nconc; ci++)
-        for (int ki = 0; ki < o->nkinds; ki++)
-            for (int rep = 0; rep < o->dec_reps; rep++) {
+    for (int ci = 0; ci < o->nconc && !interrupt_pending(); ci++)
+        for (int ki = 0; ki < o->nkinds && !interrupt_pending(); ki++)
+            for (int rep = 0; rep < o->dec_reps && !interrupt_pending(); rep++) {
                 int C = o->conc[ci];
                 const char *kind = o->kinds[ki];
                 const char *text = strcmp(kind, "code") == 0 ? PROMPTS[1][1] : PROMPTS[0][1];
@@ -228,11 +236,12 @@ static int step_decode(const struct bench_opts *o, cJSON *root, struct lat *lat)
                     calls[i].stream = true;
                     calls[i].timeout_ms = o->timeout_s * 1000;
                 }
-                int ok = api_run(o->base, o->key, calls, C, NULL);
+                int ok = api_run(o->base, o->key, calls, C, interrupt_token());
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddNumberToObject(e, "C", C);
                 cJSON_AddStringToObject(e, "kind", kind);
                 cJSON *ps = cJSON_AddArrayToObject(e, "per_stream");
+                cJSON *errs = NULL;
                 double rates[1024];
                 int nr = 0;
                 for (int i = 0; i < C; i++) {
@@ -242,9 +251,12 @@ static int step_decode(const struct bench_opts *o, cJSON *root, struct lat *lat)
                         rates[nr++] = r;
                         cJSON_AddItemToArray(ps, cJSON_CreateNumber(r));
                     }
-                    if (calls[i].error[0])
+                    if (calls[i].error[0]) {
                         printf("decode C=%d %s: a stream FAILED: %s\n", C, kind, calls[i].error);
-                    else
+                        if (!errs)
+                            errs = cJSON_AddArrayToObject(e, "errors");
+                        cJSON_AddItemToArray(errs, cJSON_CreateString(calls[i].error));
+                    } else
                         collect_latency(&calls[i].c, lat);
                 }
                 double agg = ok == C ? bench_aggregate_rate(cs, C) : -1;
@@ -280,7 +292,7 @@ static int step_ctx(const struct bench_opts *o, cJSON *root)
 {
     cJSON *ctx = cJSON_GetObjectItem(root, "ctx");
     int bad = 0;
-    for (int k = 0; k < o->nctx; k++) {
+    for (int k = 0; k < o->nctx && !interrupt_pending(); k++) {
         int n = o->ctx[k];
         struct buf text = BUF_INIT;
         /* about 4 characters a token */
@@ -293,7 +305,7 @@ static int step_ctx(const struct bench_opts *o, cJSON *root)
         call.body = chat_body(buf_str(&text), o->greedy);
         call.stream = true;
         call.timeout_ms = o->timeout_s * 1000;
-        api_run(o->base, o->key, &call, 1, NULL);
+        api_run(o->base, o->key, &call, 1, interrupt_token());
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "N", n);
         if (call.error[0] || !call.c.nchunks) {
@@ -393,9 +405,17 @@ int bench_run(const struct bench_opts *o)
         cJSON_Delete(root);
         return 1;
     }
+    interrupt_catch(); /* what finished is saved; the run says it was cut short */
     bad += step_prefill(o, root, &seed);
     bad += step_decode(o, root, lat);
     bad += step_ctx(o, root);
+    if (interrupt_pending()) {
+        cJSON_AddStringToObject(root, "interrupted", interrupt_name(interrupt_pending()));
+        save(o, root);
+        printf("interrupted by %s: the steps that finished are kept\n",
+               interrupt_name(interrupt_pending()));
+        bad++;
+    }
     print_latency(lat);
     print_reference(root);
     if (o->out)

@@ -47,7 +47,7 @@ void liveness_result(struct liveness *l, int rc, double latency_s, const char *w
 }
 
 int liveness_probe(const char *base, const char *key, const char *model, double deadline_s,
-                   volatile int *cancel, double *latency_s, char *why, size_t whysz)
+                   const atomic_int *cancel, double *latency_s, char *why, size_t whysz)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "model", model);

@@ -11,6 +11,7 @@
 #ifndef DSV41_LIVENESS_H
 #define DSV41_LIVENESS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -48,6 +49,6 @@ void liveness_result(struct liveness *l, int rc, double latency_s, const char *w
  * which. */
 #define LIVENESS_WEDGED (-2)
 int liveness_probe(const char *base, const char *key, const char *model, double deadline_s,
-                   volatile int *cancel, double *latency_s, char *why, size_t whysz);
+                   const atomic_int *cancel, double *latency_s, char *why, size_t whysz);
 
 #endif

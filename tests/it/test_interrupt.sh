@@ -74,6 +74,36 @@ done
 on_host worker iptables -D OUTPUT -p tcp --dport 5999 -j DROP
 on_host head podman rmi "$NEWIMG" >/dev/null 2>&1
 
+# --- bench: interrupted, and with a rank killed under it ---------------------------
+BJ=$IT_DIR/bench.json
+rm -f "$BJ"
+: > "$LOG"
+top_head bench --prefill 2048 4096 --reps 3 --conc 1 --kinds code --out "$BJ" > "$LOG" 2>&1 &
+bp=$!
+check "bench: a first result" wait_log "^prefill " 60
+for p in $(ip netns pids "$NS_HEAD"); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dsv41-top ] &&
+        tr '\0' ' ' < "/proc/$p/cmdline" | grep -q ' bench' && kill -INT "$p"
+done
+wait $bp; rc=$?
+out=$(cat "$LOG")
+check "bench SIGINT: exit 1, said" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "interrupted by SIGINT"'
+check "bench SIGINT: the file says so and keeps the first result" \
+    eval 'jq -e ".interrupted == \"SIGINT (Ctrl-C)\" and (.prefill[\"2048\"].median > 0)" "$BJ" >/dev/null'
+rm -f "$BJ"
+: > "$LOG"
+top_head bench --prefill 2048 --reps 3 --conc 1 --kinds code --timeout 8 --out "$BJ" > "$LOG" 2>&1 &
+bp=$!
+check "bench, rank to be killed: a first result" wait_log "^prefill \|FAILED" 60
+on_host worker podman kill dsv41-r1 >/dev/null 2>&1
+wait $bp; rc=$?
+out=$(cat "$LOG")
+check "bench, a rank killed: exit 1, the failures said" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "FAILED"'
+check "bench, a rank killed: what finished kept, each failure named in the file" \
+    eval 'jq -e "([.. | objects | .errors? // empty | .[]] | length) >= 1 and (.prefill[\"2048\"].runs | length) >= 0" "$BJ" >/dev/null'
+jq -c '{prefill, decode: [.decode[] | {errors, reqs}]}' "$BJ" 2>/dev/null | head -c 600 | sed 's/^/    /'
+echo
+
 # --- once the new ranks start: those it started are stopped ----------------------
 # The new ranks boot slowly, so the signal lands while they start or boot;
 # either way no rank of the interrupted launch may be left.
