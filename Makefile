@@ -18,7 +18,7 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
             libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap tmux clang \
             libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop \
-            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2
+            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2 valgrind
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
