@@ -25,24 +25,6 @@ static void human_rate(char *out, size_t sz, struct pval bps)
     snprintf(out, sz, k ? "%.1f %s" : "%.0f %s", v, U[k]);
 }
 
-static const char *guard_word(enum guard_view g)
-{
-    switch (g) {
-    case GUARD_VIEW_OK:
-        return "ok";
-    case GUARD_VIEW_FIRED:
-        return "FIRED";
-    case GUARD_VIEW_STALE:
-        return "STALE";
-    case GUARD_VIEW_NONE:
-        return "NONE";
-    case GUARD_VIEW_WARN:
-        return "WARN";
-    default:
-        return "?";
-    }
-}
-
 void pane_header(struct ui *u)
 {
     struct state *s = u->s;
@@ -66,7 +48,7 @@ void pane_header(struct ui *u)
             (s->nodes[i].guard == GUARD_VIEW_STALE || s->nodes[i].guard == GUARD_VIEW_NONE) &&
             s->nodes[i].snap.ncont > 0)
             snprintf(banner, sizeof banner, " ALARM: %s has ranks but its memory guard is %s",
-                     s->nodes[i].name, guard_word(s->nodes[i].guard));
+                     s->nodes[i].name, guardview_word(s->nodes[i].guard));
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
@@ -199,7 +181,7 @@ static void node_column(struct ui *u, int i, struct rect c)
              : n->guard == GUARD_VIEW_WARN    ? draw_attr(u, ROLE_WARN)
              : n->guard == GUARD_VIEW_UNKNOWN ? dim
                                               : bad;
-    putf(u, y++, c.x, c.w, ga, "guard %s %s", guard_word(n->guard),
+    putf(u, y++, c.x, c.w, ga, "guard %s %s", guardview_word(n->guard),
          n->guard_event[0] ? n->guard_event : n->guard_desc);
 }
 

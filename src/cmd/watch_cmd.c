@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "guardview.h"
 #include "interrupt.h"
 #include "job.h"
 #include "commands.h"
@@ -56,12 +57,6 @@ static void on_usr(int sig)
         monitor_guard_resolve(g_mon);
     else
         monitor_guard_release(g_mon);
-}
-
-static const char *guard_word(enum guard_view g)
-{
-    static const char *w[] = {"unknown", "ok", "FIRED", "STALE", "NONE", "WARN"};
-    return (unsigned)g < sizeof w / sizeof *w ? w[g] : "?";
 }
 
 static struct fact *add(struct fact *f, int *n, int alarm, const char *key, const char *fmt, ...)
@@ -123,7 +118,7 @@ static int facts(const struct state *s, struct fact *f)
                      ? ALARM_UNGUARDED
                      : ALARM_NONE;
         /* the state word and the last event: the heartbeat's age changes every poll */
-        add(f, &n, ga, key, "%s%s%s", guard_word(sn->guard),
+        add(f, &n, ga, key, "%s%s%s", guardview_word(sn->guard),
             sn->guard_event[0] ? ": " : "", sn->guard_event);
     }
     const struct state_server *sv = &s->server;

@@ -110,6 +110,12 @@ struct guardview *guardview_start(const struct config *c, struct cluster *cl, st
     return gv;
 }
 
+const char *guardview_word(enum guard_view g)
+{
+    static const char *const w[] = {"unknown", "ok", "FIRED", "STALE", "NONE", "WARN"};
+    return (unsigned)g < sizeof w / sizeof *w ? w[g] : "unknown";
+}
+
 enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, char *event,
                                 size_t eventsz)
 {

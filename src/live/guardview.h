@@ -31,6 +31,9 @@ void guardview_stop(struct guardview *gv);
 /* Pure: what the remote check printed ("NOW TS PID AVAIL FLOOR STATE",
  * "alive"|"dead", last log line) into a view, a description and the last
  * event. */
+/* "ok", "FIRED", "STALE", "NONE", "WARN", "unknown": the console's and
+ * watch's one word for a guard. */
+const char *guardview_word(enum guard_view g);
 enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, char *event,
                                 size_t eventsz);
 
