@@ -240,6 +240,7 @@ static int copy_rsync(const struct config *c, struct cluster_node *cn, const cha
 
 int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
 {
+    interrupt_catch(); /* rsync is in its own process group: we stop it, and say how to resume */
     const char *only = NULL;
     bool dry_run = false, verify = true, rsync = false, json = false;
     int streams = 0;

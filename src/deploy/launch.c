@@ -735,11 +735,22 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     if (interrupted_before("during the preflight") || bad)
         goto out;
     show_image_ids(c, ln, n);
-    if (write_state(c, &plan, ln, n) < 0 || interrupted_before("before the old ranks stopped"))
+    if (interrupted_before("before the state was written") || write_state(c, &plan, ln, n) < 0)
         goto out;
+    if (interrupt_pending()) {
+        printf("interrupted by %s before the old ranks stopped: they run as they did (their "
+               "env files on disk are the new launch's)\n",
+               interrupt_name(interrupt_pending()));
+        goto out;
+    }
     /* stale ranks everywhere first: a new worker could join a stale head */
     if (ranks_stop_all(c, cl, o->force, stdout) > 0)
         goto out;
+    if (interrupt_pending()) {
+        printf("interrupted by %s after the old ranks stopped: no new rank was started\n",
+               interrupt_name(interrupt_pending()));
+        goto out;
+    }
     long port, mport;
     config_get_long(c, "PORT", &port, &err);
     config_get_long(c, "MPORT", &mport, &err);

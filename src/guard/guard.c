@@ -207,7 +207,7 @@ void guard_set_pids(struct guard *g, const pid_t *pids, int n)
         int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
         g->pids[g->npids] = pids[i];
         char why[300];
-        g->cgkill_fds[g->npids] = guard_cgroup_open(g, pids[i], why, sizeof why);
+        g->cgkill_fds[g->npids] = guard_cgroup_open(g, pids[i], fd, why, sizeof why);
         if (g->cgkill_fds[g->npids] >= 0)
             ncg++;
         else if (!cgwhy[0])
@@ -223,7 +223,8 @@ void guard_set_pids(struct guard *g, const pid_t *pids, int n)
     else if (ncg == g->npids)
         guard_log(g, "ranks resolved: %s; their cgroups' cgroup.kill ready", list);
     else
-        guard_log(g, "ranks resolved: %s; cgroup.kill for %d of them (%s)", list, ncg, cgwhy);
+        guard_log(g, "ranks resolved: %s; cgroup.kill for %d of %d (%s)", list, ncg, g->npids,
+                  cgwhy);
 }
 
 /* The runtime with the words of verb, then "--" and the rank names: no

@@ -94,7 +94,7 @@ bool guard_runtime_ok(const char *rt);
 int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t errsz);
 /* A rank's container cgroup's cgroup.kill, opened for writing; -1 with why
  * when there is none to use (guardcg.c). */
-int guard_cgroup_open(const struct guard *g, pid_t pid, char *why, size_t whysz);
+int guard_cgroup_open(const struct guard *g, pid_t pid, int pidfd, char *why, size_t whysz);
 /* SIGKILLs the cgroup's every process; false when the write failed. */
 bool guard_cgroup_kill(int fd);
 /* The ranks to protect the node from (PIDs from the runtime); opens pidfds. */

@@ -111,7 +111,7 @@ bool guardpoll_take(struct guardpoll *p, bool *asked, char *text, size_t textsz)
     return fresh;
 }
 
-void guardpoll_stop(struct guardpoll *p)
+void guardpoll_cancel(struct guardpoll *p)
 {
     if (!p)
         return;
@@ -120,6 +120,13 @@ void guardpoll_stop(struct guardpoll *p)
     atomic_store(&p->cancel, 1); /* an ask in flight gives up within ~200 ms */
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+}
+
+void guardpoll_stop(struct guardpoll *p)
+{
+    if (!p)
+        return;
+    guardpoll_cancel(p);
     pthread_join(p->th, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);

@@ -324,6 +324,8 @@ void guardview_stop(struct guardview *gv)
     state_unlock(gv->s);
     let_go(gv);
     for (int i = 0; i < CLUSTER_MAX_NODES; i++)
+        guardpoll_cancel(gv->polls[i]);
+    for (int i = 0; i < CLUSTER_MAX_NODES; i++)
         guardpoll_stop(gv->polls[i]);
     if (handover) {
         fprintf(stderr, "%s: ranks are running: handing the memory guard over to a daemon\n",

@@ -128,7 +128,9 @@ static int request(struct sampler *s, int timeout_ms, bool lite, bool late_ok,
     uint64_t want = s->seq + 1, ups = s->ups;
     /* a request still on its way is waited for, not asked again: triggers
      * would pile up in a session that hangs */
-    bool send = !late_ok || s->asked < want || s->asked_ups != s->ups;
+    /* a full request is always sent: the pending one may be a lite one,
+     * without the containers the caller wants fresh */
+    bool send = !late_ok || !lite || s->asked < want || s->asked_ups != s->ups;
     if (send) {
         s->asked = want;
         s->asked_ups = s->ups;
@@ -164,8 +166,9 @@ static int request(struct sampler *s, int timeout_ms, bool lite, bool late_ok,
         if (!node_reachable(s->n, NULL, NULL, 0) && !sshio_connected(io))
             return fail_unreachable(s, out, "unreachable");
         if (mono_ms() >= deadline) {
+            bool up = late_ok && sshio_connected(io); /* not under s->mu: lock order */
             pthread_mutex_lock(&s->mu);
-            bool have = late_ok && s->seq > 0 && s->latest.reachable;
+            bool have = up && s->seq > 0 && s->latest.reachable;
             if (have) {
                 *out = s->latest;
                 out->late_s = (int)((mono_ms() - s->latest_at) / 1000);

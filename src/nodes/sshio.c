@@ -75,6 +75,7 @@ struct sshio {
      * ping in flight (see check_alive) */
     long long active_since;
     bool pinging;
+    long long ping_since; /* when the ping was wanted */
     long long next_try_ms; /* guarded by mu; written by the thread only */
 };
 
@@ -149,7 +150,8 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
 static bool has_pending(struct sshio *io)
 {
     for (struct work *w = io->works; w; w = w->next)
-        if ((w->kind != W_STREAM && !w->done) || (w->kind == W_STREAM && !w->closing && !w->ended))
+        if ((w->kind != W_STREAM && !w->done && !w->abandoned) ||
+            (w->kind == W_STREAM && !w->closing && !w->ended))
             return true;
     return false;
 }
@@ -234,16 +236,20 @@ static bool has_news(const struct work *w)
 }
 
 /* Runs the streams' callbacks with the lock let go: a callback may take its
- * time (a snapshot of megabytes is parsed in one) or call back into sshio
- * without stopping the node's other work. A stream's owner that closes it
+ * time (a snapshot of megabytes is parsed in one), or write to a stream,
+ * while other threads queue work for the node. A stream's owner that closes it
  * meanwhile waits in sshio_stream_close until reap_closed frees it, after
- * its last callback returned. */
+ * its last callback returned. A callback must still not wait on this
+ * node's sshio (sshio_run, sshio_stream_close): its thread is the one
+ * running the callback. */
 static void deliver(struct sshio *io)
 {
-    struct work *ws[32]; /* more streams than that wait for the next pass */
-    int n = 0;
     pthread_mutex_lock(&io->mu);
-    for (struct work *w = io->works; w && n < 32; w = w->next)
+    int n = 0, cap = 0;
+    for (struct work *w = io->works; w; w = w->next)
+        cap += w->kind == W_STREAM;
+    struct work **ws = cap ? malloc((size_t)cap * sizeof *ws) : NULL;
+    for (struct work *w = io->works; ws && w; w = w->next)
         if (w->kind == W_STREAM && !w->closing && has_news(w))
             ws[n++] = w;
     pthread_mutex_unlock(&io->mu);
@@ -260,6 +266,7 @@ static void deliver(struct sshio *io)
             w->on_event(w->ctx, false);
         w->pend_up = w->pend_end = w->pend_drop = w->pend_down = false;
     }
+    free(ws); /* out of memory: delivered on a later pass */
 }
 
 /* One pass over every channel. libssh2 opens one channel of a session at a
@@ -375,7 +382,10 @@ static int check_alive(struct sshio *io, bool active)
     long long every = (io->t.alive_interval_s > 0 ? io->t.alive_interval_s : 5) * 1000LL;
     int count = io->t.alive_count_max > 0 ? io->t.alive_count_max : 3;
     long long quiet = now - heard;
-    if (quiet >= every * count) {
+    /* silence alone does not drop: this process may have been stopped
+     * (Ctrl-Z, a debugger, a starved machine) while the node talked. A
+     * ping that went unanswered for the rest of the intervals does. */
+    if (quiet >= every * count && io->pinging && now - io->ping_since >= every * (count - 1)) {
         char why[160];
         snprintf(why, sizeof why,
                  "no answer from the node's sshd for %lld s (hung, or the link is cut)",
@@ -389,13 +399,15 @@ static int check_alive(struct sshio *io, bool active)
         pthread_mutex_unlock(&io->mu);
         return -1;
     }
-    if (quiet >= every && !io->pinging)
+    if (quiet >= every && !io->pinging) {
         io->pinging = true;
+        io->ping_since = now;
+    }
     if (io->pinging && (!io->opener || io->opener == &ping_opener)) {
         int r = ssh_ping_step(io->conn);
         io->opener = r == 0 ? &ping_opener : NULL;
         if (r != 0)
-            io->pinging = false;
+            io->pinging = false; /* an answer: the next silence starts a new ping */
         if (r < 0) {
             session_down(io, "ssh session lost (a ping failed)", false);
             return -1;
@@ -572,6 +584,16 @@ static int wait_work(struct sshio *io, struct work *w, const atomic_int *cancel)
         if (!cancel) {
             pthread_cond_wait(&io->cv, &io->mu);
             continue;
+        }
+        if (atomic_load(cancel) && !w->ch && !w->put) {
+            /* not started on a session (none may be up for a while): the
+             * thread holds mu for a whole pass, so it is not in a step now */
+            if (io->opener == w)
+                io->opener = NULL;
+            buf_puts(w->err, "interrupted");
+            w->rc = -1;
+            w->done = true;
+            break;
         }
         if (atomic_load(cancel) && !w->abandoned) {
             w->abandoned = true; /* the thread finishes it: it owns the channel */

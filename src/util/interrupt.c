@@ -11,13 +11,17 @@ static void (*_Atomic g_usr)(int);
 
 static void on_signal(int sig)
 {
-    if (!atomic_load(&g_catching) || atomic_load(&g_sig)) {
-        /* not handled, or the second one: what the signal does by default */
+    /* not handled, or a second Ctrl-C (an operator who will not wait for
+     * the clean-up): what the signal does by default. A repeated SIGHUP or
+     * SIGTERM is no such choice - an ssh hangup often comes twice - and
+     * must not cut a clean-up (the console's guard handover) short. */
+    if (!atomic_load(&g_catching) || (sig == SIGINT && atomic_load(&g_sig) == SIGINT)) {
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
-    atomic_store(&g_sig, sig);
+    if (!atomic_load(&g_sig))
+        atomic_store(&g_sig, sig);
     atomic_store(&g_token, 1);
 }
 

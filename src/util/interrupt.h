@@ -4,8 +4,9 @@
  * `status` stopped with Ctrl-C stops. A command that catches them checks
  * interrupt_pending() between its steps and hands interrupt_token() to
  * the waits that take a cancel token; what an interrupt undoes is the
- * command's to define. A second signal after the first ends the process by
- * default, for an operator who will not wait for the clean-up.
+ * command's to define. A second Ctrl-C after the first ends the process by
+ * default, for an operator who will not wait for the clean-up; a repeated
+ * SIGTERM or SIGHUP changes nothing.
  *
  * SIGUSR1 and SIGUSR2 go to a hook (the console's and watch's guard:
  * `guard --resolve`, `guard --stop`), which must be async-signal-safe. */

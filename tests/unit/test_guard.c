@@ -226,6 +226,7 @@ static void floor_kill_hysteresis_rearm(void **st)
 /* The second kill path: each rank's container cgroup gets "1" in its
  * cgroup.kill when the guard fires; a rank whose cgroup is no container's
  * (a v1 host's session scope) gets none, and the resolve says why. */
+#define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 static void cgroup_kill_second_path(void **st)
 {
     (void)st;
@@ -238,33 +239,47 @@ static void cgroup_kill_second_path(void **st)
     snprintf(rel, sizeof rel, "proc/%ld", (long)r0);
     make_dir(rel);
     snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r0);
-    put_file(rel, "12:memory:/x\n0::/machine.slice/libpod-0123abcd.scope/container\n", "w");
+    put_file(rel, "12:memory:/x\n0::/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/container\n", "w");
     snprintf(rel, sizeof rel, "proc/%ld", (long)r1);
     make_dir(rel);
     snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r1);
     put_file(rel, "0::/user.slice/user-0.slice/session-3.scope\n", "w");
+    /* a runtime's service, and a path that climbs out: no container's */
+    pid_t r2 = child(), r3 = child();
+    snprintf(rel, sizeof rel, "proc/%ld", (long)r2);
+    make_dir(rel);
+    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r2);
+    put_file(rel, "0::/system.slice/containerd.service\n", "w");
+    snprintf(rel, sizeof rel, "proc/%ld", (long)r3);
+    make_dir(rel);
+    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r3);
+    put_file(rel, "0::/machine.slice/libpod-" ID64 ".scope/../..\n", "w");
     make_dir("cg");
     make_dir("cg/machine.slice");
-    make_dir("cg/machine.slice/libpod-0123abcd.scope");
-    make_dir("cg/machine.slice/libpod-0123abcd.scope/container");
-    put_file("cg/machine.slice/libpod-0123abcd.scope/container/cgroup.kill", "", "w");
+    make_dir("cg/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope");
+    make_dir("cg/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/container");
+    put_file("cg/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/container/cgroup.kill", "", "w");
     assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
-    pid_t ranks[2] = {r0, r1};
-    guard_set_pids(&g, ranks, 2);
+    pid_t ranks[4] = {r0, r1, r2, r3};
+    guard_set_pids(&g, ranks, 4);
     assert_true(g.cgkill_fds[0] >= 0);
     assert_int_equal(g.cgkill_fds[1], -1);
+    assert_int_equal(g.cgkill_fds[2], -1);
+    assert_int_equal(g.cgkill_fds[3], -1);
     set_avail(100L << 10);
     guard_tick(&g, 100.0);
     assert_true(killed_by_sigkill(r0));
     assert_true(killed_by_sigkill(r1));
+    assert_true(killed_by_sigkill(r2));
+    assert_true(killed_by_sigkill(r3));
     struct buf kill = BUF_INIT, path = BUF_INIT;
-    buf_printf(&path, "%s/cg/machine.slice/libpod-0123abcd.scope/container/cgroup.kill", dir);
+    buf_printf(&path, "%s/cg/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/container/cgroup.kill", dir);
     assert_int_equal(buf_read_file(&kill, buf_str(&path), 64), 0);
     assert_string_equal(buf_str(&kill), "1");
     char *log = log_text();
-    assert_int_equal(count(log, "cgroup.kill for 1 of them (no container cgroup of its own "
+    assert_int_equal(count(log, "cgroup.kill for 1 of 4 (no container cgroup of its own "
                                "(cgroup v2 path '/user.slice/user-0.slice/session-3.scope'))"), 1);
-    assert_int_equal(count(log, "SIGKILL to 2 of 2 rank(s)"), 1);
+    assert_int_equal(count(log, "SIGKILL to 4 of 4 rank(s)"), 1);
     assert_int_equal(count(log, "cgroup.kill of 1"), 1);
     free(log);
     buf_free(&kill);
@@ -287,7 +302,8 @@ static void cgroup_kill_on_the_kernel(void **st)
     if (mi)
         fclose(mi);
     char cg[512];
-    snprintf(cg, sizeof cg, "%s/dsv41-test-libpod-%ld", mnt, (long)getpid());
+    /* a container's scope name: libpod-<64 hex>.scope (this test's PID in it) */
+    snprintf(cg, sizeof cg, "%s/libpod-%064lx.scope", mnt, (long)getpid());
     struct stat sb;
     if (!mnt[0] || mkdir(cg, 0755) < 0 ||
         (snprintf(line, sizeof line, "%s/cgroup.kill", cg), stat(line, &sb) < 0)) {
