@@ -153,7 +153,8 @@ int copy_compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
     shcmd_script(&cmd, "find \"$1/exl3\" -type f 2>/dev/null | wc -l");
     shcmd_arg(&cmd, cn->model_dir);
     struct ssh_result res;
-    if (node_run(&cn->node, &cmd, 120000, &res, &err) == 0) {
+    /* after a long copy the link may be down for a while: wait for it */
+    if (node_run_patient(&cn->node, &cmd, 120000, 60000, &res, &err) == 0) {
         int there = atoi(buf_str(&res.out));
         if (there == here) {
             fprintf(out, "%s: EXL3 bank files: %d, as on the head\n", cn->name, there);

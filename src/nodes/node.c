@@ -13,6 +13,7 @@
 
 #include "child.h"
 #include "mono.h"
+#include "interrupt.h"
 
 #define NODE_MAX_OUTPUT (8u << 20)
 
@@ -56,6 +57,20 @@ int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh
              struct buf *err)
 {
     return node_run_cancel(n, cmd, timeout_ms, NULL, res, err);
+}
+
+int node_run_patient(struct node *n, const struct shcmd *cmd, int timeout_ms, int patience_ms,
+                     struct ssh_result *res, struct buf *err)
+{
+    long long give_up = mono_ms() + patience_ms;
+    for (;;) {
+        buf_reset(err);
+        int rc = node_run(n, cmd, timeout_ms, res, err);
+        if (rc == 0 || n->local || mono_ms() >= give_up || interrupt_pending())
+            return rc;
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int node_run_cancel(struct node *n, const struct shcmd *cmd, int timeout_ms,

@@ -45,6 +45,11 @@ int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh
  * and the remote command ends at its next write. */
 int node_run_cancel(struct node *n, const struct shcmd *cmd, int timeout_ms,
                     const atomic_int *cancel, struct ssh_result *res, struct buf *err);
+/* node_run for a batch job's step: while the node cannot be reached (a link
+ * cut for a while drops its session: see sshio's liveness) it is tried
+ * again every second for up to patience_ms, or until an interrupt. */
+int node_run_patient(struct node *n, const struct shcmd *cmd, int timeout_ms, int patience_ms,
+                     struct ssh_result *res, struct buf *err);
 /* Writes a file on the node (sftp for a remote node; a temporary file and
  * rename locally), created with mode or set to it. The directory must exist.
  * -1 with a reason that names the node and the path. */
