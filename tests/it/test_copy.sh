@@ -130,7 +130,10 @@ check "helper killed: exit 1, said, resumable" eval '[ $rc = 1 ] && contains "$o
 got2=$(landed "$W" model-00002-of-00006.safetensors)
 check "helper killed: more landed, kept" eval '[ "$got2" -gt "$got" ] && [ "$got2" -lt $S2 ]'
 
-# resumed, with a stranger knocking and the link cut for 20 s on the way
+# resumed, with a stranger knocking and the link cut for 10 s on the way: the
+# streams wait it out. (A cut longer than ServerAliveInterval x CountMax,
+# 15 s, drops the ssh session the helper runs on, by design: the node is
+# then down, and the copy ends resumable.)
 # shellcheck disable=SC2086
 top_head $V copy-to-peer --progress 1 > "$IT_DIR/copy.out" 2>&1 &
 pid=$!
@@ -145,11 +148,11 @@ on_host head sh -c "printf 'hello\n' | timeout 5 nc -q 1 $WORKER_IP $port" > /de
 sleep 1
 FW=(nsenter --net="/run/netns/$NS_WORKER" iptables)
 "${FW[@]}" -I INPUT -s "$HEAD_IP" -j DROP
-sleep 20
+sleep 10
 "${FW[@]}" -D INPUT -s "$HEAD_IP" -j DROP
 wait $pid; rc=$?
 out=$(cat "$IT_DIR/copy.out")
-check "resumed across a 20 s cut: exit 0, every file intact" eval '[ $rc = 0 ] && same_tree "$W" model-00002-of-00006.safetensors'
+check "resumed across a 10 s cut: exit 0, every file intact" eval '[ $rc = 0 ] && same_tree "$W" model-00002-of-00006.safetensors'
 [ $rc = 0 ] || printf '%s\n' "$out" | grep -v '^copy worker' | tail -10
 sent=$(sent_of "$out")
 check "resumed: sent what had not landed, not the whole shard again" eval '[ -n "$sent" ] && [ "$sent" -lt $S2 ] && [ "$sent" -le $((S2 - got2 + S2 / 20)) ]'
