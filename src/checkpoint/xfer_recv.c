@@ -27,6 +27,7 @@
 #include "verify.h"
 #include "xfer_net.h"
 #include "xfer_state.h"
+#include "mono.h"
 
 #define MAX_CONNS 128
 #define MAX_HELLOS 32       /* connections still to present the token */
@@ -468,12 +469,7 @@ static void *hasher_main(void *arg)
         if (worked)
             continue;
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        mono_deadline(&ts, CLOCK_REALTIME, 200);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
     pthread_mutex_unlock(&r->mu);

@@ -600,12 +600,7 @@ static int wait_work(struct sshio *io, struct work *w, const atomic_int *cancel)
             wake(io);
         }
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        mono_deadline(&ts, CLOCK_REALTIME, 200);
         pthread_cond_timedwait(&io->cv, &io->mu, &ts);
     }
     for (struct work **pw = &io->works; *pw; pw = &(*pw)->next)

@@ -16,13 +16,14 @@ clean_ranks() {
 }
 # Sends a signal to the launch running on the head (the test's wrapper
 # processes would not pass it on).
-signal_launch() { # SIG
+signal_cmd() { # SIG COMMAND: the dsv41-top running COMMAND on the head
     local p
     for p in $(ip netns pids "$NS_HEAD" 2>/dev/null); do
         [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dsv41-top ] &&
-            tr '\0' ' ' < "/proc/$p/cmdline" | grep -q ' launch' && kill "-$1" "$p"
+            tr '\0' ' ' < "/proc/$p/cmdline" | grep -q " $2" && kill "-$1" "$p"
     done
 }
+signal_launch() { signal_cmd "$1" launch; }
 # Waits up to $2 s for a line matching the pattern in the launch's log.
 wait_log() { # pattern seconds
     local i
@@ -81,10 +82,7 @@ rm -f "$BJ"
 top_head bench --prefill 2048 4096 --reps 3 --conc 1 --kinds code --out "$BJ" > "$LOG" 2>&1 &
 bp=$!
 check "bench: a first result" wait_log "^prefill " 60
-for p in $(ip netns pids "$NS_HEAD"); do
-    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dsv41-top ] &&
-        tr '\0' ' ' < "/proc/$p/cmdline" | grep -q ' bench' && kill -INT "$p"
-done
+signal_cmd INT bench
 wait $bp; rc=$?
 out=$(cat "$LOG")
 check "bench SIGINT: exit 1, said" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "interrupted by SIGINT"'

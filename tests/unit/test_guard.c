@@ -226,6 +226,16 @@ static void floor_kill_hysteresis_rearm(void **st)
 /* The second kill path: each rank's container cgroup gets "1" in its
  * cgroup.kill when the guard fires; a rank whose cgroup is no container's
  * (a v1 host's session scope) gets none, and the resolve says why. */
+/* proc/PID/cgroup in the fake /proc, for a real child PID. */
+static void fake_cgroup(pid_t pid, const char *text)
+{
+    char rel[64];
+    snprintf(rel, sizeof rel, "proc/%ld", (long)pid);
+    make_dir(rel);
+    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)pid);
+    put_file(rel, text, "w");
+}
+
 #define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 static void cgroup_kill_second_path(void **st)
 {
@@ -233,27 +243,15 @@ static void cgroup_kill_second_path(void **st)
     struct guard g;
     struct guard_opts o = opts();
     snprintf(o.cg_root, sizeof o.cg_root, "%s/cg", dir);
-    char err[256], rel[128];
+    char err[256];
     set_avail(5L << 20);
     pid_t r0 = child(), r1 = child();
-    snprintf(rel, sizeof rel, "proc/%ld", (long)r0);
-    make_dir(rel);
-    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r0);
-    put_file(rel, "12:memory:/x\n0::/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/container\n", "w");
-    snprintf(rel, sizeof rel, "proc/%ld", (long)r1);
-    make_dir(rel);
-    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r1);
-    put_file(rel, "0::/user.slice/user-0.slice/session-3.scope\n", "w");
+    fake_cgroup(r0, "12:memory:/x\n0::/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/container\n");
+    fake_cgroup(r1, "0::/user.slice/user-0.slice/session-3.scope\n");
     /* a runtime's service, and a path that climbs out: no container's */
     pid_t r2 = child(), r3 = child();
-    snprintf(rel, sizeof rel, "proc/%ld", (long)r2);
-    make_dir(rel);
-    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r2);
-    put_file(rel, "0::/system.slice/containerd.service\n", "w");
-    snprintf(rel, sizeof rel, "proc/%ld", (long)r3);
-    make_dir(rel);
-    snprintf(rel, sizeof rel, "proc/%ld/cgroup", (long)r3);
-    put_file(rel, "0::/machine.slice/libpod-" ID64 ".scope/../..\n", "w");
+    fake_cgroup(r2, "0::/system.slice/containerd.service\n");
+    fake_cgroup(r3, "0::/machine.slice/libpod-" ID64 ".scope/../..\n");
     make_dir("cg");
     make_dir("cg/machine.slice");
     make_dir("cg/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope");
