@@ -45,14 +45,16 @@ SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 # program links the folders it needs and the linker takes what it uses. The
 # include direction between them is checked by tests/check_layout.sh.
 SUBSYSTEMS := util config nodes guard serve checkpoint deploy live cmd
-INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui
+INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -I$(BUILD)/gen
 # The static helpers' mains: each links its own folder and util, nothing else.
 HELPER_MAINS := src/guard/guardd.c src/checkpoint/verifyd.c src/checkpoint/xferd.c
 lib_objs    = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(HELPER_MAINS),$(wildcard src/$(1)/*.c)))
 ENGINE_LIBS := $(foreach s,$(SUBSYSTEMS),$(BUILD)/lib$(s).a)
 # archives in a group: a subsystem may call one below it, whatever the order
 LINK_ENGINE  = -Wl,--start-group $(ENGINE_LIBS) -Wl,--end-group
-MAIN_OBJ   := $(BUILD)/src/main.o
+MAIN_OBJ   := $(BUILD)/src/main.o $(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o
+# the man page and the completions the program prints (src/docs.c)
+GEN_DOCS := $(BUILD)/share/dsv41-top.1 $(BUILD)/share/dsv41-top.bash $(BUILD)/share/_dsv41-top
 TUI_SRC    := $(wildcard tui/*.c)
 TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
 SIM_SRC    := $(wildcard tests/sim/*.c)
@@ -60,7 +62,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo install clean format
+.PHONY: all deps test check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo install uninstall readme clean format FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
@@ -68,7 +70,7 @@ all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-v
      $(BUILD)/tests/it-session \
      $(BUILD)/tests/eatmem
 ifeq ($(SAN),)
-all: dsv41-top dsv41-guard dsv41-verify dsv41-xfer tests/sim/dsv41-sim
+all: dsv41-top dsv41-guard dsv41-verify dsv41-xfer tests/sim/dsv41-sim $(GEN_DOCS)
 dsv41-top: $(BUILD)/dsv41-top
 	cp $< $@.tmp && mv -f $@.tmp $@
 dsv41-guard: $(BUILD)/dsv41-guard
@@ -110,6 +112,31 @@ $(BUILD)/dsv41-verify: $(BUILD)/src/checkpoint/verifyd.o $(BUILD)/libcheckpoint.
 # The copy's receiving end on workers (copy-to-peer), static likewise.
 $(BUILD)/dsv41-xfer: $(BUILD)/src/checkpoint/xferd.o $(BUILD)/libcheckpoint.a $(BUILD)/libutil.a
 	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^ -lcrypto -pthread
+
+# The version and the revision it was built from (--version, the man page);
+# rewritten only when they change, so a build that changes nothing relinks nothing.
+VERSION := 0.2.0
+GITREV  := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+GITDATE := $(shell git log -1 --format=%cs 2>/dev/null)
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(@D)
+	@printf '#define DSV41_VERSION "%s"\n#define DSV41_GITREV "%s"\n#define DSV41_DATE "%s"\n' \
+	  '$(VERSION)' '$(GITREV)' '$(GITDATE)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+$(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o: $(BUILD)/gen/version.h
+
+# The man page and the completions, printed by the program from its own
+# tables (src/docs.c), with no configuration of the builder's in the way.
+DOCS_RUN = env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null $(BUILD)/dsv41-top docs
+$(BUILD)/share/dsv41-top.1: $(BUILD)/dsv41-top
+	@mkdir -p $(@D)
+	$(DOCS_RUN) man > $@.tmp && mv -f $@.tmp $@
+$(BUILD)/share/dsv41-top.bash: $(BUILD)/dsv41-top
+	@mkdir -p $(@D)
+	$(DOCS_RUN) bash > $@.tmp && mv -f $@.tmp $@
+$(BUILD)/share/_dsv41-top: $(BUILD)/dsv41-top
+	@mkdir -p $(@D)
+	$(DOCS_RUN) zsh > $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/src/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -189,7 +216,7 @@ builds: build-plain build-asan build-tsan
 # Unit tests (cmocka) under the current SAN setting.
 unit: $(UNIT_BIN) $(BUILD)/dsv41-top
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; DSV41_FIXTURES=tests/fixtures $$t; done
-	tests/tui/keys_doc.sh $(BUILD)/dsv41-top
+	tests/check_docs.sh $(BUILD)/dsv41-top
 
 # The simulator on loopback: argument checks, rendezvous, startup log, API.
 sim-test: all
@@ -261,18 +288,47 @@ soak: all
 demo: deps all
 	tests/demo.sh
 
-install: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify $(BUILD)/dsv41-xfer
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/dsv41-top/themes
-	install -m 0755 $(BUILD)/dsv41-top $(DESTDIR)$(PREFIX)/bin/dsv41-top
-	install -m 0755 $(BUILD)/dsv41-guard $(DESTDIR)$(PREFIX)/bin/dsv41-guard
-	install -m 0755 $(BUILD)/dsv41-verify $(DESTDIR)$(PREFIX)/bin/dsv41-verify
-	install -m 0755 $(BUILD)/dsv41-xfer $(DESTDIR)$(PREFIX)/bin/dsv41-xfer
-	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 $$t \
-	  $(DESTDIR)$(PREFIX)/share/dsv41-top/themes/; done; true
-	install -d $(DESTDIR)$(PREFIX)/share/dsv41-top/pi
-	install -m 0755 pi/install.sh $(DESTDIR)$(PREFIX)/share/dsv41-top/pi/install.sh
-	install -m 0644 pi/pi-config.mjs pi/models.fragment.json pi/dsv41-sparks.ts \
-	  $(DESTDIR)$(PREFIX)/share/dsv41-top/pi/
+# What make install puts under $(DESTDIR)$(PREFIX); make uninstall removes
+# exactly these (and the folders of ours they leave empty).
+SHARE    := $(PREFIX)/share/dsv41-top
+SYSTEMD_DIR  := $(PREFIX)/lib/systemd/system
+BIN_FILES   := dsv41-top dsv41-guard dsv41-verify dsv41-xfer
+THEME_FILES := $(notdir $(wildcard themes/*.theme))
+PI_FILES    := install.sh pi-config.mjs models.fragment.json dsv41-sparks.ts
+SYSTEMD_UNITS  := $(notdir $(wildcard dist/systemd/*.service))
+INSTALLED := $(addprefix $(PREFIX)/bin/,$(BIN_FILES)) \
+             $(addprefix $(SHARE)/themes/,$(THEME_FILES)) $(addprefix $(SHARE)/pi/,$(PI_FILES)) \
+             $(PREFIX)/share/man/man1/dsv41-top.1 \
+             $(PREFIX)/share/bash-completion/completions/dsv41-top \
+             $(PREFIX)/share/zsh/site-functions/_dsv41-top \
+             $(addprefix $(SYSTEMD_DIR)/,$(SYSTEMD_UNITS))
+
+install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	for b in $(BIN_FILES); do install -m 0755 $(BUILD)/$$b $(DESTDIR)$(PREFIX)/bin/$$b || exit 1; done
+	for t in $(THEME_FILES); do install -m 0644 themes/$$t $(DESTDIR)$(SHARE)/themes/ || exit 1; done
+	install -m 0755 pi/install.sh $(DESTDIR)$(SHARE)/pi/install.sh
+	install -m 0644 pi/pi-config.mjs pi/models.fragment.json pi/dsv41-sparks.ts $(DESTDIR)$(SHARE)/pi/
+	install -m 0644 $(BUILD)/share/dsv41-top.1 $(DESTDIR)$(PREFIX)/share/man/man1/dsv41-top.1
+	install -m 0644 $(BUILD)/share/dsv41-top.bash \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dsv41-top
+	install -m 0644 $(BUILD)/share/_dsv41-top $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_dsv41-top
+	@# the units name the installed binary (@BINDIR@), not the build tree
+	if [ -n "$(SYSTEMD_UNITS)" ]; then install -d $(DESTDIR)$(SYSTEMD_DIR); fi
+	for u in $(SYSTEMD_UNITS); do sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/$$u > \
+	  $(DESTDIR)$(SYSTEMD_DIR)/$$u.tmp && chmod 0644 $(DESTDIR)$(SYSTEMD_DIR)/$$u.tmp && \
+	  mv -f $(DESTDIR)$(SYSTEMD_DIR)/$$u.tmp $(DESTDIR)$(SYSTEMD_DIR)/$$u || exit 1; done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi $(DESTDIR)$(SHARE) 2>/dev/null
+
+# The README's generated tables (commands, keys, settings) rewritten from the
+# program; tests/check_docs.sh fails when they differ.
+readme: $(BUILD)/dsv41-top
+	tests/check_docs.sh --fix $(BUILD)/dsv41-top
 
 format:
 	clang-format -i src/*.c src/*/*.c src/*/*.h tui/*.c tui/*.h tests/sim/*.c tests/unit/*.c

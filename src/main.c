@@ -1,83 +1,16 @@
-/* main: argv -> a table of subcommands. No logic of its own. */
+/* main: argv -> the table of subcommands (cmdtab.c). No logic of its own. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
+#include "cmdtab.h"
 #include "commands.h"
 #include "config.h"
 #include "interrupt.h"
 #include "ssh.h"
-#include "keys.h"
 #include "tui.h"
-
-#define DSV41_VERSION "0.1.0"
-
-struct cmd_entry {
-    const char *name;
-    const char *usage;
-    int (*fn)(const struct config *c, int argc, char **argv);
-};
-
-static int cmd_version(const struct config *c, int argc, char **argv)
-{
-    (void)c;
-    (void)argc;
-    (void)argv;
-    printf("dsv41-top %s\n", DSV41_VERSION);
-    return 0;
-}
-
-static int cmd_keys(const struct config *c, int argc, char **argv)
-{
-    (void)c;
-    (void)argc;
-    (void)argv;
-    keys_markdown(stdout);
-    return 0;
-}
-
-static const struct cmd_entry COMMANDS[] = {
-    {"launch", "[--dry-run] [--force]   start the deployment and wait until it answers",
-     cmd_launch},
-    {"stop", "[--force]  remove the ranks on every node", cmd_stop},
-    {"restart", "[--force]  stop, then launch", cmd_restart},
-    {"logs", "[r0|r1] [-f] [--tail N]   the ranks' logs", cmd_logs},
-    {"status", "[--json]   every node, the fabric, the ranks and the API", cmd_status},
-    {"smoke", "[URL]      text, tool call and vision checks, PASS/FAIL each", cmd_smoke},
-    {"bench", "[URL] [--out FILE] ...   prefill and decode speed, saved as JSON", cmd_bench},
-    {"gates", "[URL] [--ctx N]   the six acceptance gates, with evidence JSON", cmd_gates},
-    {"guard", "[--daemon|--stop|--status]   this node's memory guard", cmd_guard},
-    {"verify", "[--node NAME|--all] [PATH...]   the checkpoint against its sha256 manifest",
-     cmd_verify},
-    {"download", "[--dir DIR] [--include GLOB]... [--dry-run]   the checkpoint from the hub",
-     cmd_download},
-    {"assemble", "[DIR]      shards rebuilt from their .partNN pieces, with little extra disk",
-     cmd_assemble},
-    {"copy-to-peer", "[--node NAME] [--dry-run]   the checkpoint to the workers, verified there",
-     cmd_copy_to_peer},
-    {"pi", "[--url URL] [--check]   connect the Pi coding agent from a laptop; check it",
-     cmd_pi},
-    {"watch", "[--json] [--once] [--exit-on-alarm]   the console's checks headless, a line per change",
-     cmd_watch},
-    {"incidents", "           the evidence kept when a guard fired, the engine wedged, a rank exited",
-     cmd_incidents},
-    {"doctor", "           preflight checks of every node, each with a fix", cmd_doctor},
-    {"config", "           every setting, its value and where it came from", cmd_config},
-    {"keys", "           the console's keys, as a Markdown table", cmd_keys},
-    {"version", "           print the version", cmd_version},
-};
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: dsv41-top [--config FILE] [--set KEY=VALUE]... [COMMAND [ARGS]]\n\n"
-               "Runs DeepSeek-V4.1-Flash with vLLM across DGX Spark nodes. Without a command\n"
-               "it opens the console (dsv41-top --help-console for its options).\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].usage);
-    fprintf(f, "\nRun 'dsv41-top COMMAND --help' for a command's options.\n");
-}
 
 int main(int argc, char **argv)
 {
@@ -101,24 +34,36 @@ int main(int argc, char **argv)
             char *h[] = {"dsv41-top", "--help", NULL};
             return tui_main(NULL, 2, h, NULL, 0);
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
+            cmdtab_usage(stdout);
             free(sets);
             return 0;
         } else if (strcmp(argv[i], "--version") == 0) {
             free(sets);
-            return cmd_version(NULL, 0, NULL);
+            char *v[] = {"version", NULL};
+            return cmdtab_find("version")->fn(NULL, 1, v);
         } else {
             break; /* the console's own options */
         }
     }
-    const struct cmd_entry *cmd = NULL;
     bool console = i == argc || argv[i][0] == '-';
-    for (size_t k = 0; !console && k < sizeof COMMANDS / sizeof COMMANDS[0]; k++)
-        if (strcmp(COMMANDS[k].name, argv[i]) == 0)
-            cmd = &COMMANDS[k];
+    const struct cmd_entry *cmd = console ? NULL : cmdtab_find(argv[i]);
     if (!cmd && !console) {
         fprintf(stderr, "dsv41-top: unknown command '%s'\n\n", argv[i]);
-        usage(stderr);
+        cmdtab_usage(stderr);
+        free(sets);
+        return 2;
+    }
+    /* the command's options against its documentation: --help needs no
+     * configuration, and an option the text does not name is refused */
+    if (cmd && usage_wants_help(cmd->doc, argc - i, argv + i)) {
+        usage_print(stdout, cmd->doc);
+        free(sets);
+        return 0;
+    }
+    struct buf bad = BUF_INIT;
+    if (cmd && usage_check(cmd->doc, argc - i, argv + i, &bad) < 0) {
+        fprintf(stderr, "dsv41-top %s\n", buf_str(&bad));
+        buf_free(&bad);
         free(sets);
         return 2;
     }

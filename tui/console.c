@@ -24,20 +24,24 @@
 #include "job.h"
 #include "keys.h"
 #include "tui.h"
+#include "usage.h"
 
-static const char CONSOLE_USAGE[] =
-    "usage: dsv41-top [--config FILE] [--set K=V]... [CONSOLE OPTIONS]\n"
-    "  The console: every node's memory, GPU and RDMA links, the server, both ranks'\n"
-    "  logs and the jobs, live; keys start, stop, smoke-test and bench (press ?).\n"
-    "  --interval SEC   sampling interval (default 1)\n"
-    "  --theme NAME     colour theme (dark, light, high-contrast, mono, or your own)\n"
-    "  --no-color       no colour (also when NO_COLOR is set)\n"
-    "  --ascii          ASCII only (also when the locale is not UTF-8)\n"
-    "  --blocks         history graphs in block characters (fonts without braille)\n"
-    "  --mouse          click a pane to focus it, wheel to scroll a log\n"
-    "  --readonly       watch only: the keys that change the deployment are off\n"
-    "  --title TEXT     shown in the header (which cluster this is)\n";
-
+const struct usage_doc console_doc = {
+    NULL, "[--config FILE] [--set KEY=VALUE]... [CONSOLE OPTIONS]",
+    "the console: every node live, keys that run the deployment",
+    "The console: every node's memory, GPU and RDMA links, the server, both ranks' logs and the "
+    "jobs, live; keys start, stop, smoke-test and bench (press ?).",
+    NULL,
+    (const struct usage_opt[]){
+        {"--interval", "SEC", "sampling interval (0.2 to 3600, default 1)"},
+        {"--theme", "NAME", "colour theme (dark, light, high-contrast, mono, or your own)"},
+        {"--no-color, --no-colour", NULL, "no colour (also when NO_COLOR is set)"},
+        {"--ascii", NULL, "ASCII only (also when the locale is not UTF-8)"},
+        {"--blocks", NULL, "history graphs in block characters (fonts without braille)"},
+        {"--mouse", NULL, "click a pane to focus it, wheel to scroll a log"},
+        {"--readonly, --read-only", NULL, "watch only: the keys that change the deployment are off"},
+        {"--title", "TEXT", "shown in the header (which cluster this is)"},
+        {NULL, NULL, NULL}}};
 static struct monitor *g_mon;
 
 static void on_usr(int sig)
@@ -80,11 +84,12 @@ static int parse_args(struct ui *u, int argc, char **argv, const char **theme)
                  atof(argv[i + 1]) <= 3600)
             u->interval_ms = (int)(atof(argv[++i]) * 1000);
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(CONSOLE_USAGE, stdout);
+            usage_print(stdout, &console_doc);
             return 1;
         } else {
-            fprintf(stderr, "dsv41-top: unknown console option '%s' (--interval needs 0.2..3600 s)\n%s",
-                    a, CONSOLE_USAGE);
+            fprintf(stderr, "dsv41-top: unknown console option '%s' (--interval needs 0.2..3600 s)\n\n",
+                    a);
+            usage_print(stderr, &console_doc);
             return 2;
         }
     }

@@ -18,25 +18,24 @@
 #include "progress.h"
 #include "text.h"
 #include "verify.h"
+#include "usage.h"
 
-static const char ASSEMBLE_USAGE[] =
-    "usage: dsv41-top assemble [DIR] [--chunk MIB] [--progress SECONDS]\n"
-    "\n"
-    "Rebuilds each shard of DIR (default MODEL_DIR) from its SHARD.partNN pieces (what\n"
-    "`hf download` or the script era left), with at most one chunk of extra disk\n"
-    "whatever the shard's size: a chunk is copied, made durable, then released from\n"
-    "its part, and a part is deleted once copied. Safe to kill at any point: run it\n"
-    "again and it continues. Each shard is checked against DIR/sha256-manifest.txt\n"
-    "before it takes its name. KEEP_PARTS=1 keeps the parts (and needs the shard's\n"
-    "size free). dsv41-top download writes shards whole and needs none of this.\n"
-    "\n"
-    "  --chunk MIB        bytes copied before a part gives them back (default 1024)\n"
-    "  --progress SECONDS a progress line this often when stderr is not a terminal\n"
-    "                     (default 5; 0: none)\n"
-    "\n"
-    "Exit status: 0 every shard rebuilt and matching; 1 a shard failed or the run was\n"
-    "interrupted (run it again); 2 usage error, or nothing to assemble.\n";
-
+const struct usage_doc assemble_doc = {
+    "assemble", NULL, "shards rebuilt from their .partNN pieces, with little extra disk",
+    "Rebuilds each shard of DIR (default MODEL_DIR) from its SHARD.partNN pieces (what `hf "
+    "download` or the script era left), with at most one chunk of extra disk whatever the "
+    "shard's size: a chunk is copied, made durable, then released from its part, and a part is "
+    "deleted once copied. Safe to kill at any point: run it again and it continues. Each shard is "
+    "checked against DIR/sha256-manifest.txt before it takes its name. KEEP_PARTS=1 keeps the "
+    "parts (and needs the shard's size free). dsv41-top download writes shards whole and needs "
+    "none of this.",
+    "0 every shard rebuilt and matching; 1 a shard failed or the run was interrupted (run it "
+    "again); 2 usage error, or nothing to assemble.",
+    (const struct usage_opt[]){
+        {"--chunk", "MIB", "bytes copied before a part gives them back (default 1024)"},
+        {"--progress", "SECONDS", "a progress line this often when stderr is not a terminal (default 5; 0: none)"},
+        {"DIR", NULL, "the checkpoint (default MODEL_DIR)"},
+        {NULL, NULL, NULL}}};
 
 struct ctx {
     struct progress_out out;
@@ -81,24 +80,24 @@ int cmd_assemble(const struct config *c, int argc, char **argv)
         if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) {
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 1 || v > 1 << 20) {
-                fputs(ASSEMBLE_USAGE, stderr);
+                usage_print(stderr, &assemble_doc);
                 return 2;
             }
             o.chunk = (int64_t)v << 20;
         } else if (strcmp(argv[i], "--progress") == 0 && i + 1 < argc) {
             every = strtod(argv[++i], &end);
             if (*end || every < 0) {
-                fputs(ASSEMBLE_USAGE, stderr);
+                usage_print(stderr, &assemble_doc);
                 return 2;
             }
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(ASSEMBLE_USAGE, stdout);
+            usage_print(stdout, &assemble_doc);
             return 0;
         } else if (argv[i][0] != '-' && !dir_given) {
             dir = argv[i];
             dir_given = true;
         } else {
-            fputs(ASSEMBLE_USAGE, stderr);
+            usage_print(stderr, &assemble_doc);
             return 2;
         }
     }

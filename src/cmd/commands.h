@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "usage.h"
 
 int cmd_status(const struct config *c, int argc, char **argv);
 int cmd_doctor(const struct config *c, int argc, char **argv);
@@ -25,6 +26,12 @@ int cmd_assemble(const struct config *c, int argc, char **argv);
 int cmd_pi(const struct config *c, int argc, char **argv);
 int cmd_watch(const struct config *c, int argc, char **argv);
 int cmd_incidents(const struct config *c, int argc, char **argv);
+
+/* Each command's documentation (usage.h), beside its parser: main.c's
+ * table, --help, the man page and the completions are printed from these. */
+extern const struct usage_doc launch_doc, stop_doc, restart_doc, logs_doc, status_doc, smoke_doc,
+    bench_doc, gates_doc, guard_doc, verify_doc, download_doc, assemble_doc, copy_doc, pi_doc,
+    watch_doc, incidents_doc, doctor_doc, config_doc;
 
 /* Node cn's copy of the checkpoint against the head's manifest, reported as
  * `verify --node` does (copy-to-peer's last step): 0 every file matches, 1

@@ -15,24 +15,38 @@
 #include "ranks.h"
 #include "runtime.h"
 #include "text.h"
+#include "usage.h"
 
-static int usage(FILE *f, const char *text, int rc)
+static int usage(FILE *f, const struct usage_doc *d, int rc)
 {
-    fputs(text, f);
+    usage_print(f, d);
     return rc;
 }
 
-static const char LAUNCH_USAGE[] =
-    "usage: dsv41-top launch [--dry-run] [--force] [--timeout SEC]\n"
-    "  Starts the deployment: fabric and preflight on every node, the API key\n"
-    "  (STATE_DIR/api_key, created once), env files and the EXL3 plan on every node,\n"
-    "  the workers' ranks, then the head's; waits until the API answers.\n"
-    "  --dry-run     print every node's command and environment (key redacted), change nothing\n"
-    "  --force       replace a running deployment and containers not started by dsv41-top\n"
-    "  --no-guard    start even where the memory guard cannot (not advised on a GB10)\n"
-    "  --timeout SEC how long to wait for the API (READY_TIMEOUT, default 2700)\n";
+static const struct usage_opt LAUNCH_OPTS[] = {
+    {"--dry-run", NULL, "print every node's command and environment (key redacted), change nothing"},
+    {"--force", NULL, "replace a running deployment and containers not started by dsv41-top"},
+    {"--no-guard", NULL, "start even where the memory guard cannot (not advised on a GB10)"},
+    {"--timeout", "SEC", "how long to wait for the API (READY_TIMEOUT, default 2700)"},
+    {NULL, NULL, NULL}};
 
-static int parse_launch(const struct config *c, int argc, char **argv, struct launch_opts *o)
+const struct usage_doc launch_doc = {
+    "launch", NULL, "start the deployment and wait until it answers",
+    "Starts the deployment: fabric and preflight on every node, the API key (STATE_DIR/api_key, "
+    "created once), env files and the EXL3 plan on every node, the workers' ranks, then the "
+    "head's; waits until the API answers. Ctrl-C before the ranks start changes nothing; after, "
+    "the ranks it started are stopped.",
+    "0 the API answers; 1 a step failed (named, with its fix) or it was interrupted; 2 a usage "
+    "or configuration error.",
+    LAUNCH_OPTS};
+
+const struct usage_doc restart_doc = {
+    "restart", NULL, "stop, then launch",
+    "Stops the deployment as stop does, then launches it again with launch's options.", NULL,
+    LAUNCH_OPTS};
+
+static int parse_launch(const struct config *c, int argc, char **argv, struct launch_opts *o,
+                        const struct usage_doc *doc)
 {
     static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'},
                                          {"force", no_argument, NULL, 'f'},
@@ -57,24 +71,30 @@ static int parse_launch(const struct config *c, int argc, char **argv, struct la
             break;
         case 't':
             o->timeout_s = atoi(optarg);
-            if (o->timeout_s <= 0)
-                return usage(stderr, "--timeout wants a number of seconds\n", 2);
+            if (o->timeout_s <= 0) {
+                fprintf(stderr, "dsv41-top %s: --timeout wants a number of seconds\n", doc->name);
+                return 2;
+            }
             break;
         case 'h':
-            return usage(stdout, LAUNCH_USAGE, 0) - 1;
+            return usage(stdout, doc, 0) - 1;
         default:
-            return usage(stderr, LAUNCH_USAGE, 2);
+            return usage(stderr, doc, 2);
         }
     }
     if (optind < argc)
-        return usage(stderr, LAUNCH_USAGE, 2);
-    return o->timeout_s > 0 ? 0 : usage(stderr, "READY_TIMEOUT must be a positive number\n", 2);
+        return usage(stderr, doc, 2);
+    if (o->timeout_s <= 0) {
+        fprintf(stderr, "dsv41-top %s: READY_TIMEOUT must be a positive number\n", doc->name);
+        return 2;
+    }
+    return 0;
 }
 
 int cmd_launch(const struct config *c, int argc, char **argv)
 {
     struct launch_opts o;
-    int rc = parse_launch(c, argc, argv, &o);
+    int rc = parse_launch(c, argc, argv, &o, &launch_doc);
     if (rc)
         return rc < 0 ? 0 : rc;
     return launch_run(c, &o);
@@ -91,10 +111,15 @@ static int stop_all(const struct config *c, bool force)
     return bad ? 1 : 0;
 }
 
-static const char STOP_USAGE[] = "usage: dsv41-top stop [--force]\n"
-                                 "  Removes the ranks and stops the memory guards on every node\n"
-                                 "  (idempotent). Containers named dsv41-r* that dsv41-top did not\n"
-                                 "  start are left unless --force.\n";
+static const struct usage_opt STOP_OPTS[] = {
+    {"--force", NULL, "also remove containers named dsv41-r* that dsv41-top did not start"},
+    {NULL, NULL, NULL}};
+
+const struct usage_doc stop_doc = {
+    "stop", NULL, "remove the ranks on every node",
+    "Removes the ranks and stops the memory guards on every node (idempotent). Containers named "
+    "dsv41-r* that dsv41-top did not start are left unless --force.",
+    "0 stopped everywhere; 1 a node could not be reached or refused.", STOP_OPTS};
 
 int cmd_stop(const struct config *c, int argc, char **argv)
 {
@@ -103,7 +128,7 @@ int cmd_stop(const struct config *c, int argc, char **argv)
         if (strcmp(argv[i], "--force") == 0)
             force = true;
         else
-            return usage(strcmp(argv[i], "--help") ? stderr : stdout, STOP_USAGE,
+            return usage(strcmp(argv[i], "--help") ? stderr : stdout, &stop_doc,
                          strcmp(argv[i], "--help") ? 2 : 0);
     }
     return stop_all(c, force);
@@ -112,7 +137,7 @@ int cmd_stop(const struct config *c, int argc, char **argv)
 int cmd_restart(const struct config *c, int argc, char **argv)
 {
     struct launch_opts o;
-    int rc = parse_launch(c, argc, argv, &o);
+    int rc = parse_launch(c, argc, argv, &o, &restart_doc);
     if (rc)
         return rc < 0 ? 0 : rc;
     if (!o.dry_run && (rc = stop_all(c, o.force)) != 0)
@@ -148,13 +173,17 @@ static void on_end(void *ctx, bool up)
         atomic_store(&((struct log_ctx *)ctx)->ended, true);
 }
 
-static const char LOGS_USAGE[] =
-    "usage: dsv41-top logs [r0|r1|rN] [-f] [--tail N]\n"
-    "  The ranks' logs since their container started (the current run), both ranks\n"
-    "  unless one is named, each line prefixed with its rank. Control sequences\n"
-    "  are shown as '?'.\n"
-    "  -f, --follow  keep printing new lines until Ctrl-C\n"
-    "  --tail N      only the last N lines of each rank\n";
+const struct usage_doc logs_doc = {
+    "logs", NULL, "the ranks' logs",
+    "The ranks' logs since their container started (the current run), both ranks unless one "
+    "is named, each line prefixed with its rank. Control sequences are shown as '?'.",
+    NULL,
+    (const struct usage_opt[]){
+        {"-f, --follow", NULL, "keep printing new lines until Ctrl-C"},
+        {"--tail", "N", "only the last N lines of each rank"},
+        {"--since-start", NULL, "from the container's start (the default; kept for scripts)"},
+        {"rN", NULL, "only rank N (r0 the head's, r1 the first worker's)"},
+        {NULL, NULL, NULL}}};
 
 int cmd_logs(const struct config *c, int argc, char **argv)
 {
@@ -174,14 +203,14 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         else if (ch == 's')
             ; /* the default: a launch makes a new container, its log is this run's */
         else
-            return usage(ch == 'h' ? stdout : stderr, LOGS_USAGE, ch == 'h' ? 0 : 2);
+            return usage(ch == 'h' ? stdout : stderr, &logs_doc, ch == 'h' ? 0 : 2);
     }
     if (optind < argc) {
         const char *r = argv[optind];
         char *end;
         only = (r[0] == 'r') ? (int)strtol(r + 1, &end, 10) : -1;
         if (r[0] != 'r' || !r[1] || *end || only < 0 || optind + 1 < argc)
-            return usage(stderr, LOGS_USAGE, 2);
+            return usage(stderr, &logs_doc, 2);
     }
     struct cluster cl;
     if (cluster_open_for("logs", c, &cl) < 0)

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "preflight.h"
 #include "snapshot.h"
+#include "usage.h"
 
 struct doctor {
     int fails, warns;
@@ -118,14 +119,18 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
     free(s);
 }
 
+const struct usage_doc doctor_doc = {
+    "doctor", NULL, "preflight checks of every node, each with a fix",
+    "Preflight checks of every node (ssh, model files, image, runtime, fabric, memory, disk), "
+    "each failed one with its fix.",
+    "0 every check passed; 1 a check failed; 2 a usage error.",
+    NULL};
+
 int cmd_doctor(const struct config *c, int argc, char **argv)
 {
     if (argc > 1) {
         bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
-        fprintf(help ? stdout : stderr,
-                "usage: dsv41-top doctor\n"
-                "  Preflight checks of every node (ssh, model files, image, runtime, fabric,\n"
-                "  memory, disk), each failed one with its fix. Exit 1 when any check fails.\n");
+        usage_print(help ? stdout : stderr, &doctor_doc);
         return help ? 0 : 2;
     }
     struct cluster cl;

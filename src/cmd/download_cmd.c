@@ -18,43 +18,39 @@
 #include "download.h"
 #include "mono.h"
 #include "progress.h"
+#include "usage.h"
 
-static const char DOWNLOAD_USAGE[] =
-    "usage: dsv41-top download [--dir DIR] [--repo REPO] [--revision REV] [--include GLOB]...\n"
-    "                          [--connections N] [--chunk MIB] [--verify] [--fresh]\n"
-    "                          [--to-workers] [--dry-run] [--json] [--progress SECONDS]\n"
-    "\n"
-    "Fetches the checkpoint from the Hugging Face hub (HF_ENDPOINT) into DIR (default\n"
-    "MODEL_DIR): several files at once and parallel ranges within a large one, each\n"
-    "file hashed as it lands and put in place only when its sum matches; the Engram\n"
-    "shards the hub holds as .partNN pieces are written straight into the shard (no\n"
-    "part file, no second copy: the disk needed is the checkpoint's size), then\n"
-    "checked whole against sha256-manifest.txt. Run it again after a kill, a reboot or\n"
-    "a full disk: it continues where it stopped.\n"
-    "\n"
-    "  --dir DIR          where the checkpoint goes (default MODEL_DIR)\n"
-    "  --repo REPO        the repository (default HF_REPO)\n"
-    "  --revision REV     a branch, tag or commit (default REVISION); resolved to a\n"
-    "                     commit once and pinned in DIR's state\n"
-    "  --include GLOB     only files matching (again for more); a shard's parts go\n"
-    "                     with their shard\n"
-    "  --connections N    transfers at once (default 16)\n"
-    "  --chunk MIB        the size of a range (default 64)\n"
-    "  --verify           hash the files already complete again\n"
-    "  --fresh            forget the pinned commit and what an earlier run fetched\n"
-    "  --to-workers       also copy each file to every worker as soon as it is\n"
-    "                     verified here (copy-to-peer's streams, overlapped with the\n"
-    "                     download; DOWNLOAD_TO_WORKERS=1 makes it the default)\n"
-    "  --dry-run          what would be fetched, and the disk it needs\n"
-    "  --json             JSON lines on stdout instead of text\n"
-    "  --progress SECONDS a progress line this often when stderr is not a terminal\n"
-    "                     (default 5; 0: none)\n"
-    "\n"
-    "The token (HF_TOKEN, else the file HF_TOKEN_PATH) goes to the hub only, never to\n"
-    "the CDN its redirects name. KEEP_PARTS=1 also writes each shard's parts out.\n"
-    "Exit status: 0 every file complete and verified; 1 a file failed or the run was\n"
-    "interrupted (run it again to resume); 2 usage, hub or disk error.\n";
-
+const struct usage_doc download_doc = {
+    "download", NULL, "the checkpoint from the hub",
+    "Fetches the checkpoint from the Hugging Face hub (HF_ENDPOINT) into DIR (default "
+    "MODEL_DIR): several files at once and parallel ranges within a large one, each file hashed "
+    "as it lands and put in place only when its sum matches; the Engram shards the hub holds as "
+    ".partNN pieces are written straight into the shard (no part file, no second copy: the disk "
+    "needed is the checkpoint's size), then checked whole against sha256-manifest.txt. Run it "
+    "again after a kill, a reboot or a full disk: it continues where it stopped.\n\n"
+    "The token (HF_TOKEN, else the file HF_TOKEN_PATH) goes to the hub only, never to the CDN "
+    "its redirects name. KEEP_PARTS=1 also writes each shard's parts out.",
+    "0 every file complete and verified; 1 a file failed or the run was interrupted (run it "
+    "again to resume); 2 usage, hub or disk error.",
+    (const struct usage_opt[]){
+        {"--dir", "DIR", "where the checkpoint goes (default MODEL_DIR)"},
+        {"--repo", "REPO", "the repository (default HF_REPO)"},
+        {"--revision", "REV",
+         "a branch, tag or commit (default REVISION); resolved to a commit once and pinned in "
+         "DIR's state"},
+        {"--include", "GLOB", "only files matching (again for more); a shard's parts go with "
+                              "their shard"},
+        {"--connections", "N", "transfers at once (default 16)"},
+        {"--chunk", "MIB", "the size of a range (default 64)"},
+        {"--verify", NULL, "hash the files already complete again"},
+        {"--fresh", NULL, "forget the pinned commit and what an earlier run fetched"},
+        {"--to-workers", NULL,
+         "also copy each file to every worker as soon as it is verified here (copy-to-peer's "
+         "streams, overlapped with the download; DOWNLOAD_TO_WORKERS=1 makes it the default)"},
+        {"--dry-run", NULL, "what would be fetched, and the disk it needs"},
+        {"--json", NULL, "JSON lines on stdout instead of text"},
+        {"--progress", "SECONDS", "a progress line this often when stderr is not a terminal (default 5; 0: none)"},
+        {NULL, NULL, NULL}}};
 
 struct ui {
     bool json;
@@ -196,10 +192,10 @@ static int parse(int argc, char **argv, const struct config *c, struct args *a)
         else if (strcmp(f, "--to-workers") == 0)
             a->to_workers = true;
         else if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
-            fputs(DOWNLOAD_USAGE, stdout);
+            usage_print(stdout, &download_doc);
             return 1;
         } else {
-            fputs(DOWNLOAD_USAGE, stderr);
+            usage_print(stderr, &download_doc);
             return -1;
         }
     }

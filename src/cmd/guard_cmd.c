@@ -7,15 +7,21 @@
 #include "cluster.h"
 #include "guardctl.h"
 #include "guards.h"
+#include "usage.h"
 
-static const char GUARD_USAGE[] =
-    "usage: dsv41-top guard [--floor GIB] [--daemon | --stop | --status [--all]]\n"
-    "  The memory guard of this node: below the floor (MEMGUARD_GIB, default 1) of\n"
-    "  MemAvailable it SIGKILLs the dsv41-r* ranks of this node. Runs in the\n"
-    "  foreground, or detached with --daemon; one guard per node (STATE_DIR/guard.lock).\n"
-    "  Log: STATE_DIR/memguard.log. --status exits 1 when no fresh heartbeat;\n"
-    "  --status --all asks every node's guard over ssh.\n";
-
+const struct usage_doc guard_doc = {
+    "guard", "[--floor GIB] [--daemon | --stop | --status [--all]]", "this node's memory guard",
+    "The memory guard of this node: below the floor (MEMGUARD_GIB, default 1) of MemAvailable it "
+    "SIGKILLs the dsv41-r* ranks of this node. Runs in the foreground, or detached with --daemon; "
+    "one guard per node (STATE_DIR/guard.lock). Log: STATE_DIR/memguard.log.",
+    "0 well; 1 --status found no fresh heartbeat; 2 a usage error.",
+    (const struct usage_opt[]){
+        {"--floor", "GIB", "the floor of MemAvailable (default MEMGUARD_GIB)"},
+        {"--daemon", NULL, "detach; the log goes to STATE_DIR/memguard.log"},
+        {"--stop", NULL, "stop this node's guard"},
+        {"--status", NULL, "whether this node's guard runs and its heartbeat is fresh"},
+        {"--all", NULL, "with --status: every node's guard, over ssh"},
+        {NULL, NULL, NULL}}};
 int cmd_guard(const struct config *c, int argc, char **argv)
 {
     struct guard_opts o;
@@ -35,10 +41,10 @@ int cmd_guard(const struct config *c, int argc, char **argv)
                  guard_parse_gib(argv[i + 1], &o.floor_kib) == 0)
             i++;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(GUARD_USAGE, stdout);
+            usage_print(stdout, &guard_doc);
             return 0;
         } else {
-            fputs(GUARD_USAGE, stderr);
+            usage_print(stderr, &guard_doc);
             return 2;
         }
     }
@@ -57,7 +63,7 @@ int cmd_guard(const struct config *c, int argc, char **argv)
         return bad ? 1 : 0;
     }
     if (all) {
-        fputs(GUARD_USAGE, stderr);
+        usage_print(stderr, &guard_doc);
         return 2;
     }
     return guardctl(&o, a);

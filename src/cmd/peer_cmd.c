@@ -26,39 +26,33 @@
 #include "progress.h"
 #include "text.h"
 #include "xfer_peer.h"
+#include "usage.h"
 
-static const char COPY_USAGE[] =
-    "usage: dsv41-top copy-to-peer [--node NAME] [--streams N] [--rsync] [--dry-run]\n"
-    "                              [--no-verify] [--json] [--progress SECONDS]\n"
-    "\n"
-    "Copies the checkpoint (MODEL_DIR) to each worker's WORKER_MODEL_DIR, leaving\n"
-    "the Engram .partNN pieces and .cache/ behind, and compares the number of\n"
-    "EXL3 bank files. Resumable: run it again after an interruption.\n"
-    "\n"
-    "By default the files go over several TCP streams to dsv41-xfer, a helper\n"
-    "pushed to the worker over sftp and run over ssh, listening on the worker's\n"
-    "fabric address; it takes only streams that present a one-time token handed\n"
-    "to it over ssh, and puts each file in place only once its sha256 matches\n"
-    "the head's manifest (or, for other files, the sum the head computed as it\n"
-    "read them). The bytes travel unencrypted: fine on the point-to-point\n"
-    "fabric (the weights are public; integrity is the hash). --rsync copies\n"
-    "through ssh instead, then verifies on the worker (rsync on both nodes).\n"
-    "\n"
-    "  --node NAME         only this worker (default: every worker)\n"
-    "  --streams N         TCP streams (default: the cores of the smaller end,\n"
-    "                      2 to 16)\n"
-    "  --rsync             rsync over ssh, for a link that is not private\n"
-    "  --dry-run           list what would be copied; copy nothing\n"
-    "  --no-verify         with --rsync: copy only (the streams always verify)\n"
-    "  --json              the streams' events as JSON lines on stdout (progress\n"
-    "                      each second with every stream's rate, a file in place,\n"
-    "                      the helper's words, the end)\n"
-    "  --progress SECONDS  a progress line this often when stderr is not a\n"
-    "                      terminal (default 5; 0: none)\n"
-    "\n"
-    "Exit status: 0 copied and verified; 1 the copy or its check failed (or was\n"
-    "interrupted); 2 a usage or configuration error.\n";
-
+const struct usage_doc copy_doc = {
+    "copy-to-peer", NULL, "the checkpoint to the workers, verified there",
+    "Copies the checkpoint (MODEL_DIR) to each worker's WORKER_MODEL_DIR, leaving the Engram "
+    ".partNN pieces and .cache/ behind, and compares the number of EXL3 bank files. Resumable: "
+    "run it again after an interruption.\n\n"
+    "By default the files go over several TCP streams to dsv41-xfer, a helper pushed to the "
+    "worker over sftp and run over ssh, listening on the worker's fabric address; it takes only "
+    "streams that present a one-time token handed to it over ssh, and puts each file in place "
+    "only once its sha256 matches the head's manifest (or, for other files, the sum the head "
+    "computed as it read them). The bytes travel unencrypted: fine on the point-to-point fabric "
+    "(the weights are public; integrity is the hash). --rsync copies through ssh instead, then "
+    "verifies on the worker (rsync on both nodes).",
+    "0 copied and verified; 1 the copy or its check failed (or was interrupted); 2 a usage or "
+    "configuration error.",
+    (const struct usage_opt[]){
+        {"--node", "NAME", "only this worker (default: every worker)"},
+        {"--streams", "N", "TCP streams (default: the cores of the smaller end, 2 to 16)"},
+        {"--rsync", NULL, "rsync over ssh, for a link that is not private"},
+        {"--dry-run", NULL, "list what would be copied; copy nothing"},
+        {"--no-verify", NULL, "with --rsync: copy only (the streams always verify)"},
+        {"--json", NULL,
+         "the streams' events as JSON lines on stdout (progress each second with every "
+         "stream's rate, a file in place, the helper's words, the end)"},
+        {"--progress", "SECONDS", "a progress line this often when stderr is not a terminal (default 5; 0: none)"},
+        {NULL, NULL, NULL}}};
 
 static void show_line(struct copy_out *o, const char *line)
 {
@@ -269,10 +263,10 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
         } else if (strcmp(argv[i], "--progress") == 0 && i + 1 < argc)
             o.every_s = atof(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(COPY_USAGE, stdout);
+            usage_print(stdout, &copy_doc);
             return 0;
         } else {
-            fputs(COPY_USAGE, stderr);
+            usage_print(stderr, &copy_doc);
             return 2;
         }
     }

@@ -7,21 +7,24 @@
 #include "api.h"
 #include "commands.h"
 #include "pi.h"
+#include "usage.h"
 
-static const char PI_USAGE[] =
-    "usage: dsv41-top pi [--url URL]\n"
-    "       dsv41-top pi --check [--timeout SEC]\n"
-    "\n"
-    "Without --check: the lines to run on a laptop to connect Pi to this deployment - the\n"
-    "install command with the head's address (--url when the laptop reaches the API by\n"
-    "another name), the line that fetches the key over ssh (the key itself is never\n"
-    "printed) and the pi command. The console shows the same (P).\n"
-    "\n"
-    "--check, where Pi runs: the dsv41-sparks provider in Pi's models.json\n"
-    "(PI_CODING_AGENT_DIR, else ~/.pi/agent), the extension that lifts Pi's output limit,\n"
-    "the key variable the provider names, and one request sent the way Pi sends it,\n"
-    "answered. PASS/FAIL per check; exit 0 only when all pass.\n";
-
+const struct usage_doc pi_doc = {
+    "pi", "[--url URL]\n--check [--timeout SEC]",
+    "connect the Pi coding agent from a laptop; check it",
+    "Without --check: the lines to run on a laptop to connect Pi to this deployment - the "
+    "install command with the head's address (--url when the laptop reaches the API by another "
+    "name), the line that fetches the key over ssh (the key itself is never printed) and the pi "
+    "command. The console shows the same (P).\n\n"
+    "--check, where Pi runs: the dsv41-sparks provider in Pi's models.json (PI_CODING_AGENT_DIR, "
+    "else ~/.pi/agent), the extension that lifts Pi's output limit, the key variable the "
+    "provider names, and one request sent the way Pi sends it, answered. PASS/FAIL per check.",
+    "0 (with --check: every check passed); 1 a check failed; 2 a usage error.",
+    (const struct usage_opt[]){
+        {"--url", "URL", "the API as the laptop reaches it (default: the head's address)"},
+        {"--check", NULL, "check Pi's configuration where Pi runs, and one request"},
+        {"--timeout", "SEC", "with --check: how long the request may take (default 120)"},
+        {NULL, NULL, NULL}}};
 int cmd_pi(const struct config *c, int argc, char **argv)
 {
     const char *url = NULL;
@@ -35,10 +38,10 @@ int cmd_pi(const struct config *c, int argc, char **argv)
         } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
             timeout_s = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(PI_USAGE, stdout);
+            usage_print(stdout, &pi_doc);
             return 0;
         } else {
-            fputs(PI_USAGE, stderr);
+            usage_print(stderr, &pi_doc);
             return 2;
         }
     }
@@ -48,7 +51,7 @@ int cmd_pi(const struct config *c, int argc, char **argv)
         return 2;
     }
     if (timeout_s <= 0) {
-        fputs(PI_USAGE, stderr);
+        usage_print(stderr, &pi_doc);
         return 2;
     }
     if (!check) {

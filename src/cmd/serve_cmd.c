@@ -11,12 +11,17 @@
 #include "gates.h"
 #include "commands.h"
 #include "smoke.h"
+#include "usage.h"
 
-static int usage(FILE *f, const char *text, int rc)
+static int usage(FILE *f, const struct usage_doc *d, int rc)
 {
-    fputs(text, f);
+    usage_print(f, d);
     return rc;
 }
+
+#define ANY_HOST_OPT                                                                               \
+    {"--key-for-any-host", NULL,                                                                   \
+     "send the API key to the URL given too (it goes only to the configured API's host)"}
 
 /* --key-for-any-host, taken out of argv (every serving command knows it). */
 static bool take_any_host(int *argc, char **argv)
@@ -68,14 +73,16 @@ static void target(const struct config *c, const char *url, bool any_host, struc
     buf_free(&why);
 }
 
-static const char SMOKE_USAGE[] =
-    "usage: dsv41-top smoke [URL] [--timeout SEC] [--key-for-any-host]\n"
-    "  Text (17 * 23), a tool call (get_weather for Warsaw) and vision (a red/blue\n"
-    "  PNG) against the API (default: API_URL or http://127.0.0.1:PORT), no output\n"
-    "  caps. PASS/FAIL per check with the evidence; exit 0 only when all pass.\n"
-    "  The API key goes only to the configured API's host; --key-for-any-host\n"
-    "  sends it to the URL given.\n";
-
+const struct usage_doc smoke_doc = {
+    "smoke", NULL, "text, tool call and vision checks, PASS/FAIL each",
+    "Text (17 * 23), a tool call (get_weather for Warsaw) and vision (a red/blue PNG) against "
+    "the API (default: API_URL or http://127.0.0.1:PORT), no output caps. PASS/FAIL per check "
+    "with the evidence.",
+    "0 every check passed; 1 one failed; 2 a usage error.",
+    (const struct usage_opt[]){{"--timeout", "SEC", "how long each check may take (default 600)"},
+                               ANY_HOST_OPT,
+                               {"URL", NULL, "the API (http://head:8000, a trailing /v1 is fine)"},
+                               {NULL, NULL, NULL}}};
 int cmd_smoke(const struct config *c, int argc, char **argv)
 {
     bool any_host = take_any_host(&argc, argv);
@@ -85,14 +92,14 @@ int cmd_smoke(const struct config *c, int argc, char **argv)
         if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
             timeout_s = atoi(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return usage(stdout, SMOKE_USAGE, 0);
+            return usage(stdout, &smoke_doc, 0);
         else if (argv[i][0] != '-' && !url)
             url = argv[i];
         else
-            return usage(stderr, SMOKE_USAGE, 2);
+            return usage(stderr, &smoke_doc, 2);
     }
     if (timeout_s <= 0)
-        return usage(stderr, SMOKE_USAGE, 2);
+        return usage(stderr, &smoke_doc, 2);
     struct buf base = BUF_INIT, key = BUF_INIT;
     target(c, url, any_host, &base, &key);
     printf("smoke: %s\n", buf_str(&base));
@@ -104,16 +111,31 @@ int cmd_smoke(const struct config *c, int argc, char **argv)
     return passed == SMOKE_CHECKS ? 0 : 1;
 }
 
-static const char BENCH_USAGE[] =
-    "usage: dsv41-top bench [URL] [--out FILE] [--label L] [--prefill N...] [--conc C...]\n"
-    "                       [--kinds prose code] [--ctx N...] [--reps R] [--dec-reps R]\n"
-    "                       [--greedy] [--timeout SEC] [--key-for-any-host]\n"
-    "  Prefill tok/s on fresh random token ids (default 8192 32768, 3 reps), decode\n"
-    "  per stream and aggregate at each concurrency (default 1 2) for prose and code,\n"
-    "  long-context runs (--ctx, none by default); no output caps; waits for an idle\n"
-    "  server before each step and saves the JSON after each step. Prints TTFT, TPOT\n"
-    "  and ITL percentiles and the reference figures of the measured deployment.\n";
-
+const struct usage_doc bench_doc = {
+    "bench", NULL, "prefill and decode speed, saved as JSON",
+    "Prefill tok/s on fresh random token ids (default 8192 32768, 3 reps), decode per stream and "
+    "aggregate at each concurrency (default 1 2) for prose and code, long-context runs (--ctx, "
+    "none by default); no output caps; waits for an idle server before each step and saves the "
+    "JSON after each step. Prints TTFT, TPOT and ITL percentiles and the reference figures of the "
+    "measured deployment. Ctrl-C keeps what finished, marked interrupted.",
+    "0 every request answered; 1 a request failed (each named in the JSON's errors); 2 a usage "
+    "error.",
+    (const struct usage_opt[]){
+        {"--out", "FILE", "the results as JSON (saved after each step)"},
+        {"--label", "L", "a label kept in the results"},
+        {"--prefill", "N...", "prompt lengths of the prefill runs (default 8192 32768)"},
+        {"--no-prefill", NULL, "no prefill runs"},
+        {"--conc", "C...", "concurrencies of the decode runs (default 1 2)"},
+        {"--no-decode", NULL, "no decode runs"},
+        {"--kinds", "K...", "what the decode runs write: prose, code or both (default both)"},
+        {"--ctx", "N...", "long-context runs at these prompt lengths (default none)"},
+        {"--reps", "R", "repetitions of each prefill run (default 3)"},
+        {"--dec-reps", "R", "repetitions of each decode run (default 1)"},
+        {"--greedy", NULL, "temperature 0 instead of the generation config's sampling"},
+        {"--timeout", "SEC", "how long one request may take (default 3600)"},
+        ANY_HOST_OPT,
+        {"URL", NULL, "the API (default: API_URL or http://127.0.0.1:PORT)"},
+        {NULL, NULL, NULL}}};
 /* Numbers after a flag, until the next flag. */
 static int numbers(int argc, char **argv, int *i, int *out, int max)
 {
@@ -174,21 +196,24 @@ int cmd_bench(const struct config *c, int argc, char **argv)
             while (i + 1 < argc && argv[i + 1][0] != '-' && o.nkinds < 2) {
                 const char *k = argv[++i];
                 if (strcmp(k, "prose") && strcmp(k, "code"))
-                    return usage(stderr, "--kinds takes prose and/or code\n", 2);
+                    {
+                    fputs("dsv41-top bench: --kinds takes prose and/or code\n", stderr);
+                    return 2;
+                }
                 o.kinds[o.nkinds++] = k;
             }
             n = o.nkinds ? 1 : -1;
         } else if (strcmp(a, "--greedy") == 0) {
             o.greedy = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            return usage(stdout, BENCH_USAGE, 0);
+            return usage(stdout, &bench_doc, 0);
         } else if (a[0] != '-' && !url) {
             url = a;
         } else {
-            return usage(stderr, BENCH_USAGE, 2);
+            return usage(stderr, &bench_doc, 2);
         }
         if (n < 0)
-            return usage(stderr, BENCH_USAGE, 2);
+            return usage(stderr, &bench_doc, 2);
     }
     struct buf base = BUF_INIT, key = BUF_INIT;
     target(c, url, any_host, &base, &key);
@@ -201,13 +226,19 @@ int cmd_bench(const struct config *c, int argc, char **argv)
     return rc;
 }
 
-static const char GATES_USAGE[] =
-    "usage: dsv41-top gates [URL] [--ctx N] [--out FILE] [--timeout SEC] [--key-for-any-host]\n"
-    "  The six acceptance gates: load, chat, reasoning, tools (a call and the\n"
-    "  answer that uses its result), context (a code planted in N tokens of filler,\n"
-    "  default 175000), speed (>= 15 tok/s in the first 30 s after the first token).\n"
-    "  Evidence JSON (default gates-DATE.json); exit 0 only when all six pass.\n";
-
+const struct usage_doc gates_doc = {
+    "gates", NULL, "the six acceptance gates, with evidence JSON",
+    "The six acceptance gates: load, chat, reasoning, tools (a call and the answer that uses its "
+    "result), context (a code planted in N tokens of filler, default 175000), speed (>= 15 tok/s "
+    "in the first 30 s after the first token). The evidence goes to a JSON file.",
+    "0 all six passed; 1 a gate failed; 2 a usage error.",
+    (const struct usage_opt[]){
+        {"--ctx", "N", "tokens of filler in the context gate (default 175000, at least 100)"},
+        {"--out", "FILE", "the evidence (default gates-DATE.json)"},
+        {"--timeout", "SEC", "how long one request may take (default 1800)"},
+        ANY_HOST_OPT,
+        {"URL", NULL, "the API (default: API_URL or http://127.0.0.1:PORT)"},
+        {NULL, NULL, NULL}}};
 int cmd_gates(const struct config *c, int argc, char **argv)
 {
     bool any_host = take_any_host(&argc, argv);
@@ -229,14 +260,14 @@ int cmd_gates(const struct config *c, int argc, char **argv)
         else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
             o.timeout_s = atoi(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return usage(stdout, GATES_USAGE, 0);
+            return usage(stdout, &gates_doc, 0);
         else if (argv[i][0] != '-' && !url)
             url = argv[i];
         else
-            return usage(stderr, GATES_USAGE, 2);
+            return usage(stderr, &gates_doc, 2);
     }
     if (o.ctx_tokens < 100 || o.timeout_s <= 0)
-        return usage(stderr, GATES_USAGE, 2);
+        return usage(stderr, &gates_doc, 2);
     struct buf base = BUF_INIT, key = BUF_INIT;
     target(c, url, any_host, &base, &key);
     o.base = buf_str(&base);

@@ -18,29 +18,27 @@
 #include "progress.h"
 #include "verify.h"
 #include "verify_peer.h"
+#include "usage.h"
 
-static const char VERIFY_USAGE[] =
-    "usage: dsv41-top verify [--node NAME | --all] [--dir DIR] [--manifest FILE]\n"
-    "                        [--jobs N] [--json] [--progress SECONDS] [PATH...]\n"
-    "\n"
-    "Checks the checkpoint's files against its sha256 manifest (sha256sum's\n"
-    "format), hashing several files at once.\n"
-    "\n"
-    "  --node NAME        on that node (head, worker, worker2, ...): a worker\n"
-    "                     hashes its WORKER_MODEL_DIR itself, against the\n"
-    "                     head's manifest (dsv41-verify is pushed to it)\n"
-    "  --all              on every node, one after another\n"
-    "  --dir DIR          the head's checkpoint (default MODEL_DIR)\n"
-    "  --manifest FILE    the manifest (default DIR/sha256-manifest.txt)\n"
-    "  --jobs N           files hashed at once (default: cores, at most 4)\n"
-    "  --json             one JSON object on stdout instead of lines\n"
-    "  --progress SECONDS a progress line this often when stderr is not a\n"
-    "                     terminal (default 5; 0: none)\n"
-    "  PATH...            only these entries of the manifest\n"
-    "\n"
-    "Exit status: 0 every file matches; 1 a file is missing, unreadable or\n"
-    "differs (or the run was interrupted); 2 a usage or manifest error.\n";
-
+const struct usage_doc verify_doc = {
+    "verify", NULL,
+    "the checkpoint against its sha256 manifest",
+    "Checks the checkpoint's files against its sha256 manifest (sha256sum's format), hashing "
+    "several files at once.",
+    "0 every file matches; 1 a file is missing, unreadable or differs (or the run was "
+    "interrupted); 2 a usage or manifest error.",
+    (const struct usage_opt[]){
+        {"--node", "NAME", "on that node (head, worker, worker2, ...): a worker hashes its "
+                           "WORKER_MODEL_DIR itself, against the head's manifest (dsv41-verify "
+                           "is pushed to it)"},
+        {"--all", NULL, "on every node, one after another"},
+        {"--dir", "DIR", "the head's checkpoint (default MODEL_DIR)"},
+        {"--manifest", "FILE", "the manifest (default DIR/sha256-manifest.txt)"},
+        {"--jobs", "N", "files hashed at once (default: cores, at most 4)"},
+        {"--json", NULL, "one JSON object on stdout instead of lines"},
+        {"--progress", "SECONDS", "a progress line this often when stderr is not a terminal (default 5; 0: none)"},
+        {"PATH...", NULL, "only these entries of the manifest"},
+        {NULL, NULL, NULL}}};
 
 struct ctx {
     struct verify_progress p;
@@ -296,10 +294,10 @@ int cmd_verify(const struct config *c, int argc, char **argv)
         else if (strcmp(argv[i], "--json") == 0)
             x.json = true;
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(VERIFY_USAGE, stdout);
+            usage_print(stdout, &verify_doc);
             return 0;
         } else if (argv[i][0] == '-') {
-            fputs(VERIFY_USAGE, stderr);
+            usage_print(stderr, &verify_doc);
             return 2;
         } else {
             o.paths = &argv[i];

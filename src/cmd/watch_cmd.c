@@ -23,19 +23,22 @@
 #include "mono.h"
 #include "state.h"
 #include "text.h"
+#include "usage.h"
 
-static const char WATCH_USAGE[] =
-    "usage: dsv41-top watch [--json] [--once] [--exit-on-alarm] [--interval S]\n"
-    "  The console's checks without the screen: every node, its memory guard, the ranks,\n"
-    "  the API, the wedge rule and the liveness probe (PROBE_IDLE_S, PROBE_DEADLINE_S).\n"
-    "  One line per change (--json: one JSON object per line). Runs until SIGINT/SIGTERM.\n"
-    "  --once           print the picture after the first full sample and exit\n"
-    "  --exit-on-alarm  exit at the first alarm\n"
-    "  --interval S     seconds between samples (default 1)\n"
-    "  exit status: 0 well (or stopped by a signal), 3 engine wedged, 4 a memory guard\n"
-    "  fired, 5 a rank exited, 6 a node unreachable, 7 ranks without a fresh memory guard,\n"
-    "  8 the fabric changed under running ranks (GID index, IPv4, netdev, HCAs), 2 bad usage.\n";
-
+const struct usage_doc watch_doc = {
+    "watch", NULL, "the console's checks headless, a line per change",
+    "The console's checks without the screen: every node, its memory guard, the ranks, the API, "
+    "the wedge rule and the liveness probe (PROBE_IDLE_S, PROBE_DEADLINE_S). One line per change "
+    "(--json: one JSON object per line). Runs until SIGINT/SIGTERM.",
+    "0 well (or stopped by a signal); 3 engine wedged; 4 a memory guard fired; 5 a rank exited; "
+    "6 a node unreachable; 7 ranks without a fresh memory guard; 8 the fabric changed under "
+    "running ranks (GID index, IPv4, netdev, HCAs); 2 bad usage.",
+    (const struct usage_opt[]){
+        {"--json", NULL, "one JSON object per line"},
+        {"--once", NULL, "print the picture after the first full sample and exit"},
+        {"--exit-on-alarm", NULL, "exit at the first alarm"},
+        {"--interval", "S", "seconds between samples (0.2 to 3600, default 1)"},
+        {NULL, NULL, NULL}}};
 enum { ALARM_NONE = 0, ALARM_WEDGED = 3, ALARM_FIRED = 4, ALARM_RANK = 5, ALARM_DOWN = 6,
        ALARM_UNGUARDED = 7, ALARM_FABRIC = 8 };
 
@@ -208,7 +211,7 @@ int cmd_watch(const struct config *c, int argc, char **argv)
             i++;
         } else {
             bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
-            fputs(WATCH_USAGE, help ? stdout : stderr);
+            usage_print(help ? stdout : stderr, &watch_doc);
             return help ? 0 : 2;
         }
     }

@@ -456,6 +456,16 @@ const char *config_help(const char *key)
     return i >= 0 ? KEYS[i].help : "";
 }
 
+const char *config_key_at(int i, const char **def, const char **help, bool *secret)
+{
+    if (i < 0 || (size_t)i >= sizeof KEYS / sizeof *KEYS)
+        return NULL;
+    *def = KEYS[i].dflt;
+    *help = KEYS[i].help;
+    *secret = KEYS[i].secret;
+    return KEYS[i].name;
+}
+
 const char *config_source_name(enum config_source s)
 {
     switch (s) {

@@ -39,6 +39,9 @@ int config_get_long(const struct config *c, const char *key, long *out, struct b
 int config_get_double(const struct config *c, const char *key, double *out, struct buf *err);
 bool config_is_secret(const char *key);
 const char *config_help(const char *key);
+/* The i-th setting the program knows (from 0), with its default and help;
+ * NULL past the last: the man page's and README's settings tables. */
+const char *config_key_at(int i, const char **def, const char **help, bool *secret);
 const char *config_source_name(enum config_source s);
 /* The default config file path: $XDG_CONFIG_HOME/dsv41-top/config. */
 int config_default_path(struct buf *out);

@@ -5,6 +5,7 @@
 #include "phase.h"
 #include "ranks.h"
 #include "wedge.h"
+#include "usage.h"
 
 #include <getopt.h>
 #include <pthread.h>
@@ -749,6 +750,12 @@ cJSON *status_to_json(const struct status_report *r)
     return root;
 }
 
+const struct usage_doc status_doc = {
+    "status", NULL, "every node, the fabric, the ranks and the API",
+    "Shows every node (memory, GPU, RDMA, fabric, ranks) and the API, then one line per problem.",
+    "0 all is well; 1 a problem (each named); 2 a usage or configuration error.",
+    (const struct usage_opt[]){{"--json", NULL, "one JSON object for scripts"}, {NULL, NULL, NULL}}};
+
 int cmd_status(const struct config *c, int argc, char **argv)
 {
     bool json = false;
@@ -762,9 +769,7 @@ int cmd_status(const struct config *c, int argc, char **argv)
             json = true;
         } else {
             FILE *o = ch == 'h' ? stdout : stderr;
-            fprintf(o, "usage: dsv41-top status [--json]\n"
-                       "  Shows every node (memory, GPU, RDMA, fabric, ranks) and the API.\n"
-                       "  Exit status 0 only when all is well; otherwise one problem per line.\n");
+            usage_print(o, &status_doc);
             return ch == 'h' ? 0 : 2;
         }
     }

@@ -1,0 +1,121 @@
+#!/bin/bash
+# The words and the code cannot drift: the README's commands, keys and
+# settings tables are what the program prints (dsv41-top docs ...); every
+# option a command's parser compares is in its documentation and every
+# documented option in its parser; every command answers --help from its
+# table; the man page renders without warnings; the bash and zsh completions
+# load. --fix rewrites the README's tables instead of failing on them.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+fix=0
+[ "${1:-}" = --fix ] && { fix=1; shift; }
+bin=${1:-$root/build/dsv41-top}
+cd "$root" || exit 2
+fail=0
+ok() { echo "ok   - $1"; }
+bad() { echo "FAIL - $1"; fail=1; }
+docs() { env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null "$bin" docs "$1"; }
+
+# ---- the README's generated sections
+for sec in commands keys settings; do
+    want=$(docs "$sec")
+    have=$(sed -n "/<!-- $sec:begin -->/,/<!-- $sec:end -->/p" README.md | sed '1d;$d')
+    if ! grep -q "<!-- $sec:begin -->" README.md; then
+        bad "README has no <!-- $sec:begin --> section"
+    elif [ "$want" = "$have" ]; then
+        ok "README's $sec section is 'dsv41-top docs $sec'"
+    elif [ $fix = 1 ]; then
+        tmp=$(mktemp)
+        printf '%s\n' "$want" > "$tmp.body"
+        awk -v sec="$sec" -v body="$tmp.body" '
+            $0 == "<!-- " sec ":begin -->" { print; while ((getline l < body) > 0) print l; skip = 1; next }
+            $0 == "<!-- " sec ":end -->" { skip = 0 }
+            !skip { print }' README.md > "$tmp" && mv "$tmp" README.md
+        rm -f "$tmp.body"
+        ok "README's $sec section rewritten"
+    else
+        bad "README's $sec section differs from 'dsv41-top docs $sec' (make readme rewrites it):"
+        diff <(printf '%s\n' "$have") <(printf '%s\n' "$want") | head -20
+    fi
+done
+
+# ---- parsers against the documentation, per source file
+# the commands whose parsers live in each file
+declare -A FILE_CMDS=(
+    [src/cmd/deploy_cmd.c]="launch stop restart logs" [src/cmd/serve_cmd.c]="smoke bench gates"
+    [src/cmd/guard_cmd.c]=guard [src/cmd/verify_cmd.c]=verify [src/cmd/download_cmd.c]=download
+    [src/cmd/assemble_cmd.c]=assemble [src/cmd/peer_cmd.c]=copy-to-peer [src/cmd/pi_cmd.c]=pi
+    [src/cmd/watch_cmd.c]=watch [src/cmd/incidents_cmd.c]=incidents [src/cmd/doctor.c]=doctor
+    [src/cmd/config_cmd.c]=config [src/deploy/status.c]=status [tui/console.c]=console
+    [src/main.c]=main
+)
+flags=$(docs flags)
+[ -n "$flags" ] || bad "'dsv41-top docs flags' printed nothing"
+for f in "${!FILE_CMDS[@]}"; do
+    documented=$(for c in ${FILE_CMDS[$f]}; do awk -v c="$c" '$1 == c { print $2 }' <<< "$flags"; done | sort -u)
+    # what the parser compares: strcmp(x, "--flag") and getopt's {"flag", ...}
+    parsed=$( { grep -o 'strcmp([^,]*, "-[-a-z]*")' "$f" | grep -o '"-[-a-z]*"' | tr -d '"'
+                grep -o '{"[a-z][-a-z]*", *\(no\|required\|optional\)_argument' "$f" |
+                    sed 's/{"\([^"]*\)".*/--\1/'; } | sort -u)
+    for p in $parsed; do
+        case $p in --help | -h) continue ;; esac
+        grep -qx -- "$p" <<< "$documented" || bad "$f parses $p, which ${FILE_CMDS[$f]}'s documentation does not name"
+    done
+    for d in $documented; do
+        case $d in --help | -h) continue ;; esac
+        # a short alias is parsed through its long name (getopt) or itself
+        grep -q -- "\"$d\"\|{\"${d#--}\"\|'${d#-}'" "$f" ||
+            bad "${FILE_CMDS[$f]}'s documentation names $d, which $f does not parse"
+    done
+done
+[ $fail = 0 ] && ok "every parser's options are documented, every documented option parsed"
+
+# ---- --help of every command, from its table, with no configuration at all
+n=0
+for c in $(awk '$1 != "main" && $1 != "console" { print $1 }' <<< "$flags" | sort -u) \
+         $(env -i PATH=/usr/bin:/bin "$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+    out=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/nonexistent/x "$bin" "$c" --help 2>&1)
+    rc=$?
+    first=$(head -1 <<< "$out")
+    if [ $rc != 0 ] || [ "$first" = "${first#usage: dsv41-top $c }" ] && [ "$first" != "usage: dsv41-top $c" ]; then
+        bad "'dsv41-top $c --help' (rc $rc) begins: $first"
+    fi
+    n=$((n + 1))
+done
+[ $fail = 0 ] && ok "--help of $n commands, each its own usage"
+out=$("$bin" launch --no-such-option 2>&1); rc=$?
+[ $rc = 2 ] && grep -q "unknown option '--no-such-option'" <<< "$out" &&
+    ok "an undocumented option is refused, named (rc 2)" || bad "launch --no-such-option: rc $rc: $out"
+
+# ---- the man page and the completions
+man=$(mktemp -d)
+docs man > "$man/dsv41-top.1"
+warn=$(groff -ww -z -man "$man/dsv41-top.1" 2>&1)
+[ -z "$warn" ] && ok "the man page renders without a warning" || bad "groff: $warn"
+text=$(MANWIDTH=80 man -l "$man/dsv41-top.1" 2>/dev/null | col -b)
+for s in COMMANDS "CONSOLE KEYS" SETTINGS "CONSOLE OPTIONS"; do
+    grep -q "^$s" <<< "$text" || bad "the man page has no $s section"
+done
+for c in launch copy-to-peer status; do
+    grep -q "^   $c" <<< "$text" || bad "the man page has no $c"
+done
+grep -q 'STOP_TIMEOUT\|MEMGUARD_GIB' <<< "$text" && ok "the man page has its sections, commands and settings" ||
+    bad "the man page has no settings"
+docs bash > "$man/dsv41-top.bash"
+got=$(bash -c '. "$1" && complete -p dsv41-top && COMP_WORDS=(dsv41-top cop) COMP_CWORD=1 && _dsv41_top &&
+               echo "reply=${COMPREPLY[*]}" && COMP_WORDS=(dsv41-top logs --t) COMP_CWORD=2 && _dsv41_top &&
+               echo "reply=${COMPREPLY[*]}" && COMP_WORDS=(dsv41-top logs "") COMP_CWORD=2 && _dsv41_top &&
+               echo "reply=${COMPREPLY[*]}"' _ "$man/dsv41-top.bash" 2>&1)
+grep -q 'complete -F _dsv41_top dsv41-top' <<< "$got" && grep -qx 'reply=copy-to-peer' <<< "$got" &&
+    grep -qx 'reply=--tail' <<< "$got" && grep -qx 'reply=r0 r1' <<< "$got" &&
+    ok "bash completion: loads, completes a command, an option and a rank" || bad "bash completion: $got"
+docs zsh > "$man/_dsv41-top"
+if command -v zsh >/dev/null; then
+    got=$(zsh -fc 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -d "$1/zcompdump"; print -r -- ${_comps[dsv41-top]}' _ "$man" 2>&1)
+    zsh -n "$man/_dsv41-top" && [ "$got" = _dsv41-top ] && ok "zsh completion: parses, compinit binds it" ||
+        bad "zsh completion: $got"
+else
+    bad "zsh is not installed (make deps installs it)"
+fi
+rm -rf "$man"
+exit $fail
