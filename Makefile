@@ -62,7 +62,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo install uninstall readme clean format FORCE
+.PHONY: all deps test check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
@@ -245,6 +245,7 @@ pi-test: all
 cli-test: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/cli/test_verify.sh
+	tests/cli/test_install.sh
 	@echo "== test_verify.sh (TSan build)"
 	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	    tests/cli/test_verify.sh
@@ -254,6 +255,11 @@ cli-test: all
 it: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/it/run.sh
+
+# make demo on a tmux screen: start, smoke, quit, then nothing of it left
+# (after the integration tests: it brings the test hosts up and down itself).
+demo-test: all
+	tests/tui/test_demo.sh
 
 fuzz:
 	tests/fuzz/run.sh 60
@@ -273,6 +279,7 @@ test: deps
 	$(MAKE) cli-test
 	$(MAKE) fuzz-smoke
 	$(MAKE) it
+	$(MAKE) demo-test
 
 bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/tests/bench-guard
 	tests/bench/run.sh
