@@ -62,7 +62,8 @@ int main(int argc, char **argv)
     }
     struct buf bad = BUF_INIT;
     if (cmd && usage_check(cmd->doc, argc - i, argv + i, &bad) < 0) {
-        fprintf(stderr, "dsv41-top %s\n", buf_str(&bad));
+        fprintf(stderr, "dsv41-top %s\n\n", buf_str(&bad));
+        usage_print(stderr, cmd->doc);
         buf_free(&bad);
         free(sets);
         return 2;
