@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "shcmd.h"
 #include "strv.h"
 
 /* The words joined as <w1><w2>..., so an empty word and a blank inside a
@@ -238,13 +239,39 @@ static void hostile_input(void **st)
     expect_error("\"\"\"", "column 3");
 }
 
+/* What `launch --dry-run` prints (shcmd_join) splits back into the same
+ * words: an operator can paste a printed word into EXTRA. */
+static void dry_run_words_paste_back(void **st)
+{
+    (void)st;
+    static const char *words[] = {
+        "--override-generation-config", "{\"temperature\": 0.6}", "", "it's", "'", "\\",
+        "back\\slash", "bang!", "$(id)", "`id`", "a b\tc", "line1\nline2", "\"", "~", "*",
+        "--x=y", "\xff\xfe",
+    };
+    struct strv in = STRV_INIT, out = STRV_INIT;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        assert_int_equal(strv_add(&in, words[i]), 0);
+    struct buf line = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(shcmd_join(&in, &line), 0);
+    if (strv_add_shell_words(&out, buf_str(&line), &err) != 0)
+        fail_msg("[%s]: %s", buf_str(&line), buf_str(&err));
+    assert_int_equal(out.n, in.n);
+    for (int i = 0; i < in.n; i++)
+        assert_string_equal(out.v[i], in.v[i]);
+    strv_free(&in);
+    strv_free(&out);
+    buf_free(&line);
+    buf_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_json_example),   cmocka_unit_test(blanks_quotes_and_escapes),
         cmocka_unit_test(empty_words),        cmocka_unit_test(nothing_expanded),
         cmocka_unit_test(errors_name_the_column), cmocka_unit_test(a_real_shell_agrees),
-        cmocka_unit_test(hostile_input),
+        cmocka_unit_test(hostile_input),      cmocka_unit_test(dry_run_words_paste_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
