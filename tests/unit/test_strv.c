@@ -27,7 +27,9 @@ static char *split(const char *text, int *rc, struct buf *err)
     for (int i = 0; i < w.n; i++)
         buf_printf(&b, "<%s>", w.v[i]);
     strv_free(&w);
-    return strdup(buf_str(&b));
+    char *out = strdup(buf_str(&b));
+    buf_free(&b);
+    return out;
 }
 
 static void expect(const char *text, const char *want)
