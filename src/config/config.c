@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "config_check.h"
+#include "strv.h"
 #include "text.h"
 
 /* A default may name another key as "${KEY}"; those are expanded after all
@@ -74,16 +75,22 @@ static const struct config_key KEYS[] = {
     {"GRAPH_MODE", "FULL_DECODE_ONLY", "cudagraph_mode", false, CK_WORD, false, 0, 0},
     {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false,
      CK_FILE_NAME, false, 0, 0},
-    {"EXTRA", "", "extra vLLM arguments for rank 0 (split on blanks)", false, CK_WORDS, true, 0, 0},
-    {"EXTRA_ENV", "", "extra KEY=VALUE words for every rank's environment (e.g. NCCL_DEBUG=INFO)",
+    {"EXTRA", "",
+     "extra vLLM arguments for rank 0, words as a shell splits them, nothing expanded "
+     "(--override-generation-config '{\"temperature\": 0.6}')",
+     false, CK_WORDS, true, 0, 0},
+    {"EXTRA_ENV", "",
+     "extra KEY=VALUE words for every rank's environment, quoted as for a shell "
+     "(NCCL_DEBUG=INFO 'A=two words')",
      false, CK_ENV_WORDS, true, 0, 0},
     {"TP", "", "tensor parallel size (empty: the number of nodes)", false, CK_INT, true, 1, 64},
     {"PP", "1", "pipeline parallel size (TP x PP = nodes)", false, CK_INT, false, 1, 64},
     {"WORKERS", "", "more than one worker: host1,host2,... (rank i on node i; overrides WORKER)",
      false, CK_SSH_TARGETS, true, 0, 0},
     {"VLLM_CMD", "vllm serve",
-     "the command the image serves with, before vLLM's arguments (rank 0 "
-     "runs it through the image's /bin/sh after reading the key file)",
+     "the command the image serves with, before vLLM's arguments, words quoted as for a "
+     "shell (rank 0 runs it through the image's /bin/sh after reading the key file, as "
+     "\"$@\": never re-split)",
      false, CK_COMMAND, false, 0, 0},
     {"WEDGE_SECONDS", "10", "requests running with no token for this long: engine wedged", false,
      CK_INT, false, 1, 3600},
@@ -185,6 +192,35 @@ static char *trim(char *s)
     return s;
 }
 
+/* A value that is one quoted string, '...' or "...", loses its quotes as
+ * the shell that sources the file would take them off ("..." unescapes
+ * \" \\ \$ \`). Anything else stays as written: a value such as
+ * EXTRA='-a' 'b c' is a list of words whose quotes strv_add_shell_words
+ * reads later, and stripping its first and last quote would join them. */
+static int unquote(char *val)
+{
+    size_t vl = strlen(val);
+    if (vl < 2 || (val[0] != '"' && val[0] != '\''))
+        return 0;
+    size_t i = 1;
+    if (val[0] == '\'')
+        i = strcspn(val + 1, "'") + 1;
+    else
+        for (; val[i] && val[i] != '"'; i++)
+            if (val[i] == '\\' && val[i + 1])
+                i++;
+    if (i != vl - 1)
+        return 0;
+    struct strv w = STRV_INIT;
+    struct buf err = BUF_INIT;
+    int rc = strv_add_shell_words(&w, val, &err);
+    buf_free(&err);
+    if (rc == 0 && w.n == 1)
+        memmove(val, w.v[0], strlen(w.v[0]) + 1); /* never longer than val */
+    strv_free(&w);
+    return rc;
+}
+
 /* Config file: KEY=VALUE lines, '#' comments, optional "export " prefix and
  * matching quotes around the value, so a sourced shell env file also works. */
 static int load_file(struct config *c, const char *path, struct buf *err)
@@ -219,10 +255,10 @@ static int load_file(struct config *c, const char *path, struct buf *err)
         }
         *eq = '\0';
         char *key = trim(s), *val = trim(eq + 1);
-        size_t vl = strlen(val);
-        if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
-            val[vl - 1] = '\0';
-            val++;
+        if (unquote(val) < 0) {
+            buf_puts(err, "out of memory");
+            rc = -1;
+            break;
         }
         int i = key_index(key, strlen(key));
         if (i < 0) {
@@ -275,7 +311,7 @@ static int check_values(const struct config *c, struct buf *err)
 {
     for (int i = 0; i < NKEYS; i++) {
         const struct config_value *v = &c->values[i];
-        char form[160];
+        char form[320];
         const char *want = config_check_value(KEYS[i].kind, KEYS[i].min, KEYS[i].max,
                                               KEYS[i].empty_ok, v->value, form, sizeof form);
         if (!want)

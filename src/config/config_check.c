@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strv.h"
+
 static bool has_control(const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
@@ -63,6 +65,52 @@ static bool env_word(const char *w, size_t n)
         if (!strchr(ALNUM "_", w[i]))
             return false;
     return !(k == 12 && strncmp(w, "VLLM_API_KEY", 12) == 0);
+}
+
+/* The value split as the ranks will get it (strv_add_shell_words); NULL
+ * when it splits, else what was expected and where it broke, in form. */
+static const char *split_words(const char *v, const char *what, struct strv *words, char *form,
+                               int formsz)
+{
+    struct buf err = BUF_INIT;
+    if (strv_add_shell_words(words, v, &err) == 0) {
+        buf_free(&err);
+        return NULL;
+    }
+    snprintf(form, (size_t)formsz, "%s in shell quoting ('...', \"...\", \\): %s", what,
+             buf_str(&err));
+    buf_free(&err);
+    return form;
+}
+
+/* Each word NAME=VALUE: NULL, else the form and the first word that is not. */
+static const char *env_words(const char *v, char *form, int formsz)
+{
+    static const char what[] = "KEY=VALUE words (KEY of letters, digits and _, not starting "
+                               "with a digit; the API key is not set this way)";
+    struct strv w = STRV_INIT;
+    const char *want = split_words(v, what, &w, form, formsz);
+    for (int i = 0; !want && i < w.n; i++)
+        if (!env_word(w.v[i], strlen(w.v[i]))) {
+            snprintf(form, (size_t)formsz, "%s; word %d is '%.40s%s'", what, i + 1, w.v[i],
+                     strlen(w.v[i]) > 40 ? "..." : "");
+            want = form;
+        }
+    strv_free(&w);
+    return want;
+}
+
+/* The first word a program: not empty, not an option. */
+static const char *command_words(const char *v, char *form, int formsz)
+{
+    struct strv w = STRV_INIT;
+    const char *want = split_words(v, "a command", &w, form, formsz);
+    if (!want && w.n == 0)
+        want = "a command (it is blank)";
+    else if (!want && (!w.v[0][0] || w.v[0][0] == '-'))
+        want = "a command (its first word a program, not an option or empty)";
+    strv_free(&w);
+    return want;
 }
 
 static bool ulimit_word(const char *w, size_t n)
@@ -170,20 +218,20 @@ const char *config_check_value(enum config_kind kind, double min, double max, bo
         return only(v, ALNUM "._-/") && v[0] != '-' && v[0] != '/' && !strstr(v, "..")
                    ? NULL
                    : "a branch, tag or commit (letters, digits, '.', '_', '-', '/')";
-    case CK_WORDS:
-        return has_control(v) ? "words on one line, without control characters" : NULL;
-    case CK_COMMAND:
+    case CK_WORDS: {
         if (has_control(v))
-            return "a command on one line";
-        if (!v[strspn(v, " ")])
-            return "a command (it is blank)";
-        return v[strspn(v, " ")] == '-' ? "a command (its first word a program, not an option)"
-                                        : NULL;
+            return "words on one line, without control characters";
+        struct strv w = STRV_INIT;
+        const char *want = split_words(v, "words", &w, form, formsz);
+        strv_free(&w);
+        return want;
+    }
+    case CK_COMMAND:
+        return has_control(v) ? "a command on one line" : command_words(v, form, formsz);
     case CK_ENV_WORDS:
-        return !has_control(v) && each_word(v, env_word)
-                   ? NULL
-                   : "KEY=VALUE words (KEY of letters, digits and _; the API key is not set "
-                     "this way)";
+        /* a control byte would end the env file's line: no quoting makes one */
+        return has_control(v) ? "KEY=VALUE words on one line, without control characters"
+                              : env_words(v, form, formsz);
     case CK_ULIMITS:
         return !has_control(v) && each_word(v, ulimit_word) ? NULL
                                                             : "name=soft[:hard] words (memlock=-1)";

@@ -26,9 +26,9 @@ enum config_kind {
     CK_IMAGE,       /* a container image reference */
     CK_URL,         /* http:// or https:// */
     CK_REVISION,    /* a git revision: branch, tag or commit */
-    CK_WORDS,       /* blank-separated words without control characters */
+    CK_WORDS,       /* words in shell quoting (strv_add_shell_words), no control characters */
     CK_COMMAND,     /* CK_WORDS whose first word is a program, not an option */
-    CK_ENV_WORDS,   /* KEY=VALUE words (not VLLM_API_KEY: the key has its own file) */
+    CK_ENV_WORDS,   /* CK_WORDS each KEY=VALUE (not VLLM_API_KEY: the key has its own file) */
     CK_ULIMITS,     /* name=soft[:hard] words */
     CK_GPUS,        /* --gpus' value: all, device=0,1, ... */
     CK_WORD,        /* one word of letters, digits and _ */

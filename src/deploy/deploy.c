@@ -142,7 +142,7 @@ static int vllm_args(const struct config *c, const struct deploy_plan *p, int ra
                                    "--enable-force-include-usage"};
     for (size_t i = 0; i < sizeof fixed5 / sizeof *fixed5; i++)
         rc |= strv_add(a, fixed5[i]);
-    return rc | strv_add_words(a, config_get(c, "EXTRA"));
+    return rc | strv_add_shell_words(a, config_get(c, "EXTRA"), NULL);
 }
 
 static int rank_env(const struct config *c, const struct deploy_node *n, struct deploy_rank *r)
@@ -193,7 +193,7 @@ static int rank_env(const struct config *c, const struct deploy_node *n, struct 
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL=st");
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL_MIN_ROWS=1");
     rc |= strv_addf(&r->env, "VLLM_HOST_IP=%s", n->ipv4);
-    return rc | strv_add_words(&r->env, config_get(c, "EXTRA_ENV"));
+    return rc | strv_add_shell_words(&r->env, config_get(c, "EXTRA_ENV"), NULL);
 }
 
 static int run_args(const struct config *c, const struct deploy_node *n, struct deploy_rank *r)
@@ -251,7 +251,7 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
         rc |= strv_add(v, DEPLOY_KEY_SCRIPT);
         rc |= strv_add(v, r->container);
     }
-    rc |= strv_add_words(v, config_get(c, "VLLM_CMD"));
+    rc |= strv_add_shell_words(v, config_get(c, "VLLM_CMD"), NULL);
     for (int i = 0; i < r->args.n; i++)
         rc |= strv_add(v, r->args.v[i]);
     return rc;
@@ -273,7 +273,21 @@ int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
         return -1;
     if (*config_get(c, "PP") && config_get_long(c, "PP", &pp, err) < 0)
         return -1;
-    /* each value's form and range was checked when the settings loaded */
+    /* each value's form and range was checked when the settings loaded;
+     * the word lists are split once more here so that a plan built from
+     * settings that did not load that way still fails with a reason */
+    static const char *const lists[] = {"EXTRA", "EXTRA_ENV", "VLLM_CMD"};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        struct strv w = STRV_INIT;
+        struct buf why = BUF_INIT;
+        int bad = strv_add_shell_words(&w, config_get(c, lists[i]), &why);
+        if (bad)
+            buf_printf(err, "%s: %s", lists[i], buf_str(&why));
+        strv_free(&w);
+        buf_free(&why);
+        if (bad)
+            return -1;
+    }
     if (tp * pp != n) {
         buf_printf(err, "TP=%ld x PP=%ld must equal the number of nodes (%d)", tp, pp, n);
         return -1;

@@ -1,6 +1,7 @@
 #include "strv.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,4 +72,101 @@ void strv_free(struct strv *s)
     free(s->v);
     s->v = NULL;
     s->n = s->cap = 0;
+}
+
+void strv_truncate(struct strv *s, int n)
+{
+    while (s->n > n) {
+        free(s->v[--s->n]);
+        s->v[s->n] = NULL;
+    }
+}
+
+static bool is_blank(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n';
+}
+
+/* One word from *pp on (at a non-blank byte) into w; *pp ends after it.
+ * -1 with err for an open quote or a final backslash. */
+static int shell_word(const char **pp, const char *text, struct buf *w, struct buf *err)
+{
+    const char *p = *pp;
+    int rc = 0;
+    while (*p && !is_blank(*p) && rc == 0) {
+        const char *at = p;
+        if (*p == '\'') {
+            const char *end = strchr(p + 1, '\'');
+            if (!end) {
+                buf_printf(err, "column %zu: the ' there is never closed (a ' inside '...' "
+                                "cannot be escaped: write '\\'' for it)",
+                           (size_t)(at - text) + 1);
+                return -1;
+            }
+            rc = buf_append(w, p + 1, (size_t)(end - p - 1));
+            p = end + 1;
+        } else if (*p == '"') {
+            for (p++; *p && *p != '"' && rc == 0; p++) {
+                if (*p == '\\' && p[1] && strchr("\"\\$`\n", p[1])) {
+                    p++;
+                    if (*p == '\n')
+                        continue; /* a line joined: the pair is dropped */
+                }
+                rc = buf_append(w, p, 1);
+            }
+            if (!*p) {
+                buf_printf(err, "column %zu: the \" there is never closed",
+                           (size_t)(at - text) + 1);
+                return -1;
+            }
+            p++;
+        } else if (*p == '\\') {
+            if (!p[1]) {
+                buf_printf(err, "column %zu: the \\ at the end escapes nothing (write \\\\ "
+                                "for a backslash)",
+                           (size_t)(at - text) + 1);
+                return -1;
+            }
+            if (p[1] != '\n')
+                rc = buf_append(w, p + 1, 1);
+            p += 2;
+        } else {
+            size_t n = strcspn(p, " \t\n'\"\\");
+            rc = buf_append(w, p, n);
+            p += n;
+        }
+    }
+    *pp = p;
+    if (rc)
+        buf_puts(err, "out of memory");
+    return rc ? -1 : 0;
+}
+
+int strv_add_shell_words(struct strv *s, const char *text, struct buf *err_or_null)
+{
+    int n0 = s->n, rc = 0;
+    struct buf w = BUF_INIT, scratch = BUF_INIT;
+    struct buf *err = err_or_null ? err_or_null : &scratch;
+    for (const char *p = text; rc == 0;) {
+        while (is_blank(*p))
+            p++;
+        /* a backslash-newline between words is a joined line, not a word */
+        if (p[0] == '\\' && p[1] == '\n') {
+            p += 2;
+            continue;
+        }
+        if (!*p)
+            break;
+        buf_reset(&w);
+        rc = shell_word(&p, text, &w, err);
+        if (rc == 0 && strv_add(s, buf_str(&w)) < 0) {
+            buf_puts(err, "out of memory");
+            rc = -1;
+        }
+    }
+    buf_free(&w);
+    buf_free(&scratch);
+    if (rc)
+        strv_truncate(s, n0);
+    return rc;
 }

@@ -22,6 +22,7 @@
 #include "peer.h"
 #include "knownhosts.h"
 #include "shcmd.h"
+#include "strv.h"
 #include "config_check.h"
 #include "hub.h"
 #include "ranges.h"
@@ -40,13 +41,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* The parsers, by the selector byte that starts an input. `make fuzz`
  * runs each on its own (DSV41_FUZZ_TARGET=N: the selector is N whatever
  * the first byte says) for a set time with its own corpus. */
-#define TARGETS 27
+#define TARGETS 28
 static const char *const TARGET_NAME[TARGETS] = {
     "meminfo-vmstat", "gpu-csv",     "compute-apps", "inspect",     "rdma-sysfs",  "snapshot",
     "metrics",        "sse-chunks",  "log-clean",    "guard-view",  "bench-table", "theme",
     "manifest",       "verify-wire", "rsync",        "known-hosts", "shell-quote", "setting",
     "hub-tree",       "link-header", "ranges",       "copy-plan",   "copy-report", "frame",
-    "guard-signals",  "ssh-config",  "boot-log-alike-env"};
+    "guard-signals",  "ssh-config",  "boot-log-alike-env", "shell-words"};
 static int g_target = -1;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -123,6 +124,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (fd >= 0)
             close(fd);
+        break;
+    }
+    case 27: {
+        /* a setting's argument list (EXTRA): split or refused with a column
+         * inside the text; what splits, printed as the dry run prints it
+         * (shcmd_join), splits back into the same words */
+        struct strv w = STRV_INIT, again = STRV_INIT;
+        struct buf err = BUF_INIT, line = BUF_INIT;
+        int rc = strv_add_shell_words(&w, s, &err);
+        if (rc != strv_add_shell_words(&again, s, NULL))
+            abort();
+        strv_free(&again);
+        if (rc != 0) {
+            const char *col = strstr(buf_str(&err), "column ");
+            long c = col ? strtol(col + 7, NULL, 10) : 0;
+            if (w.n != 0 || c < 1 || (size_t)c > strlen(s))
+                abort();
+        } else {
+            for (int i = 0; i < w.n; i++)
+                if (strlen(w.v[i]) > strlen(s))
+                    abort();
+            if (shcmd_join(&w, &line) < 0 || strv_add_shell_words(&again, buf_str(&line), NULL))
+                abort();
+            if (again.n != w.n)
+                abort();
+            for (int i = 0; i < w.n; i++)
+                if (strcmp(again.v[i], w.v[i]) != 0)
+                    abort();
+        }
+        strv_free(&w);
+        strv_free(&again);
+        buf_free(&err);
+        buf_free(&line);
         break;
     }
     case 26: {

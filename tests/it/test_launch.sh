@@ -32,9 +32,32 @@ check "dry run: the key file mounted read-only" contains "$out" "$IT_DIR/head/st
 check "dry run: no key file made" [ ! -e "$IT_DIR/head/state/api_key" ]
 check "dry run: no container made" eval '[ -z "$(on_host worker podman ps -aq)" ]'
 
+# --- quoted argument lists: a bad one stops launch before anything, a good one
+# reaches the containers word for word --------------------------------------------
+out=$(top_head "EXTRA=--override-generation-config '{\"temperature\": 0.6}" launch --dry-run 2>&1); rc=$?
+check "quoting: an open quote stops the dry run" [ $rc -eq 2 ]
+check "quoting: names the setting and the column" contains "$out" "column 30: the ' there is never closed"
+check "quoting: ... and the setting" contains "$out" "EXTRA='--override-generation-config"
+out=$(top_head "EXTRA_ENV=DSV41_SIM_BOOT_MS=1500 'NO EQUALS'" launch 2>&1); rc=$?
+check "quoting: an EXTRA_ENV word without NAME= stops launch" eval '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "word 2 is .NO EQUALS."'
+out=$(top_head "EXTRA=--x \"" doctor 2>&1); rc=$?
+check "quoting: doctor reports it too" eval '[ $rc -ne 0 ] && printf "%s" "$out" | grep -q "column 5: the \" there is never closed"'
+check "quoting: nothing made" eval '[ ! -e "$IT_DIR/head/state/api_key" ] && [ -z "$(on_host worker podman ps -aq)" ]'
+QEXTRA="EXTRA=--override-generation-config '{\"temperature\": 0.6}'"
+QENV="EXTRA_ENV=DSV41_SIM_BOOT_MS=1500 DSV41_QUOTED='two  words' \"DSV41_Q2=it's\""
+out=$(top_head "$QEXTRA" "$QENV" launch --dry-run 2>&1); rc=$?
+check "quoting: dry run prints the words to paste back" contains "$out" "--override-generation-config '{\"temperature\": 0.6}'"
+check "quoting: dry run's env file, the value with its blanks" eval 'printf "%s\n" "$out" | grep -qx "DSV41_QUOTED=two  words"'
+
 # --- launch -> ready -------------------------------------------------------------
-out=$(top_head "$FAST" launch 2>&1); rc=$?
+out=$(top_head "$QEXTRA" "$QENV" launch 2>&1); rc=$?
 check "launch: exit 0" [ $rc -eq 0 ]
+args=$(on_host head podman inspect -f '{{json .Args}}' dsv41-r0)
+check "quoting: the JSON one argument after its option in rank 0's command" eval 'printf "%s" "$args" | jq -e "(index(\"--override-generation-config\")) as \$i | \$i != null and .[\$i + 1] == \"{\\\"temperature\\\": 0.6}\"" >/dev/null'
+for h in head:dsv41-r0 worker:dsv41-r1; do
+    env=$(on_host "${h%%:*}" podman inspect -f '{{json .Config.Env}}' "${h#*:}")
+    check "quoting: ${h#*:}'s environment has the values with blanks and a quote" eval 'printf "%s" "$env" | jq -e "index(\"DSV41_QUOTED=two  words\") != null and index(\"DSV41_Q2=it'"'"'s\") != null" >/dev/null'
+done
 check "launch: the worker's rank first" eval '[ "$(printf "%s\n" "$out" | grep -n "^started dsv41-r1 on worker" | cut -d: -f1)" -lt "$(printf "%s\n" "$out" | grep -n "^started dsv41-r0 on head" | cut -d: -f1)" ]'
 check "launch: phases shown with elapsed time" contains "$out" "r0 head    loading weights"
 check "launch: weights phase on the worker" contains "$out" "r1 worker  weights loaded"

@@ -23,6 +23,7 @@ static const struct {
     {"compilation-config", JSON}, {"safetensors-load-strategy", VAL},
     {"engram-config", JSON}, {"attention-backend", VAL}, {"linear-backend", VAL},
     {"moe-backend", VAL}, {"speculative-config", JSON}, {"generation-config", VAL},
+    {"override-generation-config", JSON},
     {"tokenizer-mode", VAL}, {"limit-mm-per-prompt", JSON}, {"host", VAL}, {"port", VAL},
     {"reasoning-parser", VAL}, {"tool-call-parser", VAL}, {"api-key", VAL},
     {"enable-chunked-prefill", FLAG}, {"async-scheduling", FLAG},

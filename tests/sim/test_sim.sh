@@ -31,6 +31,10 @@ check "an unknown vLLM flag is refused" contains "$out" "unrecognized arguments:
 # shellcheck disable=SC2086
 out=$("$SIM" $BASE --node-rank 0 --compilation-config '{"cudagraph_mode":' 2>&1); rc=$?
 check "a broken JSON config is refused" contains "$out" "value is not a JSON object"
+# vLLM's --override-generation-config takes one JSON argument: a JSON split in two is refused
+# shellcheck disable=SC2086
+out=$("$SIM" $BASE --node-rank 0 --override-generation-config '{temperature:' '0.6}' 2>&1); rc=$?
+check "a JSON split into words is refused" contains "$out" "argument --override-generation-config: value is not a JSON object"
 # shellcheck disable=SC2086
 out=$("$SIM" $BASE --node-rank 1 --headless --port 8000 2>&1); rc=$?
 check "a headless rank with --port is refused" [ $rc -eq 2 ]

@@ -183,6 +183,8 @@ static void hostile_values_refused(void **st)
         "MODEL_DIR=relative/dir", "STATE_DIR=/a:b", "API_KEY_FILE=/k,ey", "WORKER_STATE_DIR=/a\"b", "KEEP_PARTS=yes",
         "WORKERS=a,,b", "WORKERS=a,-b", "HEAD_IP=10.0.0.300", "HEAD_IFNAME=sixteen-chars-xx",
         "API_URL=file:///etc/passwd", "REVISION=../main", "GPUS=-x", "VLLM_CMD=--help", "VLLM_CMD=", "VLLM_CMD=  ",
+        "EXTRA=--x '{\"a\": 1}", "EXTRA=a\\", "EXTRA_ENV=A=1 'B C'", "EXTRA_ENV='A=1", "EXTRA_ENV=A\\ B=1",
+        "VLLM_CMD='' serve", "VLLM_CMD='--x' y", "VLLM_CMD=\"vllm", "VLLM_CMD=''",
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
         char *flags[] = {(char *)refused[i]};
@@ -201,7 +203,9 @@ static void hostile_values_refused(void **st)
         "NSPEC=0", "TP=", "WORKER=root@10.10.10.11:2222", "WORKERS=spark2,ops@spark3",
         "IMG=localhost/dsv41-sim:test", "EXTRA_ENV=NCCL_DEBUG=INFO A_1=x=y", "GPUS=device=0",
         "GPUS=", "ULIMITS=memlock=-1 nofile=1024:2048", "HEAD_HCAS=rocep1s0f0,roceP2p1s0f0",
-        "EXTRA=--override-generation-config {\"temperature\":0.6}",
+        "EXTRA=--override-generation-config '{\"temperature\": 0.6}'",
+        "EXTRA_ENV=A='two words' \"B=it's\" C=", "VLLM_CMD='/opt/my serve' --x", "EXTRA=''",
+        "EXTRA=$HOME `id` ~ *",
         "REVISION=refs/pr/1", "MODEL_DIR=~/m", "WORKER=", "VLLM_CMD=/opt/serve --x",
     };
     for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
@@ -213,6 +217,53 @@ static void hostile_values_refused(void **st)
         config_free(&c);
         buf_free(&err);
     }
+}
+
+/* The argument lists: where a quote is left open the message names the
+ * setting and the column; a config file's value keeps the quotes inside it
+ * for the split, and loses outer ones only where a shell would. */
+static void word_lists_quoted(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *set, *want;
+    } bad[] = {
+        {"EXTRA=--override-generation-config '{\"temperature\": 0.6}",
+         "EXTRA='--override-generation-config '{\"temperature\": 0.6}' (from --set): expected "
+         "words in shell quoting ('...', \"...\", \\): column 30: the ' there is never closed"},
+        {"VLLM_CMD=vllm serve\\", "column 11: the \\ at the end escapes nothing"},
+        {"EXTRA_ENV=A=1 \"B", "EXTRA_ENV='A=1 \"B' (from --set): expected KEY=VALUE words "},
+        {"EXTRA_ENV=A=1 \"B", "column 5: the \" there is never closed"},
+        {"EXTRA_ENV=A=1 'B C=2'", "word 2 is 'B C=2'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *flags[] = {(char *)bad[i].set};
+        struct config c;
+        struct buf err = BUF_INIT;
+        if (config_load(&c, "/nonexistent/config", flags, 1, &err) != -1 ||
+            !strstr(buf_str(&err), bad[i].want))
+            fail_msg("%s: '%s', want '%s'", bad[i].set, buf_str(&err), bad[i].want);
+        config_free(&c);
+        buf_free(&err);
+    }
+    char path[128];
+    snprintf(path, sizeof path, "%s/quoted", tmpdir);
+    write_file(path, "EXTRA=\"--o '{\\\"t\\\": 1}' \\$x\"\n"
+                     "EXTRA_ENV='A=1' 'B=2 3'\n"
+                     "VLLM_CMD='/opt/a b' --x\n"
+                     "MODEL_DIR='/m/it'\n");
+    struct config c;
+    struct buf err = BUF_INIT;
+    if (config_load(&c, path, NULL, 0, &err) != 0)
+        fail_msg("%s", buf_str(&err));
+    /* one double-quoted string: unescaped as sh would, the inner quotes kept */
+    assert_string_equal(config_get(&c, "EXTRA"), "--o '{\"t\": 1}' $x");
+    /* several quoted words: as written, so that they stay apart */
+    assert_string_equal(config_get(&c, "EXTRA_ENV"), "'A=1' 'B=2 3'");
+    assert_string_equal(config_get(&c, "VLLM_CMD"), "'/opt/a b' --x");
+    assert_string_equal(config_get(&c, "MODEL_DIR"), "/m/it");
+    config_free(&c);
+    buf_free(&err);
 }
 
 /* A secret never on a command line (the console hands its --set words to
@@ -373,6 +424,7 @@ int main(void)
         cmocka_unit_test(layering),
         cmocka_unit_test(bad_file_names_line),
         cmocka_unit_test(hostile_values_refused),
+        cmocka_unit_test(word_lists_quoted),
         cmocka_unit_test(secrets_stay_private),
         cmocka_unit_test(sshconf),
         cmocka_unit_test(sshconf_openssh),

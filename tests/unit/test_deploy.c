@@ -230,6 +230,35 @@ static void each_override(void **st)
         assert_string_equal(q.ranks[1].env.v[q.ranks[1].env.n - 2], "NCCL_DEBUG_SUBSYS=INIT");
         deploy_free(&q);
     }
+    /* quoted argument lists: each word one argument, the env file one line
+     * per word with its blanks */
+    {
+        char *q[] = {"EXTRA=--override-generation-config '{\"temperature\": 0.6}' ''",
+                     "EXTRA_ENV=A='two  words' \"B=it's\"", "VLLM_CMD='/opt/my serve' --x"};
+        struct deploy_plan d;
+        build(q, 3, 2, &d);
+        const struct strv *a = &d.ranks[0].args;
+        assert_string_equal(a->v[a->n - 3], "--override-generation-config");
+        assert_string_equal(a->v[a->n - 2], "{\"temperature\": 0.6}");
+        assert_string_equal(a->v[a->n - 1], "");
+        assert_string_equal(d.ranks[1].args.v[d.ranks[1].args.n - 1], "--headless");
+        const struct strv *run = &d.ranks[1].run;
+        int k = 0;
+        while (k < run->n && strcmp(run->v[k], "--") != 0)
+            k++;
+        assert_true(k + 3 < run->n);
+        assert_string_equal(run->v[k + 2], "/opt/my serve");
+        assert_string_equal(run->v[k + 3], "--x");
+        for (int r = 0; r < 2; r++) {
+            assert_string_equal(strv_env_get(&d.ranks[r].env, "A"), "two  words");
+            assert_string_equal(strv_env_get(&d.ranks[r].env, "B"), "it's");
+            struct buf text = BUF_INIT;
+            deploy_env_text(&d.ranks[r], &text);
+            assert_non_null(strstr(buf_str(&text), "\nA=two  words\nB=it's\n"));
+            buf_free(&text);
+        }
+        deploy_free(&d);
+    }
     {
         char *pod[] = {"RUNTIME=podman"};
         struct deploy_plan q;
@@ -309,6 +338,21 @@ static void refused(void **st)
         config_free(&c);
     }
     struct config c;
+    load(&c, NULL, 0);
+    /* a word list that did not come through config_load's check (a caller
+     * that sets values itself) still fails with the setting and the column */
+    for (int i = 0; i < c.count; i++)
+        if (strcmp(c.values[i].key, "EXTRA_ENV") == 0) {
+            free(c.values[i].value);
+            c.values[i].value = strdup("A=1 'B=2");
+        }
+    struct deploy_plan q;
+    struct buf why = BUF_INIT;
+    assert_int_equal(deploy_build(&c, NODES, 2, &q, &why), -1);
+    assert_string_equal(buf_str(&why), "EXTRA_ENV: column 5: the ' there is never closed (a ' "
+                                       "inside '...' cannot be escaped: write '\\'' for it)");
+    buf_free(&why);
+    config_free(&c);
     load(&c, NULL, 0);
     struct deploy_node bad[2] = {NODES[0], NODES[1]};
     bad[1].ipv4 = "";
