@@ -76,8 +76,8 @@ static const struct config_key KEYS[] = {
     {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false,
      CK_FILE_NAME, false, 0, 0},
     {"EXTRA", "",
-     "extra vLLM arguments for rank 0, words as a shell splits them, nothing expanded "
-     "(--override-generation-config '{\"temperature\": 0.6}')",
+     "extra vLLM arguments for rank 0, words as a shell splits them, nothing expanded, a "
+     "JSON value one word (--override-generation-config {\"temperature\": 0.6})",
      false, CK_WORDS, true, 0, 0},
     {"EXTRA_ENV", "",
      "extra KEY=VALUE words for every rank's environment, quoted as for a shell "

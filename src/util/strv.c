@@ -142,6 +142,47 @@ static int shell_word(const char **pp, const char *text, struct buf *w, struct b
     return rc ? -1 : 0;
 }
 
+/* A word that begins with { or [ unquoted is a JSON value (vLLM's
+ * --speculative-config, --override-generation-config, ...): it runs to its
+ * matching bracket, blanks and "..." strings (with their \ escapes) kept as
+ * written, so EXTRA=--override-generation-config {"temperature": 0.6} is two
+ * words without quoting the JSON. Whatever follows the bracket up to a blank
+ * belongs to the same word, by the shell's rules. -1 with err when the
+ * bracket is never matched. */
+static int json_word(const char **pp, const char *text, struct buf *w, struct buf *err)
+{
+    const char *p = *pp;
+    int depth = 0;
+    bool in_str = false;
+    for (; *p; p++) {
+        if (in_str) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_str = false;
+        } else if (*p == '"') {
+            in_str = true;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if ((*p == '}' || *p == ']') && --depth == 0) {
+            p++;
+            break;
+        }
+    }
+    if (depth > 0) {
+        buf_printf(err, "column %zu: the %c there is never closed (a value that begins with "
+                        "%c is JSON and runs to its matching %c)",
+                   (size_t)(*pp - text) + 1, **pp, **pp, **pp == '{' ? '}' : ']');
+        return -1;
+    }
+    if (buf_append(w, *pp, (size_t)(p - *pp)) < 0) {
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
 int strv_add_shell_words(struct strv *s, const char *text, struct buf *err_or_null)
 {
     int n0 = s->n, rc = 0;
@@ -158,7 +199,10 @@ int strv_add_shell_words(struct strv *s, const char *text, struct buf *err_or_nu
         if (!*p)
             break;
         buf_reset(&w);
-        rc = shell_word(&p, text, &w, err);
+        if (*p == '{' || *p == '[')
+            rc = json_word(&p, text, &w, err);
+        if (rc == 0)
+            rc = shell_word(&p, text, &w, err);
         if (rc == 0 && strv_add(s, buf_str(&w)) < 0) {
             buf_puts(err, "out of memory");
             rc = -1;

@@ -20,11 +20,13 @@ int strv_add_words(struct strv *s, const char *text);
  * (space, tab, newline) separate words; '...' keeps every byte; "..." keeps
  * every byte except that \ escapes " \ $ ` and newline there; \ outside
  * quotes escapes the next byte; \ before a newline joins lines; '' or ""
- * is an empty word. No shell ever reads the words, so nothing is expanded
+ * is an empty word. A word that begins with { or [ is JSON: it runs to its
+ * matching bracket, blanks included, so a JSON argument needs no quotes.
+ * No shell ever reads the words, so nothing is expanded
  * or special: $VAR, $(...), `...`, ~, * ? [ ], ; | & < > ( ) and # stay as
  * they are written (not an error: they mean nothing here).
- * -1 with err ("column N: ...", 1-based byte columns) for a quote left open
- * or a \ that ends the text (err may be NULL); s then holds what it held
+ * -1 with err ("column N: ...", 1-based byte columns) for a quote or a
+ * JSON bracket left open, or a \ that ends the text (err may be NULL); s then holds what it held
  * before. */
 int strv_add_shell_words(struct strv *s, const char *text, struct buf *err);
 /* The value of NAME in a KEY=VALUE list, or NULL. */

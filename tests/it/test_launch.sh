@@ -43,7 +43,8 @@ check "quoting: an EXTRA_ENV word without NAME= stops launch" eval '[ $rc -eq 2 
 out=$(top_head "EXTRA=--x \"" doctor 2>&1); rc=$?
 check "quoting: doctor reports it too" eval '[ $rc -ne 0 ] && printf "%s" "$out" | grep -q "column 5: the \" there is never closed"'
 check "quoting: nothing made" eval '[ ! -e "$IT_DIR/head/state/api_key" ] && [ -z "$(on_host worker podman ps -aq)" ]'
-QEXTRA="EXTRA=--override-generation-config '{\"temperature\": 0.6}'"
+# the issue's own spelling: the JSON unquoted, one word to its matching }
+QEXTRA='EXTRA=--override-generation-config {"temperature": 0.6}'
 QENV="EXTRA_ENV=DSV41_SIM_BOOT_MS=1500 DSV41_QUOTED='two  words' \"DSV41_Q2=it's\""
 out=$(top_head "$QEXTRA" "$QENV" launch --dry-run 2>&1); rc=$?
 check "quoting: dry run prints the words to paste back" contains "$out" "--override-generation-config '{\"temperature\": 0.6}'"

@@ -51,9 +51,17 @@ static void the_json_example(void **st)
     /* the same JSON in double quotes, its own quotes escaped */
     expect("--override-generation-config \"{\\\"temperature\\\": 0.6}\"",
            "<--override-generation-config><{\"temperature\": 0.6}>");
-    /* unquoted, the JSON's double quotes are quotes: the shell would do the same */
+    /* unquoted: a word that begins with { is JSON, to its matching }, as the
+     * operator wrote it (here the rule differs from a shell's on purpose) */
     expect("--override-generation-config {\"temperature\": 0.6}",
-           "<--override-generation-config><{temperature:><0.6}>");
+           "<--override-generation-config><{\"temperature\": 0.6}>");
+    expect("--a {\"s\": \"} {[\", \"n\": [1, {\"x\": 2}]} --b",
+           "<--a><{\"s\": \"} {[\", \"n\": [1, {\"x\": 2}]}><--b>");
+    expect("[1, 2] {}x 'q'", "<[1, 2]><{}x><q>");
+    /* a JSON string's escaped quote does not end it */
+    expect("{\"a\": \"b\\\" }\"}", "<{\"a\": \"b\\\" }\"}>");
+    /* a bracket later in a word is an ordinary byte */
+    expect("a{b c}", "<a{b><c}>");
 }
 
 static void blanks_quotes_and_escapes(void **st)
@@ -130,6 +138,9 @@ static void errors_name_the_column(void **st)
     expect_error("a\\", "column 2: the \\ at the end escapes nothing");
     expect_error("\\", "column 1: the \\ at the end escapes nothing");
     expect_error("x y z \"", "column 7");
+    expect_error("--x {\"a\": 1", "column 5: the { there is never closed");
+    expect_error("[1, [2]", "column 1: the [ there is never closed");
+    expect_error("{\"a}\"", "column 1: the { there is never closed");
 }
 
 /* What argv prints, when it exits 0. */
