@@ -1,10 +1,11 @@
 #!/bin/bash
-# The words and the code cannot drift: the README's commands, keys and
-# settings tables are what the program prints (dsv41-top docs ...); every
+# The words and the code cannot drift: the commands, keys and settings tables
+# (README.md, docs/tui.md, docs/config.md) are what the program prints
+# (dsv41-top docs ...); every
 # option a command's parser compares is in its documentation and every
 # documented option in its parser; every command answers --help from its
 # table; the man page renders without warnings; the bash and zsh completions
-# load. --fix rewrites the README's tables instead of failing on them.
+# load. --fix rewrites the tables instead of failing on them.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 fix=0
@@ -16,25 +17,27 @@ ok() { echo "ok   - $1"; }
 bad() { echo "FAIL - $1"; fail=1; }
 docs() { env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null "$bin" docs "$1"; }
 
-# ---- the README's generated sections
+# ---- the generated sections, each in the page an operator looks for it in
+declare -A SEC_FILE=([commands]=README.md [keys]=docs/tui.md [settings]=docs/config.md)
 for sec in commands keys settings; do
+    page=${SEC_FILE[$sec]}
     want=$(docs "$sec")
-    have=$(sed -n "/<!-- $sec:begin -->/,/<!-- $sec:end -->/p" README.md | sed '1d;$d')
-    if ! grep -q "<!-- $sec:begin -->" README.md; then
-        bad "README has no <!-- $sec:begin --> section"
+    have=$(sed -n "/<!-- $sec:begin -->/,/<!-- $sec:end -->/p" "$page" | sed '1d;$d')
+    if ! grep -q "<!-- $sec:begin -->" "$page"; then
+        bad "$page has no <!-- $sec:begin --> section"
     elif [ "$want" = "$have" ]; then
-        ok "README's $sec section is 'dsv41-top docs $sec'"
+        ok "$page's $sec section is 'dsv41-top docs $sec'"
     elif [ $fix = 1 ]; then
         tmp=$(mktemp)
         printf '%s\n' "$want" > "$tmp.body"
         awk -v sec="$sec" -v body="$tmp.body" '
             $0 == "<!-- " sec ":begin -->" { print; while ((getline l < body) > 0) print l; skip = 1; next }
             $0 == "<!-- " sec ":end -->" { skip = 0 }
-            !skip { print }' README.md > "$tmp" && mv "$tmp" README.md
+            !skip { print }' "$page" > "$tmp" && mv "$tmp" "$page"
         rm -f "$tmp.body"
-        ok "README's $sec section rewritten"
+        ok "$page's $sec section rewritten"
     else
-        bad "README's $sec section differs from 'dsv41-top docs $sec' (make readme rewrites it):"
+        bad "$page's $sec section differs from 'dsv41-top docs $sec' (make readme rewrites it):"
         diff <(printf '%s\n' "$have") <(printf '%s\n' "$want") | head -20
     fi
 done
