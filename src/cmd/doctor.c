@@ -55,7 +55,7 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
         for (int i = 0; i < pf.missing.n; i++) {
             snprintf(what, sizeof what, "missing %s/%s", cn->model_dir, pf.missing.v[i]);
             report(d, "FAIL", nm, what,
-                   cn->rank == 0 ? "dsv41-top download (or scripts/download.sh)"
+                   cn->rank == 0 ? "dsv41-top download"
                                  : "dsv41-top copy-to-peer (or download on this node)");
         }
         if (!pf.missing.n)

@@ -255,7 +255,7 @@ static int preflight_node(const struct config *c, struct lnode *l)
     for (int i = 0; i < pf.missing.n; i++)
         printf("%s: missing %s/%s\n  fix: %s\n", l->cn->name, l->dn.model_dir, pf.missing.v[i],
                l->cn->rank == 0
-                   ? "dsv41-top download (the script era: scripts/download.sh)"
+                   ? "dsv41-top download"
                    : "dsv41-top copy-to-peer from the head (or download on this node)");
     if (pf.free_kib >= 0 && pf.free_kib < 20 * 1048576.0)
         printf("warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
