@@ -27,7 +27,8 @@ static const char LAUNCH_USAGE[] =
     "  Starts the deployment: fabric and preflight on every node, the API key\n"
     "  (STATE_DIR/api_key, created once), env files and the EXL3 plan on every node,\n"
     "  the workers' ranks, then the head's; waits until the API answers.\n"
-    "  --dry-run     print every node's command and environment (key redacted), change nothing\n"
+    "  --dry-run     print every node's command and environment (key redacted), change nothing;\n"
+    "                what would stop a launch is listed after, with its fix (exit 1)\n"
     "  --force       replace a running deployment and containers not started by dsv41-top\n"
     "  --no-guard    start even where the memory guard cannot (not advised on a GB10)\n"
     "  --timeout SEC how long to wait for the API (READY_TIMEOUT, default 2700)\n";
