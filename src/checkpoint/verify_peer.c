@@ -87,8 +87,9 @@ static void on_event(void *ctx, bool up)
 static int install(const struct config *c, struct cluster_node *cn, const char *manifest_text,
                    int jobs, struct shcmd *cmd, struct buf *err)
 {
-    char state[512];
-    if (cluster_state_dir(c, cn, state, sizeof state, err) < 0)
+    char state[512], model[512];
+    if (cluster_state_dir(c, cn, state, sizeof state, err) < 0 ||
+        cluster_model_dir(cn, model, sizeof model, err) < 0)
         return -1;
     struct buf bin = BUF_INIT, path = BUF_INIT, mpath = BUF_INIT;
     int rc = helper_read(VERIFY_HELPER, &bin, err);
@@ -101,7 +102,7 @@ static int install(const struct config *c, struct cluster_node *cn, const char *
         shcmd_script(cmd, "exec \"$@\" 2>&1");
         shcmd_arg(cmd, buf_str(&path));
         shcmd_arg(cmd, "--dir");
-        shcmd_arg(cmd, cn->model_dir);
+        shcmd_arg(cmd, model);
         shcmd_arg(cmd, "--manifest");
         shcmd_arg(cmd, buf_str(&mpath));
         shcmd_arg(cmd, "--jobs");

@@ -228,8 +228,9 @@ static int install(const struct config *c, struct cluster_node *cn, const struct
                    const char *token, const char *addr, bool dry_run, struct shcmd *cmd,
                    struct buf *err)
 {
-    char state[512];
-    if (cluster_state_dir(c, cn, state, sizeof state, err) < 0)
+    char state[512], model[512];
+    if (cluster_state_dir(c, cn, state, sizeof state, err) < 0 ||
+        cluster_model_dir(cn, model, sizeof model, err) < 0)
         return -1;
     struct buf bin = BUF_INIT, path = BUF_INIT, ppath = BUF_INIT, tpath = BUF_INIT, text = BUF_INIT;
     int rc = helper_read(XFER_HELPER, &bin, err);
@@ -246,7 +247,7 @@ static int install(const struct config *c, struct cluster_node *cn, const struct
         shcmd_script(cmd, "exec \"$@\" 2>&1");
         shcmd_arg(cmd, buf_str(&path));
         shcmd_arg(cmd, "--dir");
-        shcmd_arg(cmd, cn->model_dir);
+        shcmd_arg(cmd, model);
         shcmd_arg(cmd, "--plan");
         shcmd_arg(cmd, buf_str(&ppath));
         shcmd_arg(cmd, "--token-file");

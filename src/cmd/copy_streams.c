@@ -142,13 +142,14 @@ int copy_streams(const struct config *c, struct cluster_node *cn, const char *sr
                  const struct xfer_plan *plan, int streams, bool dry_run, bool json,
                  struct copy_out *o)
 {
-    int rc = copy_prepare(cn, false);
+    char dest[512];
+    int rc = copy_prepare(cn, false, dest, sizeof dest);
     if (rc)
         return rc;
     if (!json)
         printf("copy-to-peer: %s/ to %s:%s/ over TCP streams, each file verified as it "
                "lands%s\n",
-               src, cn->name, cn->model_dir, dry_run ? " (dry run: nothing is copied)" : "");
+               src, cn->name, dest, dry_run ? " (dry run: nothing is copied)" : "");
     fflush(stdout);
     o->node = cn->name;
     progress_out_init(&o->out, json ? 0 : o->every_s, stdout);

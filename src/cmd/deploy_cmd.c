@@ -24,7 +24,7 @@ static int usage(FILE *f, const struct usage_doc *d, int rc)
 }
 
 static const struct usage_opt LAUNCH_OPTS[] = {
-    {"--dry-run", NULL, "print every node's command and environment (key redacted), change nothing"},
+    {"--dry-run", NULL, "print every node's command and environment (key redacted), change nothing; what would stop a launch is listed after, with its fix (exit 1)"},
     {"--force", NULL, "replace a running deployment and containers not started by dsv41-top"},
     {"--no-guard", NULL, "start even where the memory guard cannot (not advised on a GB10)"},
     {"--timeout", "SEC", "how long to wait for the API (READY_TIMEOUT, default 2700)"},

@@ -49,11 +49,12 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
     report(d, "ok", nm, cn->node.local ? "local node" : "reachable over ssh", "");
     struct buf err = BUF_INIT;
     struct preflight pf;
-    char state_dir[512];
+    char state_dir[512], model_dir[512];
     if (cluster_state_dir(c, cn, state_dir, sizeof state_dir, &err) == 0 &&
-        preflight_check(c, &cn->node, cn->model_dir, state_dir, &pf, &err) == 0) {
+        cluster_model_dir(cn, model_dir, sizeof model_dir, &err) == 0 &&
+        preflight_check(c, &cn->node, model_dir, state_dir, &pf, &err) == 0) {
         for (int i = 0; i < pf.missing.n; i++) {
-            snprintf(what, sizeof what, "missing %s/%s", cn->model_dir, pf.missing.v[i]);
+            snprintf(what, sizeof what, "missing %s/%s", model_dir, pf.missing.v[i]);
             report(d, "FAIL", nm, what,
                    cn->rank == 0 ? "dsv41-top download"
                                  : "dsv41-top copy-to-peer (or download on this node)");

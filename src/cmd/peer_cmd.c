@@ -144,8 +144,15 @@ int copy_compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
     if (access(buf_str(&dir), F_OK) == 0)
         nftw(buf_str(&dir), count_file, 16, FTW_PHYS);
     int here = g_files, rc = 1;
+    char there_dir[512];
+    if (cluster_model_dir(cn, there_dir, sizeof there_dir, &err) < 0) {
+        fprintf(out, "%s\n", buf_str(&err));
+        buf_free(&dir);
+        buf_free(&err);
+        return 1;
+    }
     shcmd_script(&cmd, "find \"$1/exl3\" -type f 2>/dev/null | wc -l");
-    shcmd_arg(&cmd, cn->model_dir);
+    shcmd_arg(&cmd, there_dir);
     struct ssh_result res;
     /* after a long copy the link may be down for a while: wait for it */
     if (node_run_patient(&cn->node, &cmd, 120000, 60000, &res, &err) == 0) {
@@ -167,13 +174,18 @@ int copy_compare_exl3(struct cluster_node *cn, const char *src, FILE *out)
 }
 
 /* The worker's directory made, and rsync there; 0, or 2 (said). */
-int copy_prepare(struct cluster_node *cn, bool rsync)
+int copy_prepare(struct cluster_node *cn, bool rsync, char *dest, size_t destsz)
 {
     struct buf err = BUF_INIT;
     struct shcmd cmd = SHCMD_INIT;
+    if (cluster_model_dir(cn, dest, destsz, &err) < 0) {
+        fprintf(stderr, "dsv41-top copy-to-peer: %s\n", buf_str(&err));
+        buf_free(&err);
+        return 2;
+    }
     shcmd_script(&cmd, "mkdir -p -- \"$1\" || exit 3; [ \"$2\" = rsync ] || exit 0; "
                        "command -v rsync >/dev/null || exit 4");
-    shcmd_arg(&cmd, cn->model_dir);
+    shcmd_arg(&cmd, dest);
     shcmd_arg(&cmd, rsync ? "rsync" : "streams");
     struct ssh_result res;
     int rc = 2;
@@ -189,7 +201,7 @@ int copy_prepare(struct cluster_node *cn, bool rsync)
                     cn->name);
         else if (res.exit_status != 0)
             fprintf(stderr, "dsv41-top copy-to-peer: %s: cannot make %s: %s\n", cn->name,
-                    cn->model_dir, buf_str(&why));
+                    dest, buf_str(&why));
         else
             rc = 0;
         buf_free(&why);
@@ -203,14 +215,15 @@ int copy_prepare(struct cluster_node *cn, bool rsync)
 static int copy_rsync(const struct config *c, struct cluster_node *cn, const char *src,
                       bool dry_run, bool verify, struct copy_out *o)
 {
-    int rc = copy_prepare(cn, true);
+    char dest[512];
+    int rc = copy_prepare(cn, true, dest, sizeof dest);
     if (rc)
         return rc;
-    printf("copy-to-peer: %s/ to %s:%s/ with rsync over ssh%s\n", src, cn->name, cn->model_dir,
+    printf("copy-to-peer: %s/ to %s:%s/ with rsync over ssh%s\n", src, cn->name, dest,
            dry_run ? " (dry run: nothing is copied)" : "");
     fflush(stdout);
     struct strv argv = STRV_INIT;
-    peer_rsync_argv(c, src, cn->node.target, cn->node.t.known_hosts, cn->model_dir, dry_run, &argv);
+    peer_rsync_argv(c, src, cn->node.target, cn->node.t.known_hosts, dest, dry_run, &argv);
     o->node = cn->name;
     progress_out_init(&o->out, o->every_s, stdout);
     int st = run_rsync(&argv, o);

@@ -19,8 +19,9 @@ struct copy_out {
 };
 
 /* Set by SIGINT/SIGTERM: the copy stops, keeping what landed. */
-/* The worker's directory made (and, for rsync, rsync there); 0, or 2 (said). */
-int copy_prepare(struct cluster_node *cn, bool rsync);
+/* The worker's directory (its "~/" the worker's home) into dest, made there, and
+ * for rsync, rsync there; 0, or 2 (said). */
+int copy_prepare(struct cluster_node *cn, bool rsync, char *dest, size_t destsz);
 /* EXL3 bank files (every file under exl3/) on the head and on the worker. */
 int copy_compare_exl3(struct cluster_node *cn, const char *src, FILE *out);
 int copy_streams(const struct config *c, struct cluster_node *cn, const char *src,

@@ -171,9 +171,18 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
     x->t0 = mono_s();
     /* progress lines into the JSON's stream would spoil the object */
     progress_out_init(&x->out, x->every_s, x->json ? stderr : stdout);
-    const char *where = cn ? cn->model_dir : dir;
-    if (cn && cn->node.local)
-        where = dir; /* --dir moves the head's checkpoint */
+    /* --dir moves the head's checkpoint; a worker's "~/" is its own home */
+    const char *where = dir;
+    char wdir[512];
+    struct buf werr = BUF_INIT;
+    if (cn && !cn->node.local) {
+        if (cluster_model_dir(cn, wdir, sizeof wdir, &werr) < 0) {
+            fprintf(stderr, "dsv41-top verify: %s\n", buf_str(&werr));
+            buf_free(&werr);
+            return -1;
+        }
+        where = wdir;
+    }
     if (!x->json)
         printf("verify: %d file(s)%s%s in %s against %s, %d at once\n", m->n, cn ? " on " : "",
                cn ? cn->name : "", where, mpath, o->jobs < m->n ? o->jobs : m->n);

@@ -8,11 +8,16 @@
 
 #include "config_check.h"
 #include "strv.h"
+#include "dirs.h"
 #include "text.h"
 
 /* A default may name another key as "${KEY}"; those are expanded after all
  * layers are applied, so MODEL_DIR set in the environment also moves
- * WORKER_MODEL_DIR. "~/" means the user's home directory. */
+ * WORKER_MODEL_DIR. "~/" means the user's home directory; in a path on the
+ * workers (on_worker) it means the worker account's home, which only the
+ * worker knows: those values keep their "~/" (and take the referenced key's
+ * value before its "~/" was expanded), and the node expands it
+ * (node_expand_path). */
 struct config_key {
     const char *name;
     const char *dflt;
@@ -101,9 +106,9 @@ static const struct config_key KEYS[] = {
      false, CK_INT, false, 1, 3600},
     {"READY_TIMEOUT", "2700", "seconds launch waits for the API (first boot ~12 min)", false,
      CK_INT, false, 1, 7 * 86400},
-    {"WORKER_STATE_DIR", "",
-     "STATE_DIR on the workers (empty: STATE_DIR if set, else "
-     "~/.dsv41-two-sparks in the worker's home)",
+    {"WORKER_STATE_DIR", "${STATE_DIR}",
+     "STATE_DIR on the workers (empty: the same, STATE_DIR as it was set, "
+     "its ~/ the worker's home)",
      false, CK_MOUNT_PATH, true, 0, 0},
     {"HF_REPO", "0xSero/DeepSeek-V4.1-Flash-Spark", "Hugging Face repository of the checkpoint",
      false, CK_REVISION, false, 0, 0},
@@ -146,6 +151,13 @@ static const struct config_key KEYS[] = {
 };
 
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+
+/* The paths on the workers: their "~/" is the worker account's home. */
+static bool on_worker(int i)
+{
+    return strcmp(KEYS[i].name, "WORKER_MODEL_DIR") == 0 ||
+           strcmp(KEYS[i].name, "WORKER_STATE_DIR") == 0;
+}
 
 static int key_index(const char *name, size_t len)
 {
@@ -311,9 +323,13 @@ static int check_values(const struct config *c, struct buf *err)
 {
     for (int i = 0; i < NKEYS; i++) {
         const struct config_value *v = &c->values[i];
-        char form[320];
+        char form[320], homed[4200];
+        const char *val = v->value;
+        /* a worker's "~/" is checked as the absolute path it will become */
+        if (on_worker(i) && dirs_expand_home("/h", val, homed, sizeof homed) == 0)
+            val = homed;
         const char *want = config_check_value(KEYS[i].kind, KEYS[i].min, KEYS[i].max,
-                                              KEYS[i].empty_ok, v->value, form, sizeof form);
+                                              KEYS[i].empty_ok, val, form, sizeof form);
         if (!want)
             continue;
         if (KEYS[i].secret) {
@@ -331,9 +347,9 @@ static int check_values(const struct config *c, struct buf *err)
 
 /* Expands "~/" and "${KEY}" in a default. One level is enough: defaults only
  * reference keys whose own defaults have no references. */
-static int expand(const struct config *c, const char *in, struct buf *out)
+static int expand(const struct config *c, const char *in, bool keep_home, struct buf *out)
 {
-    if (in[0] == '~' && (in[1] == '/' || in[1] == '\0')) {
+    if (!keep_home && dirs_is_home_relative(in)) {
         const char *home = getenv("HOME");
         if (buf_puts(out, home ? home : "") < 0)
             return -1;
@@ -411,16 +427,33 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
         if (set_value(&c->values[i], eq + 1, CONFIG_SRC_FLAG, NULL) < 0)
             goto oom;
     }
+    /* The workers' paths first, while the keys they reference still hold
+     * what was set (a "~/" not yet the head's home); an empty one is its
+     * default. Their own "~/" stays. */
+    for (int i = 0; i < NKEYS; i++) {
+        struct config_value *v = &c->values[i];
+        if (!on_worker(i) || (v->source != CONFIG_SRC_DEFAULT && v->value[0]))
+            continue;
+        struct buf out = BUF_INIT;
+        if (expand(c, KEYS[i].dflt, true, &out) < 0) {
+            buf_free(&out);
+            goto oom;
+        }
+        free(v->value);
+        v->value = out.data ? out.data : strdup("");
+        if (!v->value)
+            goto oom;
+    }
     /* Expand defaults, and "~/" in any path-like value the user gave. */
     for (int i = 0; i < NKEYS; i++) {
         struct config_value *v = &c->values[i];
-        if (!strchr(v->value, '~') && !strstr(v->value, "${"))
+        if (on_worker(i) || (!strchr(v->value, '~') && !strstr(v->value, "${")))
             continue;
         if (v->source != CONFIG_SRC_DEFAULT && v->value[0] != '~')
             continue;
         struct buf out = BUF_INIT;
         const char *src = v->source == CONFIG_SRC_DEFAULT ? KEYS[i].dflt : v->value;
-        if (expand(c, src, &out) < 0) {
+        if (expand(c, src, false, &out) < 0) {
             buf_free(&out);
             goto oom;
         }
@@ -523,8 +556,12 @@ void config_dump(const struct config *c, FILE *f)
     for (int i = 0; i < c->count; i++) {
         const struct config_value *v = &c->values[i];
         const char *shown = v->value;
+        char noted[4200];
         if (config_is_secret(v->key))
             shown = v->value[0] ? "(set, hidden)" : "";
+        else if (i < NKEYS && on_worker(i) && dirs_is_home_relative(v->value))
+            shown = (snprintf(noted, sizeof noted, "%s (~ is the worker's home)", v->value),
+                     noted);
         fprintf(f, "%-18s = %-40s  [%s%s%s]  %s\n", v->key, shown, config_source_name(v->source),
                 v->origin ? " " : "", v->origin ? v->origin : "", config_help(v->key));
     }

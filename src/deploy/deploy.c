@@ -24,6 +24,12 @@ int deploy_capture_sizes(int max_seqs, int nspec, int *sizes, int max)
 }
 
 /* Compact JSON of a cJSON tree, appended to v as one argument. */
+/* A fact of the node, or what stands for it when the node could not say. */
+static const char *fact(const struct deploy_node *n, const char *v)
+{
+    return n->unknown ? n->unknown : v;
+}
+
 static int add_json(struct strv *v, cJSON *j)
 {
     char *s = cJSON_PrintUnformatted(j);
@@ -88,7 +94,7 @@ static int vllm_args(const struct config *c, const struct deploy_plan *p, int ra
     rc |= strv_add(a, "--nnodes");
     rc |= strv_addf(a, "%d", p->nnodes);
     rc |= strv_add(a, "--master-addr");
-    rc |= strv_add(a, head->ipv4);
+    rc |= strv_add(a, fact(head, head->ipv4));
     rc |= strv_add(a, "--master-port");
     rc |= strv_add(a, config_get(c, "MPORT"));
     static const char *fixed1[] = {"--kv-cache-dtype", "fp8", "--block-size", "256",
@@ -170,12 +176,15 @@ static int rank_env(const struct config *c, const struct deploy_node *n, struct 
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         rc |= strv_add(&r->env, fixed[i]);
     /* measured 3; the index differs between setups, so each node gets its own */
-    r->gid_guessed = n->gid_index < 0;
-    rc |= strv_addf(&r->env, "NCCL_IB_GID_INDEX=%d", n->gid_index < 0 ? 3 : n->gid_index);
-    rc |= strv_addf(&r->env, "NCCL_IB_HCA=%s", n->hcas);
+    r->gid_guessed = !n->unknown && n->gid_index < 0;
+    if (n->unknown)
+        rc |= strv_addf(&r->env, "NCCL_IB_GID_INDEX=%s", n->unknown);
+    else
+        rc |= strv_addf(&r->env, "NCCL_IB_GID_INDEX=%d", n->gid_index < 0 ? 3 : n->gid_index);
+    rc |= strv_addf(&r->env, "NCCL_IB_HCA=%s", fact(n, n->hcas));
     rc |= strv_add(&r->env, "NCCL_IB_MERGE_NICS=1");
-    rc |= strv_addf(&r->env, "NCCL_SOCKET_IFNAME=%s", n->ifname);
-    rc |= strv_addf(&r->env, "GLOO_SOCKET_IFNAME=%s", n->ifname);
+    rc |= strv_addf(&r->env, "NCCL_SOCKET_IFNAME=%s", fact(n, n->ifname));
+    rc |= strv_addf(&r->env, "GLOO_SOCKET_IFNAME=%s", fact(n, n->ifname));
     static const char *fixed2[] = {
         "NCCL_DEBUG=WARN",
         "VLLM_ENABLE_ROCE_ALLREDUCE=1",
@@ -192,7 +201,7 @@ static int rank_env(const struct config *c, const struct deploy_node *n, struct 
     rc |= strv_addf(&r->env, "ST_EXL3_PLAN=/plans/%s", config_get(c, "PLAN_NAME"));
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL=st");
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL_MIN_ROWS=1");
-    rc |= strv_addf(&r->env, "VLLM_HOST_IP=%s", n->ipv4);
+    rc |= strv_addf(&r->env, "VLLM_HOST_IP=%s", fact(n, n->ipv4));
     return rc | strv_add_shell_words(&r->env, config_get(c, "EXTRA_ENV"), NULL);
 }
 
@@ -292,11 +301,14 @@ int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
         buf_printf(err, "TP=%ld x PP=%ld must equal the number of nodes (%d)", tp, pp, n);
         return -1;
     }
-    for (int i = 0; i < n; i++)
-        if (!nodes[i].ipv4 || !*nodes[i].ipv4 || !nodes[i].ifname || !*nodes[i].ifname) {
+    for (int i = 0; i < n; i++) {
+        p->incomplete |= nodes[i].unknown != NULL;
+        if (!nodes[i].unknown &&
+            (!nodes[i].ipv4 || !*nodes[i].ipv4 || !nodes[i].ifname || !*nodes[i].ifname)) {
             buf_printf(err, "%s: no fabric address (see `dsv41-top doctor`)", nodes[i].name);
             return -1;
         }
+    }
     p->nnodes = n;
     p->tp = (int)tp;
     p->pp = (int)pp;

@@ -31,6 +31,10 @@ struct deploy_node {
     int gid_index;         /* RoCE v2 IPv4 GID index; -1 unknown */
     const char *model_dir; /* on that node */
     const char *state_dir; /* on that node */
+    /* non-NULL when the node's fabric is not known (a dry run of a node
+     * that cannot be asked): its address, netdev, HCAs and GID index read
+     * as this text ("unknown (worker unreachable)"), never a made-up value */
+    const char *unknown;
 };
 
 struct deploy_rank {
@@ -45,6 +49,7 @@ struct deploy_rank {
 
 struct deploy_plan {
     int nnodes, tp, pp, cap;
+    bool incomplete; /* a node's facts were unknown: a plan to show, never to run */
     int capture_sizes[64];
     int ncapture;
     struct deploy_rank ranks[DEPLOY_MAX_NODES];
@@ -54,7 +59,8 @@ struct deploy_plan {
  * in steps of 4, plus CAP; sorted, no duplicates. Returns the count. */
 int deploy_capture_sizes(int max_seqs, int nspec, int *sizes, int max);
 /* Builds the plan for nodes[0..n) (node i runs rank i). -1 with a reason in
- * err for settings that cannot make a deployment. */
+ * err for settings that cannot make a deployment, or a node without a
+ * fabric address that is not marked unknown. */
 int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
                  struct deploy_plan *p, struct buf *err);
 /* The env file's text (nothing secret: the key has its own file). */

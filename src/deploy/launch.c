@@ -32,7 +32,8 @@
 /* What launch keeps per node. */
 struct lnode {
     struct cluster_node *cn;
-    char state_dir[512];
+    char state_dir[512], model_dir[512];
+    char unknown[128]; /* why the node's fabric is not known; "" when it is */
     struct deploy_node dn;
     /* the rank's log, watched while it starts */
     struct node_stream *logs;
@@ -240,6 +241,12 @@ static int pull_image(const struct config *c, struct lnode *l)
     return rc;
 }
 
+static const char *missing_fix(const struct lnode *l)
+{
+    return l->cn->rank == 0 ? "dsv41-top download"
+                            : "dsv41-top copy-to-peer from the head (or download on this node)";
+}
+
 /* Model files, image (pulled when missing), disk, on one node. */
 static int preflight_node(const struct config *c, struct lnode *l)
 {
@@ -254,9 +261,7 @@ static int preflight_node(const struct config *c, struct lnode *l)
     int rc = pf.missing.n ? -1 : 0;
     for (int i = 0; i < pf.missing.n; i++)
         printf("%s: missing %s/%s\n  fix: %s\n", l->cn->name, l->dn.model_dir, pf.missing.v[i],
-               l->cn->rank == 0
-                   ? "dsv41-top download"
-                   : "dsv41-top copy-to-peer from the head (or download on this node)");
+               missing_fix(l));
     if (pf.free_kib >= 0 && pf.free_kib < 20 * 1048576.0)
         printf("warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
                pf.free_kib / 1048576, l->state_dir);
@@ -641,43 +646,57 @@ static int check_existing(const struct status_report *r, bool force, int n)
     return 0;
 }
 
-static int prepare(const struct config *c, struct cluster *cl, struct lnode *ln,
-                   struct status_report *r)
+/* Every node's facts from status; what would make the launch refuse goes
+ * into problems (each with its fix), and a node whose fabric is not known
+ * gets the reason in ln[i].unknown, so that a dry run can still show its
+ * plan. */
+static void prepare(const struct config *c, struct cluster *cl, struct lnode *ln,
+                    struct status_report *r, struct strv *problems)
 {
     status_collect(c, cl, r);
-    int bad = 0;
     for (int i = 0; i < cl->n; i++) {
         struct cluster_node *cn = &cl->nodes[i];
         const struct snapshot *s = &r->nodes[i].snap;
         ln[i].cn = cn;
+        /* as set until the node says: a worker's "~/" is its own home */
+        snprintf(ln[i].state_dir, sizeof ln[i].state_dir, "%s",
+                 config_get(c, i == 0 ? "STATE_DIR" : "WORKER_STATE_DIR"));
+        snprintf(ln[i].model_dir, sizeof ln[i].model_dir, "%s", cn->model_dir_set);
+        ln[i].unknown[0] = '\0';
+        ln[i].dn = (struct deploy_node){cn->name,        s->fabric.ifname, s->fabric.ipv4,
+                                        s->fabric.hcas,  s->fabric.gid_index, ln[i].model_dir,
+                                        ln[i].state_dir, NULL};
         if (!cn->configured) {
-            printf("%s: WORKER is not set (export WORKER=user@<worker fabric IP>)\n", cn->name);
-            bad++;
+            strv_addf(problems, "%s: WORKER is not set (export WORKER=user@<worker fabric IP>)",
+                      cn->name);
+            snprintf(ln[i].unknown, sizeof ln[i].unknown, "unknown (WORKER not set)");
+            ln[i].dn.unknown = ln[i].unknown;
             continue;
         }
         if (!s->reachable) {
-            printf("%s: unreachable: %s\n", cn->name, s->error);
-            bad++;
+            strv_addf(problems, "%s: unreachable: %s", cn->name, s->error);
+            snprintf(ln[i].unknown, sizeof ln[i].unknown, "unknown (%s unreachable)", cn->name);
+            ln[i].dn.unknown = ln[i].unknown;
             continue;
         }
         if (!s->fabric.ok) {
-            printf("%s: no usable fabric port: %s\n", cn->name, s->fabric.why);
-            bad++;
+            strv_addf(problems, "%s: no usable fabric port: %s", cn->name, s->fabric.why);
+            snprintf(ln[i].unknown, sizeof ln[i].unknown, "unknown (no fabric port on %s)",
+                     cn->name);
+            ln[i].dn.unknown = ln[i].unknown;
         }
-        if (!s->runtime_ok) {
-            printf("%s: container runtime %s: %s\n", cn->name, config_get(c, "RUNTIME"),
-                   s->runtime_note);
-            bad++;
-        }
+        if (!s->runtime_ok)
+            strv_addf(problems, "%s: container runtime %s: %s%s", cn->name,
+                      config_get(c, "RUNTIME"), s->runtime_note,
+                      strstr(s->runtime_note, "not found")
+                          ? ""
+                          : "\n  fix: start it (its daemon: sudo systemctl start docker), or set "
+                            "RUNTIME");
         struct buf err = BUF_INIT;
-        if (cluster_state_dir(c, cn, ln[i].state_dir, sizeof ln[i].state_dir, &err) < 0) {
-            printf("%s\n", buf_str(&err));
-            bad++;
-        }
+        if (cluster_state_dir(c, cn, ln[i].state_dir, sizeof ln[i].state_dir, &err) < 0 ||
+            cluster_model_dir(cn, ln[i].model_dir, sizeof ln[i].model_dir, &err) < 0)
+            strv_add(problems, buf_str(&err));
         buf_free(&err);
-        ln[i].dn = (struct deploy_node){cn->name,        s->fabric.ifname, s->fabric.ipv4,
-                                        s->fabric.hcas,  s->fabric.gid_index, cn->model_dir,
-                                        ln[i].state_dir};
         if (s->mem.free_kib.ok && s->mem.cached_kib.ok && s->mem.free_kib.v < 100 * 1048576.0 &&
             s->mem.cached_kib.v > 10 * 1048576.0)
             printf("warning: %s: MemFree %.1f GiB with %.1f GiB page cache: vLLM counts MemFree "
@@ -689,19 +708,94 @@ static int prepare(const struct config *c, struct cluster *cl, struct lnode *ln,
         if (strncmp(r->warnings[i], "fabric:", 7) == 0)
             printf("warning: %s\n", r->warnings[i]);
     for (int i = 0; i < r->nproblems; i++)
-        if (strncmp(r->problems[i], "fabric:", 7) == 0) {
-            printf("%s\n", r->problems[i]);
-            bad++;
+        if (strncmp(r->problems[i], "fabric:", 7) == 0)
+            strv_add(problems, r->problems[i]);
+}
+
+/* What a dry run can check without changing anything, beyond prepare: the
+ * model files on every node that answered, the plan on the head, the key
+ * file's mode. An image that is missing is said: launch would pull it. */
+static void dry_checks(const struct config *c, struct lnode *ln, int n,
+                       const struct status_report *r, struct strv *problems)
+{
+    for (int i = 0; i < n; i++) {
+        if (!ln[i].cn->configured || !r->nodes[i].snap.reachable)
+            continue;
+        struct preflight pf;
+        struct buf err = BUF_INIT;
+        if (preflight_check(c, &ln[i].cn->node, ln[i].model_dir, ln[i].state_dir, &pf, &err) <
+            0) {
+            strv_addf(problems, "%s: preflight failed: %s", ln[i].cn->name, buf_str(&err));
+            buf_free(&err);
+            continue;
         }
-    return bad ? -1 : 0;
+        for (int k = 0; k < pf.missing.n; k++)
+            strv_addf(problems, "%s: missing %s/%s\n  fix: %s", ln[i].cn->name, ln[i].model_dir,
+                      pf.missing.v[k], missing_fix(&ln[i]));
+        if (pf.image == 0 && r->nodes[i].snap.runtime_ok)
+            printf("note: %s: image %s missing: launch would pull it\n", ln[i].cn->name,
+                   config_get(c, "IMG"));
+        preflight_free(&pf);
+        buf_free(&err);
+    }
+    struct buf plan = BUF_INIT, path = BUF_INIT, out = BUF_INIT, why = BUF_INIT, key = BUF_INIT;
+    buf_printf(&path, "%s/exl3/plan/%s", ln[0].model_dir, config_get(c, "PLAN_NAME"));
+    /* a plan that is not there is a missing file above */
+    if (buf_read_file(&plan, buf_str(&path), 64u << 20) == 0 &&
+        exl3plan_rewrite(buf_str(&plan), buf_str(&path), &out, &why) < 0)
+        strv_addf(problems, "head: %s", buf_str(&why));
+    buf_reset(&why);
+    const char *kf = config_get(c, "API_KEY_FILE");
+    if (access(kf, F_OK) == 0 && apikey_read(kf, &key, &why) < 0)
+        strv_addf(problems, "head: %s", buf_str(&why));
+    apikey_scrub(&key);
+    buf_free(&plan);
+    buf_free(&path);
+    buf_free(&out);
+    buf_free(&why);
+}
+
+static void print_problems(const struct strv *problems)
+{
+    for (int i = 0; i < problems->n; i++)
+        printf("%s\n", problems->v[i]);
+}
+
+/* The dry run's end: the problems a real launch would refuse for, each
+ * with its fix, after the plan; 1 when there are any, so scripts notice. */
+static int dry_run_verdict(const struct strv *problems)
+{
+    if (!problems->n) {
+        printf("dry run: no problems found; nothing was changed\n");
+        return 0;
+    }
+    printf("problems (%d; a launch would refuse; nothing was changed):\n", problems->n);
+    for (int i = 0; i < problems->n; i++) {
+        printf("  - ");
+        for (const char *p = problems->v[i]; *p; p++) {
+            putchar(*p);
+            if (*p == '\n') { /* a fix under its problem */
+                fputs("    ", stdout);
+                while (p[1] == ' ')
+                    p++;
+            }
+        }
+        putchar('\n');
+    }
+    return 1;
 }
 
 static int launch_cluster(const struct config *c, const struct launch_opts *o, struct cluster *cl,
                           struct lnode *ln, struct status_report *r)
 {
     int n = cl->n;
-    if (prepare(c, cl, ln, r) < 0)
+    struct strv problems = STRV_INIT;
+    prepare(c, cl, ln, r, &problems);
+    if (problems.n && !o->dry_run) {
+        print_problems(&problems);
+        strv_free(&problems);
         return 1;
+    }
     struct deploy_node dn[CLUSTER_MAX_NODES];
     for (int i = 0; i < n; i++)
         dn[i] = ln[i].dn;
@@ -710,22 +804,34 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     if (deploy_build(c, dn, n, &plan, &err) < 0) {
         printf("%s\n", buf_str(&err));
         buf_free(&err);
+        strv_free(&problems);
         return 2;
     }
     int rc = 1;
     printf("launch: %d nodes, TP %d x PP %d, image %s\n", n, plan.tp, plan.pp,
            config_get(c, "IMG"));
     for (int i = 0; i < n; i++) {
-        printf("  %-8s %s %s  HCAs %s  GID %d%s\n", ln[i].cn->name, dn[i].ifname, dn[i].ipv4,
-               dn[i].hcas, dn[i].gid_index < 0 ? 3 : dn[i].gid_index,
-               plan.ranks[i].gid_guessed ? " (not detected: the measured 3)" : "");
+        if (dn[i].unknown)
+            printf("  %-8s fabric %s\n", ln[i].cn->name, dn[i].unknown);
+        else
+            printf("  %-8s %s %s  HCAs %s  GID %d%s\n", ln[i].cn->name, dn[i].ifname, dn[i].ipv4,
+                   dn[i].hcas, dn[i].gid_index < 0 ? 3 : dn[i].gid_index,
+                   plan.ranks[i].gid_guessed ? " (not detected: the measured 3)" : "");
     }
     if (o->dry_run) {
         print_plan(c, &plan, ln);
-        check_budget(c, ln, r, n, true);
-        rc = 0;
+        dry_checks(c, ln, n, r, &problems);
+        /* a node that did not answer has no figures to budget with */
+        bool all = true;
+        for (int i = 0; i < n; i++)
+            all = all && ln[i].cn->configured && r->nodes[i].snap.reachable;
+        if (all)
+            check_budget(c, ln, r, n, true);
+        rc = dry_run_verdict(&problems);
         goto out;
     }
+    if (plan.incomplete) /* prepare refused those nodes already: a guard, not a path */
+        goto out;
     if (check_existing(r, o->force, n) < 0 || check_budget(c, ln, r, n, o->force) < 0 ||
         interrupted_before("during the checks"))
         goto out;
@@ -816,6 +922,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
 out:
     deploy_free(&plan);
     buf_free(&err);
+    strv_free(&problems);
     return rc;
 }
 

@@ -20,7 +20,7 @@ static int open_worker(const struct config *c, struct cluster *cl, const char *t
     if (only_one)
         w->ov = (struct rdma_override){config_get(c, "WORKER_IP"), config_get(c, "WORKER_IFNAME"),
                                        config_get(c, "WORKER_HCAS")};
-    w->model_dir = config_get(c, "WORKER_MODEL_DIR");
+    w->model_dir_set = config_get(c, "WORKER_MODEL_DIR");
     cl->n++;
     if (node_init_remote(&w->node, w->name, target, config_get(c, "SSH_CONFIG"),
                          config_get(c, "SSH_KNOWN_HOSTS"), (int)timeout_s * 1000,
@@ -50,7 +50,7 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
     h->configured = true;
     h->ov = (struct rdma_override){config_get(c, "HEAD_IP"), config_get(c, "HEAD_IFNAME"),
                                    config_get(c, "HEAD_HCAS")};
-    h->model_dir = config_get(c, "MODEL_DIR");
+    h->model_dir_set = config_get(c, "MODEL_DIR");
     cl->n = 1;
     const char *many = config_get(c, "WORKERS");
     if (many && *many) {
@@ -88,6 +88,7 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
         w->node.local = false;
         w->role = "worker";
         w->rank = 1;
+        w->model_dir_set = config_get(c, "WORKER_MODEL_DIR");
         w->configured = false;
         cl->n = 2;
         return 0;
@@ -122,25 +123,13 @@ void cluster_close(struct cluster *cl)
 int cluster_state_dir(const struct config *c, struct cluster_node *cn, char *out, size_t sz,
                       struct buf *err)
 {
-    if (cn->rank == 0 || *config_get(c, "WORKER_STATE_DIR")) {
-        snprintf(out, sz, "%s",
-                 cn->rank == 0 ? config_get(c, "STATE_DIR") : config_get(c, "WORKER_STATE_DIR"));
-        return 0;
-    }
-    for (int i = 0; i < c->count; i++)
-        if (strcmp(c->values[i].key, "STATE_DIR") == 0 &&
-            c->values[i].source != CONFIG_SRC_DEFAULT) {
-            snprintf(out, sz, "%s", c->values[i].value);
-            return 0;
-        }
-    struct ssh_result res;
-    struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "printf '%s' \"$HOME\"");
-    int rc = node_run(&cn->node, &cmd, 30000, &res, err);
-    shcmd_free(&cmd);
-    if (rc < 0)
-        return -1;
-    snprintf(out, sz, "%s/.dsv41-two-sparks", buf_str(&res.out));
-    ssh_result_free(&res);
-    return 0;
+    /* the head's "~/" was expanded with the settings (it is this machine) */
+    return node_expand_path(&cn->node,
+                            config_get(c, cn->rank == 0 ? "STATE_DIR" : "WORKER_STATE_DIR"), out,
+                            sz, err);
+}
+
+int cluster_model_dir(struct cluster_node *cn, char *out, size_t sz, struct buf *err)
+{
+    return node_expand_path(&cn->node, cn->model_dir_set, out, sz, err);
 }

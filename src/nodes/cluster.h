@@ -17,7 +17,7 @@ struct cluster_node {
     const char *role; /* "head" | "worker" */
     int rank;
     struct rdma_override ov;
-    const char *model_dir;
+    const char *model_dir_set; /* as set: a worker's "~/" is its home (cluster_model_dir) */
     char name[32];         /* "head", "worker", "worker2", ... */
     bool configured; /* false: WORKER unset; the node is listed but not probed */
     struct sampler *sampler; /* started by the first status_collect */
@@ -33,10 +33,14 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err);
  * when the configuration cannot make a cluster. */
 int cluster_open_for(const char *cmd, const struct config *c, struct cluster *cl);
 void cluster_close(struct cluster *cl);
-/* STATE_DIR on a node: the head's STATE_DIR; a worker's WORKER_STATE_DIR,
- * else an explicit STATE_DIR, else ~/.dsv41-two-sparks in that worker's own
- * home (asked over ssh). */
+/* STATE_DIR on a node: the head's STATE_DIR; a worker's WORKER_STATE_DIR
+ * (by default STATE_DIR as it was set), a "~/" in it that worker's own home
+ * (asked over ssh once per session). -1 with the reason when the home
+ * cannot be asked. */
 int cluster_state_dir(const struct config *c, struct cluster_node *cn, char *out, size_t sz,
                       struct buf *err);
+/* MODEL_DIR on a node: the head's MODEL_DIR; a worker's WORKER_MODEL_DIR,
+ * its "~/" that worker's home, as cluster_state_dir. */
+int cluster_model_dir(struct cluster_node *cn, char *out, size_t sz, struct buf *err);
 
 #endif

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "dirs.h"
+#include "text.h"
 #include "mono.h"
 #include "interrupt.h"
 
@@ -164,6 +166,57 @@ bool node_reachable(struct node *n, time_t *down_since, char *why, size_t whysz)
     struct sshio *io = n->io;
     pthread_mutex_unlock(&n->mu);
     return io ? sshio_state(io, down_since, why, whysz) : true;
+}
+
+int node_home(struct node *n, char *out, size_t sz, struct buf *err)
+{
+    pthread_mutex_lock(&n->mu);
+    snprintf(out, sz, "%s", n->home);
+    pthread_mutex_unlock(&n->mu);
+    if (out[0])
+        return 0;
+    /* two threads asking at once both ask: harmless, the answer is the same */
+    struct shcmd cmd = SHCMD_INIT;
+    struct ssh_result res;
+    struct buf why = BUF_INIT;
+    shcmd_script(&cmd, "printf '%s' \"$HOME\"");
+    int rc = node_run(n, &cmd, 30000, &res, &why);
+    shcmd_free(&cmd);
+    if (rc < 0) {
+        buf_printf(err, "%s: cannot ask for the home directory of its account (for the \"~/\" "
+                        "in its paths): %s",
+                   n->name, buf_str(&why));
+        buf_free(&why);
+        return -1;
+    }
+    buf_free(&why);
+    char home[sizeof n->home];
+    text_clean(home, sizeof home, buf_str(&res.out), res.out.len);
+    ssh_result_free(&res);
+    if (home[0] != '/' || strlen(home) >= sz) {
+        buf_printf(err,
+                   "%s: its account has no usable home directory (HOME='%s'): set the worker's "
+                   "paths (WORKER_MODEL_DIR, WORKER_STATE_DIR) to absolute paths",
+                   n->name, home);
+        return -1;
+    }
+    pthread_mutex_lock(&n->mu);
+    snprintf(n->home, sizeof n->home, "%s", home);
+    pthread_mutex_unlock(&n->mu);
+    snprintf(out, sz, "%s", home);
+    return 0;
+}
+
+int node_expand_path(struct node *n, const char *path, char *out, size_t sz, struct buf *err)
+{
+    char home[sizeof n->home] = "";
+    if (dirs_is_home_relative(path) && node_home(n, home, sizeof home, err) < 0)
+        return -1;
+    if (dirs_expand_home(home, path, out, sz) < 0) {
+        buf_printf(err, "%s: the path %s is too long once its ~ is %s", n->name, path, home);
+        return -1;
+    }
+    return 0;
 }
 
 void node_free(struct node *n)

@@ -26,8 +26,9 @@ struct node {
     int timeout_ms;
     char proc_root[256], sys_root[256];
 
-    pthread_mutex_t mu; /* guards io's creation */
+    pthread_mutex_t mu; /* guards io's creation and home */
     struct sshio *io;   /* remote: the I/O thread, started on first use */
+    char home[512];     /* the account's home, once asked ("" until then) */
 };
 
 void node_init_local(struct node *n, const char *name, const char *proc_root,
@@ -64,6 +65,15 @@ struct node_stream *node_stream_open(struct node *n, const struct shcmd *cmd,
                                      sshio_line_fn on_line, sshio_event_fn on_event, void *ctx);
 /* Stops the command and frees the stream; no callback runs after it. */
 void node_stream_close(struct node *n, struct node_stream *s);
+
+/* The home directory of the account the node runs commands as ($HOME as
+ * its sshd sets it: the ssh config's User, not this process's user), asked
+ * once and kept for the node's life. -1 with a reason naming the node and
+ * the way out when it cannot be asked or is not an absolute path. */
+int node_home(struct node *n, char *out, size_t sz, struct buf *err);
+/* path on the node, a leading "~/" being the node's home (node_home);
+ * other paths as they are, without asking the node. */
+int node_expand_path(struct node *n, const char *path, char *out, size_t sz, struct buf *err);
 
 /* The node's I/O thread (remote nodes only; started on first use). */
 struct sshio *node_io(struct node *n);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 int dirs_make(const char *dir, mode_t mode)
@@ -20,4 +21,23 @@ int dirs_make(const char *dir, mode_t mode)
             *s = '/';
         }
     return mkdir(p, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+int dirs_is_home_relative(const char *path)
+{
+    return path[0] == '~' && (path[1] == '/' || path[1] == '\0');
+}
+
+int dirs_expand_home(const char *home, const char *path, char *out, size_t sz)
+{
+    int n;
+    if (!dirs_is_home_relative(path))
+        n = snprintf(out, sz, "%s", path);
+    else if (!home || home[0] != '/')
+        return -1;
+    else if (strcmp(home, "/") == 0 && path[1]) /* "~/x" is "/x", not "//x" */
+        n = snprintf(out, sz, "%s", path + 1);
+    else
+        n = snprintf(out, sz, "%s%s", home, path + 1);
+    return n < 0 || (size_t)n >= sz ? -1 : 0;
 }

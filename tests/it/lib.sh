@@ -35,10 +35,13 @@ kill_in_ns() { # head|worker comm
     return 0
 }
 
-# The environment dsv41-top gets on the head in every test.
+# The environment dsv41-top gets on the head in every test. MODEL_DIR is
+# absolute: the hosts share one filesystem, and a "~/" in the workers' paths
+# is the worker account's home (root's), not the head's HOME.
 head_env() {
     echo WORKER=worker SSH_CONFIG="$IT_DIR/ssh_config" SSH_KNOWN_HOSTS="$IT_DIR/known_hosts" \
         SSH_TIMEOUT=3 SSH_AUTH_SOCK= RUNTIME=podman GPUS= ULIMITS= HOME="$IT_DIR/home" \
+        MODEL_DIR="$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark" \
         IMG="$SIM_IMAGE" WORKER_STATE_DIR="$IT_DIR/worker/state" \
         XDG_CONFIG_HOME="$IT_DIR/home/.config" STATE_DIR="$IT_DIR/head/state" \
         DSV41_SYS_ROOT="$IT_ROOT/tests/fixtures/sysfs/spark-head" \

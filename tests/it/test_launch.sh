@@ -49,6 +49,64 @@ QENV="EXTRA_ENV=DSV41_SIM_BOOT_MS=1500 DSV41_QUOTED='two  words' \"DSV41_Q2=it's
 out=$(top_head "$QEXTRA" "$QENV" launch --dry-run 2>&1); rc=$?
 check "quoting: dry run prints the words to paste back" contains "$out" "--override-generation-config '{\"temperature\": 0.6}'"
 check "quoting: dry run's env file, the value with its blanks" eval 'printf "%s\n" "$out" | grep -qx "DSV41_QUOTED=two  words"'
+# --- a dry run with problems: the plan still printed, the problems after it, exit 1 ---
+nothing_changed() { # what a dry run must leave as it was
+    [ ! -e "$IT_DIR/head/state/api_key" ] && [ ! -e "$IT_DIR/head/state/dsv41-r0.env" ] &&
+        [ ! -e "$IT_DIR/worker/state/dsv41-r1.env" ] && [ ! -e "$IT_DIR/worker/state/plans" ] &&
+        [ -z "$(on_host worker podman ps -aq)" ] && [ -z "$(on_host head podman ps -aq)" ]
+}
+problems_after_plan() { # output: the plan's last rank comes before "problems ("
+    local plan prob
+    plan=$(printf '%s\n' "$1" | grep -n "^# worker (rank 1)" | head -n 1 | cut -d: -f1)
+    prob=$(printf '%s\n' "$1" | grep -n "^problems (" | cut -d: -f1)
+    [ -n "$plan" ] && [ -n "$prob" ] && [ "$plan" -lt "$prob" ]
+}
+rm -rf "$IT_DIR/head/state"
+# the worker's sshd PATH has no docker: a CLI that is not there
+out=$(top_head "$FAST" RUNTIME=docker launch --dry-run 2>&1); rc=$?
+check "dry run, runtime CLI missing: exit 1" [ $rc -eq 1 ]
+check "dry run, runtime CLI missing: both plans printed" eval 'printf "%s" "$out" | grep -q "^docker run -d --name dsv41-r0" && printf "%s" "$out" | grep -q "^docker run -d --name dsv41-r1"'
+check "dry run, runtime CLI missing: listed after the plan" problems_after_plan "$out"
+check "dry run, runtime CLI missing: named with its fix" contains "$out" "  - worker: container runtime docker: container runtime not found (install it or set RUNTIME)"
+check "dry run, runtime CLI missing: nothing changed" nothing_changed
+out=$(top_head "$FAST" WORKER_MODEL_DIR=$IT_DIR/worker/nomodel launch --dry-run 2>&1); rc=$?
+check "dry run, model missing: exit 1" [ $rc -eq 1 ]
+check "dry run, model missing: the worker's plan mounts it" contains "$out" "-v $IT_DIR/worker/nomodel:/model:ro"
+check "dry run, model missing: each file listed after the plan" eval 'problems_after_plan "$out" && printf "%s\n" "$out" | grep -q "^  - worker: missing $IT_DIR/worker/nomodel/config.json"'
+check "dry run, model missing: the fix" contains "$out" "    fix: dsv41-top copy-to-peer from the head"
+check "dry run, model missing: the head is fine" eval '! printf "%s" "$out" | grep -q "  - head: missing"'
+check "dry run, model missing: nothing changed" nothing_changed
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+out=$(top_head "$FAST" launch --dry-run 2>&1); rc=$?
+"$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+check "dry run, worker unreachable: exit 1" [ $rc -eq 1 ]
+check "dry run, worker unreachable: the head's plan in full" contains "$out" "NCCL_IB_GID_INDEX=3"
+check "dry run, worker unreachable: the worker's plan printed" contains "$out" "# worker (rank 1): $IT_DIR/worker/state/dsv41-r1.env"
+check "dry run, worker unreachable: its address unknown, not made up" contains "$out" "VLLM_HOST_IP=unknown (worker unreachable)"
+check "dry run, worker unreachable: its GID unknown" contains "$out" "NCCL_IB_GID_INDEX=unknown (worker unreachable)"
+check "dry run, worker unreachable: the summary says so" contains "$out" "worker   fabric unknown (worker unreachable)"
+check "dry run, worker unreachable: listed after the plan" eval 'problems_after_plan "$out" && printf "%s\n" "$out" | grep -q "^  - worker: unreachable: "'
+check "dry run, worker unreachable: nothing changed" nothing_changed
+out=$(top_head "$FAST" launch --dry-run 2>&1); rc=$?
+check "dry run, all well again: exit 0" eval '[ $rc -eq 0 ] && ! printf "%s" "$out" | grep -q "^problems ("'
+
+# --- "~/" in a worker's path is the worker account's home, not the head's HOME -----
+FH=$IT_DIR/fishhome # dsv41fish's home (passwd), reached as worker-fish
+HH=$IT_DIR/head-home-elsewhere
+mkdir -p "$HH"
+out=$(top_head "$FAST" WORKER=worker-fish HOME="$HH" MODEL_DIR='~/m' WORKER_STATE_DIR='~/st' launch --dry-run 2>&1); rc=$?
+check "worker ~: the worker's model mount in its account's home" contains "$out" "-v $FH/m:/model:ro"
+check "worker ~: the worker's env file there too" contains "$out" "# worker (rank 1): $FH/st/dsv41-r1.env"
+check "worker ~: the head's own ~ is its HOME" contains "$out" "-v $HH/m:/model:ro"
+check "worker ~: never the head's home on the worker" eval 'printf "%s\n" "$out" | grep -q "^podman run -d --name dsv41-r1" && ! printf "%s\n" "$out" | grep "^podman run -d --name dsv41-r1" | grep -q -- "$HH"'
+check "worker ~: missing files named at the worker's path" contains "$out" "  - worker: missing $FH/m/config.json"
+out=$(top_head WORKER=worker-fish HOME="$HH" MODEL_DIR="$M" WORKER_MODEL_DIR='~/copy' WORKER_STATE_DIR='~/st' copy-to-peer --dry-run --progress 0 2>&1)
+check "worker ~: copy-to-peer copies to the worker's home" contains "$out" "to worker:$FH/copy/"
+out=$(top_head WORKER=worker-fish HOME="$HH" MODEL_DIR="$M" WORKER_MODEL_DIR='~/nocopy' WORKER_STATE_DIR='~/st' verify --node worker 2>&1)
+check "worker ~: verify --node hashes in the worker's home" contains "$out" "on worker in $FH/nocopy"
+out=$(top_head WORKER=worker-fish HOME="$HH" WORKER_MODEL_DIR='~/m' config 2>&1)
+check "worker ~: config shows it unexpanded, and what ~ means" contains "$out" "~/m (~ is the worker's home)"
+rm -rf "$FH/copy" "$FH/st" "$HH"
 
 # --- launch -> ready -------------------------------------------------------------
 out=$(top_head "$QEXTRA" "$QENV" launch 2>&1); rc=$?

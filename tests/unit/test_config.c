@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dirs.h"
 #include "sshconf.h"
 
 static char tmpdir[64];
@@ -29,6 +30,7 @@ static int setup(void **st)
     unsetenv("PORT");
     unsetenv("STATE_DIR");
     unsetenv("API_KEY_FILE");
+    unsetenv("WORKER_STATE_DIR");
     return 0;
 }
 
@@ -269,6 +271,86 @@ static void word_lists_quoted(void **st)
 /* A secret never on a command line (the console hands its --set words to
  * every job, and ps shows them); a config file that sets one is refused
  * when others can read it. */
+/* "~/" on another node: that node's home, never this process's $HOME. */
+static void home_expansion(void **st)
+{
+    (void)st;
+    char out[64];
+    assert_int_equal(dirs_expand_home("/home/w", "~/models/x", out, sizeof out), 0);
+    assert_string_equal(out, "/home/w/models/x");
+    assert_int_equal(dirs_expand_home("/home/w", "~", out, sizeof out), 0);
+    assert_string_equal(out, "/home/w");
+    assert_int_equal(dirs_expand_home("/", "~/x", out, sizeof out), 0);
+    assert_string_equal(out, "/x");
+    assert_int_equal(dirs_expand_home("/", "~", out, sizeof out), 0);
+    assert_string_equal(out, "/");
+    /* absolute paths, "~user" and a "~" inside stay as they are, home or not */
+    assert_int_equal(dirs_expand_home(NULL, "/abs/~/x", out, sizeof out), 0);
+    assert_string_equal(out, "/abs/~/x");
+    assert_int_equal(dirs_expand_home("/home/w", "~bob/x", out, sizeof out), 0);
+    assert_string_equal(out, "~bob/x");
+    /* a home that is not there or not absolute is an error, not "" */
+    assert_int_equal(dirs_expand_home("", "~/x", out, sizeof out), -1);
+    assert_int_equal(dirs_expand_home(NULL, "~/x", out, sizeof out), -1);
+    assert_int_equal(dirs_expand_home("relative", "~/x", out, sizeof out), -1);
+    /* too long for out: refused, not cut */
+    char small[8];
+    assert_int_equal(dirs_expand_home("/home/w", "~/models", small, sizeof small), -1);
+    assert_true(dirs_is_home_relative("~/a"));
+    assert_true(dirs_is_home_relative("~"));
+    assert_false(dirs_is_home_relative("~a"));
+    assert_false(dirs_is_home_relative("/~"));
+}
+
+/* The workers' paths keep "~/" (the worker's home, asked over ssh), also
+ * through ${MODEL_DIR}; the head's paths are expanded with its HOME. */
+static void worker_paths(void **st)
+{
+    (void)st;
+    struct config c;
+    struct buf err = BUF_INIT;
+    assert_int_equal(config_load(&c, "/nonexistent/config", NULL, 0, &err), 0);
+    char want[200];
+    snprintf(want, sizeof want, "%s/models/DeepSeek-V4.1-Flash-Spark", tmpdir);
+    assert_string_equal(config_get(&c, "MODEL_DIR"), want);
+    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "~/models/DeepSeek-V4.1-Flash-Spark");
+    assert_string_equal(config_get(&c, "WORKER_STATE_DIR"), "~/.dsv41-two-sparks");
+    /* config shows it with what the ~ means */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    config_dump(&c, f);
+    fclose(f);
+    assert_non_null(strstr(text, "~/models/DeepSeek-V4.1-Flash-Spark (~ is the worker's home)"));
+    assert_non_null(strstr(text, "~/.dsv41-two-sparks (~ is the worker's home)"));
+    free(text);
+    config_free(&c);
+    /* a MODEL_DIR set with "~/": the head's is expanded, the worker's kept */
+    char *flags[] = {"MODEL_DIR=~/m", "STATE_DIR=/abs/state"};
+    assert_int_equal(config_load(&c, "/nonexistent/config", flags, 2, &err), 0);
+    snprintf(want, sizeof want, "%s/m", tmpdir);
+    assert_string_equal(config_get(&c, "MODEL_DIR"), want);
+    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "~/m");
+    assert_string_equal(config_get(&c, "WORKER_STATE_DIR"), "/abs/state");
+    config_free(&c);
+    /* set on their own: "~/" kept, absolute as it is, empty is the default */
+    char *own[] = {"WORKER_MODEL_DIR=~/w", "WORKER_STATE_DIR="};
+    assert_int_equal(config_load(&c, "/nonexistent/config", own, 2, &err), 0);
+    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "~/w");
+    assert_string_equal(config_get(&c, "WORKER_STATE_DIR"), "~/.dsv41-two-sparks");
+    config_free(&c);
+    char *abs[] = {"WORKER_MODEL_DIR=/srv/m"};
+    assert_int_equal(config_load(&c, "/nonexistent/config", abs, 1, &err), 0);
+    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "/srv/m");
+    config_free(&c);
+    /* a worker's "~/" is checked as the path it becomes */
+    char *bad[] = {"WORKER_MODEL_DIR=~/a:b"};
+    assert_int_equal(config_load(&c, "/nonexistent/config", bad, 1, &err), -1);
+    assert_non_null(strstr(buf_str(&err), "WORKER_MODEL_DIR"));
+    config_free(&c);
+    buf_free(&err);
+}
+
 static void secrets_stay_private(void **st)
 {
     (void)st;
@@ -425,6 +507,8 @@ int main(void)
         cmocka_unit_test(bad_file_names_line),
         cmocka_unit_test(hostile_values_refused),
         cmocka_unit_test(word_lists_quoted),
+        cmocka_unit_test(home_expansion),
+        cmocka_unit_test(worker_paths),
         cmocka_unit_test(secrets_stay_private),
         cmocka_unit_test(sshconf),
         cmocka_unit_test(sshconf_openssh),

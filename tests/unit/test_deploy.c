@@ -50,10 +50,10 @@ static const char *COMMON =
     "VLLM_HOST_IP=%s"
 
 static struct deploy_node NODES[4] = {
-    {"head", "enp1s0f0np0", "10.10.10.13", "rocep1s0f0,roceP2p1s0f0", 3, "/m/head", "/s/head"},
-    {"worker", "enP2p1s0f0np0", "10.10.10.11", "roceP2p1s0f0", 5, "/m/worker", "/s/worker"},
-    {"worker2", "enp1s0f0np0", "10.10.10.12", "rocep1s0f0", -1, "/m/w2", "/s/w2"},
-    {"worker3", "enp1s0f0np0", "10.10.10.14", "rocep1s0f0", 3, "/m/w3", "/s/w3"},
+    {"head", "enp1s0f0np0", "10.10.10.13", "rocep1s0f0,roceP2p1s0f0", 3, "/m/head", "/s/head", NULL},
+    {"worker", "enP2p1s0f0np0", "10.10.10.11", "roceP2p1s0f0", 5, "/m/worker", "/s/worker", NULL},
+    {"worker2", "enp1s0f0np0", "10.10.10.12", "rocep1s0f0", -1, "/m/w2", "/s/w2", NULL},
+    {"worker3", "enp1s0f0np0", "10.10.10.14", "rocep1s0f0", 3, "/m/w3", "/s/w3", NULL},
 };
 
 static char *joined(const struct strv *v)
@@ -364,12 +364,61 @@ static void refused(void **st)
     config_free(&c);
 }
 
+/* A dry run's node that could not be asked: the plan is still built, its
+ * facts read as the reason they are unknown, nothing made up (no GID 3), and
+ * the plan says it must not run. */
+static void unknown_node(void **st)
+{
+    (void)st;
+    struct config c;
+    load(&c, NULL, 0);
+    struct deploy_node nodes[2] = {NODES[0], NODES[1]};
+    const char *why = "unknown (worker unreachable)";
+    nodes[1] = (struct deploy_node){"worker", "", "", "", -1, "/m/worker", "/s/worker", why};
+    struct deploy_plan p;
+    struct buf err = BUF_INIT;
+    assert_int_equal(deploy_build(&c, nodes, 2, &p, &err), 0);
+    assert_true(p.incomplete);
+    const struct strv *env = &p.ranks[1].env;
+    assert_string_equal(strv_env_get(env, "VLLM_HOST_IP"), why);
+    assert_string_equal(strv_env_get(env, "NCCL_IB_GID_INDEX"), why);
+    assert_string_equal(strv_env_get(env, "NCCL_IB_HCA"), why);
+    assert_string_equal(strv_env_get(env, "NCCL_SOCKET_IFNAME"), why);
+    assert_false(p.ranks[1].gid_guessed);
+    /* the known node keeps its facts; the unknown one's mounts are as given */
+    assert_string_equal(strv_env_get(&p.ranks[0].env, "VLLM_HOST_IP"), "10.10.10.13");
+    assert_string_equal(strv_env_get(&p.ranks[0].env, "NCCL_IB_GID_INDEX"), "3");
+    char *run = joined(&p.ranks[1].run);
+    assert_non_null(strstr(run, "-v /m/worker:/model:ro -v /s/worker/plans:/plans:ro"));
+    assert_non_null(strstr(run, "--master-addr 10.10.10.13 "));
+    free(run);
+    deploy_free(&p);
+    /* the head unknown: every rank's master address says so */
+    nodes[0] = (struct deploy_node){"head", "", "", "", -1, "/m/head", "/s/head",
+                                    "unknown (no fabric port on head)"};
+    nodes[1] = NODES[1];
+    assert_int_equal(deploy_build(&c, nodes, 2, &p, &err), 0);
+    assert_true(p.incomplete);
+    run = joined(&p.ranks[1].args);
+    assert_non_null(strstr(run, "--master-addr unknown (no fabric port on head) "));
+    free(run);
+    assert_string_equal(strv_env_get(&p.ranks[1].env, "VLLM_HOST_IP"), "10.10.10.11");
+    deploy_free(&p);
+    /* every node known: a plan to run */
+    assert_int_equal(deploy_build(&c, NODES, 2, &p, &err), 0);
+    assert_false(p.incomplete);
+    deploy_free(&p);
+    buf_free(&err);
+    config_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(capture_sizes),  cmocka_unit_test(defaults_rank1),
         cmocka_unit_test(defaults_rank0_and_run), cmocka_unit_test(each_override),
         cmocka_unit_test(more_nodes),     cmocka_unit_test(refused),
+        cmocka_unit_test(unknown_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
