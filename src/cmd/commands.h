@@ -23,6 +23,7 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv);
 int cmd_download(const struct config *c, int argc, char **argv);
 int cmd_assemble(const struct config *c, int argc, char **argv);
 int cmd_pi(const struct config *c, int argc, char **argv);
+int cmd_key(const struct config *c, int argc, char **argv);
 int cmd_watch(const struct config *c, int argc, char **argv);
 int cmd_incidents(const struct config *c, int argc, char **argv);
 
