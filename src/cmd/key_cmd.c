@@ -94,23 +94,24 @@ static void user_name(uid_t uid, char *out, size_t sz)
 static int key_problems(const struct key_file *k, struct strv *out)
 {
     if (!k->exists) {
-        strv_addf(out, "no API key at %s: create one with `dsv41-top key --rotate` (or "
-                       "`dsv41-top launch` creates it)",
+        strv_addf(out,
+                  "no API key at %s: create one with `dsv41-top key --rotate` (or "
+                  "`dsv41-top launch` creates it)",
                   k->path);
         return out->n;
     }
     if (k->is_link)
-        strv_addf(out, "%s is a symbolic link (to %s): launch refuses to read a key through a "
-                       "link; remove it and run `dsv41-top key --rotate`, or set API_KEY_FILE to "
-                       "the file itself",
+        strv_addf(out,
+                  "%s is a symbolic link (to %s): launch refuses to read a key through a "
+                  "link; remove it and run `dsv41-top key --rotate`, or set API_KEY_FILE to "
+                  "the file itself",
                   k->path, k->link_to);
     else if (!k->is_reg)
         strv_addf(out, "%s is not a regular file: remove it and run `dsv41-top key --rotate`",
                   k->path);
     if (k->is_reg && !k->mode_ok)
         strv_addf(out, "mode %04o, not 0600%s: chmod 600 %s", (unsigned)(k->st.st_mode & 07777),
-                  k->st.st_mode & 077 ? " (others can read the key: rotate it too)" : "",
-                  k->path);
+                  k->st.st_mode & 077 ? " (others can read the key: rotate it too)" : "", k->path);
     if (!k->is_link && !k->owner_ok) {
         char who[64];
         user_name(k->st.st_uid, who, sizeof who);
@@ -163,7 +164,10 @@ static void print_text(const struct config *c, const struct key_file *k, const s
         apikey_fingerprint(env, strlen(env), efp);
         printf("note: DSV41_API_KEY is set here (fingerprint %s%s): dsv41-top's own requests "
                "(smoke, bench, launch's readiness check) send it, not the file\n",
-               efp, !k->fp[0] ? "" : strcmp(efp, k->fp) == 0 ? ", the file's key" : ", NOT the file's key");
+               efp,
+               !k->fp[0]                 ? ""
+               : strcmp(efp, k->fp) == 0 ? ", the file's key"
+                                         : ", NOT the file's key");
     }
     for (int i = 0; i < pr->n; i++)
         printf("%s: %s\n", k->exists ? "warning" : "error", pr->v[i]);
@@ -223,9 +227,10 @@ static int key_show(const struct config *c)
 {
     const char *path = config_get(c, "API_KEY_FILE");
     if (!isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "refusing to print the API key: stdout is not a terminal, and a pipe or "
-                        "file would keep it (a log, a scrollback file). Run `dsv41-top key "
-                        "--show` at a terminal, or read %s where it is needed.\n",
+        fprintf(stderr,
+                "refusing to print the API key: stdout is not a terminal, and a pipe or "
+                "file would keep it (a log, a scrollback file). Run `dsv41-top key "
+                "--show` at a terminal, or read %s where it is needed.\n",
                 path);
         return 1;
     }
@@ -261,8 +266,7 @@ static void pi_hint(const struct config *c)
     pi_connect_lines(c, NULL, &lines);
     for (int i = 0; i < lines.n; i++)
         if (strncmp(lines.v[i], "export DSV41_API_KEY=", 21) == 0)
-            printf("clients (Pi on a laptop) need the new key: run there again: %s\n",
-                   lines.v[i]);
+            printf("clients (Pi on a laptop) need the new key: run there again: %s\n", lines.v[i]);
     strv_free(&lines);
 }
 

@@ -152,8 +152,8 @@ static void wipe(int fd)
         return;
     char zero[4096] = {0};
     for (off_t off = 0; off < st.st_size;) {
-        size_t n = (size_t)(st.st_size - off) < sizeof zero ? (size_t)(st.st_size - off)
-                                                             : sizeof zero;
+        size_t n =
+            (size_t)(st.st_size - off) < sizeof zero ? (size_t)(st.st_size - off) : sizeof zero;
         ssize_t w = pwrite(fd, zero, n, off);
         if (w <= 0)
             break;
@@ -164,8 +164,7 @@ static void wipe(int fd)
         fsync(fd);
 }
 
-int apikey_rotate(const char *path, char fp[APIKEY_FP_SIZE], enum apikey_old *old,
-                  struct buf *why)
+int apikey_rotate(const char *path, char fp[APIKEY_FP_SIZE], enum apikey_old *old, struct buf *why)
 {
     *old = APIKEY_OLD_NONE;
     struct stat st;

@@ -30,8 +30,7 @@ enum apikey_old {
  * new. A symbolic link or a non-file at path is refused, never followed or
  * replaced. fp gets the new key's fingerprint. -1 with why; the old key is
  * untouched then. */
-int apikey_rotate(const char *path, char fp[APIKEY_FP_SIZE], enum apikey_old *old,
-                  struct buf *why);
+int apikey_rotate(const char *path, char fp[APIKEY_FP_SIZE], enum apikey_old *old, struct buf *why);
 /* Overwrites and frees a buffer that held a secret. */
 void apikey_scrub(struct buf *b);
 
