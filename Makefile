@@ -241,7 +241,7 @@ pi-test: all
 	tests/pi/test_pi.sh
 
 # Commands that need no hosts, beside the tools they replace (verify vs
-# sha256sum); again with the TSan build.
+# sha256sum, key's fingerprint vs openssl); again with the TSan build.
 cli-test: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/cli/test_verify.sh
@@ -249,6 +249,10 @@ cli-test: all
 	@echo "== test_verify.sh (TSan build)"
 	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	    tests/cli/test_verify.sh
+	tests/cli/test_key.sh
+	@echo "== test_key.sh (TSan build)"
+	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	    tests/cli/test_key.sh
 
 # Integration: real sshd in a network namespace, real podman containers; the
 # tests run twice, the second time with the TSan build of the program.

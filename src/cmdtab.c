@@ -62,6 +62,7 @@ const struct cmd_entry CMDTAB[] = {
     {&copy_doc, cmd_copy_to_peer},   {&pi_doc, cmd_pi},
     {&watch_doc, cmd_watch},         {&incidents_doc, cmd_incidents},
     {&doctor_doc, cmd_doctor},       {&config_doc, cmd_config},
+    {&key_doc, cmd_key},
     {&keys_doc, cmd_keys},           {&docs_doc, cmd_docs},
     {&version_doc, cmd_version},
 };

@@ -138,6 +138,25 @@ void buf_drain_lines(struct buf *b, size_t max, void (*fn)(void *ctx, const char
     }
 }
 
+/* The rename to disk: without the directory's fsync a crash can bring back
+ * the old name. Best effort: the file is replaced either way, and a
+ * directory that cannot be opened for reading must not fail the write.
+ * Cuts path at its last '/'. */
+static void fsync_parent(char *path)
+{
+    char *slash = strrchr(path, '/');
+    const char *dir = ".";
+    if (slash) {
+        slash[slash == path ? 1 : 0] = '\0';
+        dir = path;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
 int buf_write_file(const char *path, const char *data, size_t len, mode_t mode)
 {
     size_t pl = strlen(path);
@@ -175,6 +194,8 @@ int buf_write_file(const char *path, const char *data, size_t len, mode_t mode)
     }
     if (rc && fd >= 0)
         unlink(tmp);
+    if (rc == 0)
+        fsync_parent(tmp);
     free(tmp);
     errno = e;
     return rc;

@@ -30,9 +30,9 @@ void buf_drain_lines(struct buf *b, size_t max, void (*fn)(void *ctx, const char
                      void *ctx);
 /* Reads a whole file, at most max bytes; -1 with errno on failure. */
 int buf_read_file(struct buf *b, const char *path, size_t max);
-/* Writes a whole file atomically (a temporary beside it, fsync, rename) with
- * the given mode; a crash leaves the old file or the new, never half of one.
- * -1 with errno. */
+/* Writes a whole file atomically (a temporary beside it, fsync, rename, the
+ * directory fsynced) with the given mode; a crash leaves the old file or the
+ * new, never half of one. -1 with errno. */
 int buf_write_file(const char *path, const char *data, size_t len, mode_t mode);
 
 #endif

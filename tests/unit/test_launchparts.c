@@ -97,6 +97,41 @@ static void key_file(void **state)
     buf_reset(&why);
     assert_int_equal(apikey_read(path, &k2, &why), -1);
     assert_non_null(strstr(buf_str(&why), "is empty"));
+    /* the fingerprint: SHA-256 in unpadded base64 (sha256("abc"), FIPS 180-2) */
+    char fp[APIKEY_FP_SIZE];
+    apikey_fingerprint("abc", 3, fp);
+    assert_string_equal(fp, "SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0");
+    /* rotate over the empty file: a new 0600 key, the old inode zeroed */
+    enum apikey_old old;
+    buf_reset(&why);
+    umask(0);
+    assert_int_equal(apikey_rotate(path, fp, &old, &why), 0);
+    assert_int_equal(old, APIKEY_OLD_WIPED);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    buf_reset(&k2);
+    assert_int_equal(apikey_read(path, &k2, &why), 0);
+    assert_int_equal(k2.len, 43);
+    char want[APIKEY_FP_SIZE];
+    apikey_fingerprint(k2.data, k2.len, want);
+    assert_string_equal(fp, want);
+    /* another name for the same file: unlinked, never written through */
+    char other[4200];
+    snprintf(other, sizeof other, "%s.other", path);
+    assert_int_equal(link(path, other), 0);
+    assert_int_equal(apikey_rotate(path, fp, &old, &why), 0);
+    assert_int_equal(old, APIKEY_OLD_UNLINKED);
+    buf_reset(&k1);
+    assert_int_equal(apikey_read(other, &k1, &why), 0);
+    assert_string_equal(buf_str(&k1), buf_str(&k2));
+    /* a symbolic link: refused, left */
+    unlink(path);
+    assert_int_equal(symlink(other, path), 0);
+    assert_int_equal(apikey_rotate(path, fp, &old, &why), -1);
+    assert_non_null(strstr(buf_str(&why), "is a symbolic link"));
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    umask(022);
     apikey_scrub(&k1);
     apikey_scrub(&k2);
     buf_free(&why);
