@@ -30,6 +30,8 @@ static const char LAUNCH_USAGE[] =
     "  --dry-run     print every node's command and environment (key redacted), change nothing\n"
     "  --force       replace a running deployment and containers not started by dsv41-top\n"
     "  --no-guard    start even where the memory guard cannot (not advised on a GB10)\n"
+    "  --install-units  install and start dsv41-guard.service on every node (root or\n"
+    "                sudo -n there): the guard then comes back after a reboot\n"
     "  --timeout SEC how long to wait for the API (READY_TIMEOUT, default 2700)\n";
 
 static int parse_launch(const struct config *c, int argc, char **argv, struct launch_opts *o)
@@ -37,6 +39,7 @@ static int parse_launch(const struct config *c, int argc, char **argv, struct la
     static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'},
                                          {"force", no_argument, NULL, 'f'},
                                          {"no-guard", no_argument, NULL, 'G'},
+                                         {"install-units", no_argument, NULL, 'U'},
                                          {"timeout", required_argument, NULL, 't'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -54,6 +57,9 @@ static int parse_launch(const struct config *c, int argc, char **argv, struct la
             break;
         case 'G':
             o->no_guard = true;
+            break;
+        case 'U':
+            o->install_units = true;
             break;
         case 't':
             o->timeout_s = atoi(optarg);
