@@ -18,7 +18,8 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
             libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap tmux clang \
             libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop \
-            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2 valgrind
+            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2 valgrind \
+            systemd
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
@@ -214,10 +215,11 @@ pi-test: all
 	tests/pi/test_pi.sh
 
 # Commands that need no hosts, beside the tools they replace (verify vs
-# sha256sum); again with the TSan build.
+# sha256sum; the systemd units vs systemd-analyze verify); again with the TSan build.
 cli-test: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/cli/test_verify.sh
+	tests/cli/test_units.sh
 	@echo "== test_verify.sh (TSan build)"
 	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	    tests/cli/test_verify.sh
