@@ -18,7 +18,8 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
             libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
             openssh-server openssh-client podman runc uidmap tmux clang \
             libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop \
-            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2 valgrind
+            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2 valgrind \
+            systemd
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
@@ -241,11 +242,13 @@ pi-test: all
 	tests/pi/test_pi.sh
 
 # Commands that need no hosts, beside the tools they replace (verify vs
-# sha256sum, key's fingerprint vs openssl); again with the TSan build.
+# sha256sum, key's fingerprint vs openssl; the systemd units vs systemd-analyze verify);
+# again with the TSan build.
 cli-test: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/cli/test_verify.sh
 	tests/cli/test_install.sh
+	tests/cli/test_units.sh
 	@echo "== test_verify.sh (TSan build)"
 	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	    tests/cli/test_verify.sh
@@ -302,7 +305,6 @@ demo: deps all
 # What make install puts under $(DESTDIR)$(PREFIX); make uninstall removes
 # exactly these (and the folders of ours they leave empty).
 SHARE    := $(PREFIX)/share/dsv41-top
-SYSTEMD_DIR  := $(PREFIX)/lib/systemd/system
 BIN_FILES   := dsv41-top dsv41-guard dsv41-verify dsv41-xfer
 THEME_FILES := $(notdir $(wildcard themes/*.theme))
 PI_FILES    := install.sh pi-config.mjs models.fragment.json dsv41-sparks.ts
@@ -312,7 +314,7 @@ INSTALLED := $(addprefix $(PREFIX)/bin/,$(BIN_FILES)) \
              $(PREFIX)/share/man/man1/dsv41-top.1 \
              $(PREFIX)/share/bash-completion/completions/dsv41-top \
              $(PREFIX)/share/zsh/site-functions/_dsv41-top \
-             $(addprefix $(SYSTEMD_DIR)/,$(SYSTEMD_UNITS))
+             $(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))
 
 install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi \
@@ -326,15 +328,15 @@ install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
 	install -m 0644 $(BUILD)/share/dsv41-top.bash \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dsv41-top
 	install -m 0644 $(BUILD)/share/_dsv41-top $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_dsv41-top
-	@# the units name the installed binary (@BINDIR@), not the build tree
-	if [ -n "$(SYSTEMD_UNITS)" ]; then install -d $(DESTDIR)$(SYSTEMD_DIR); fi
-	for u in $(SYSTEMD_UNITS); do sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/systemd/$$u > \
-	  $(DESTDIR)$(SYSTEMD_DIR)/$$u.tmp && chmod 0644 $(DESTDIR)$(SYSTEMD_DIR)/$$u.tmp && \
-	  mv -f $(DESTDIR)$(SYSTEMD_DIR)/$$u.tmp $(DESTDIR)$(SYSTEMD_DIR)/$$u || exit 1; done
+	@# the units as templates: launch --install-units and doctor --fix fill in
+	@# the binary, the operator, the config and STATE_DIR per node (src/guard/units.c)
+	install -d $(DESTDIR)$(SHARE)/systemd
+	for u in $(SYSTEMD_UNITS); do install -m 0644 dist/systemd/$$u $(DESTDIR)$(SHARE)/systemd/ || exit 1; done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi $(DESTDIR)$(SHARE) 2>/dev/null
+	-rmdir $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi $(DESTDIR)$(SHARE)/systemd \
+	  $(DESTDIR)$(SHARE) 2>/dev/null
 
 # The README's generated tables (commands, keys, settings) rewritten from the
 # program; tests/check_docs.sh fails when they differ.

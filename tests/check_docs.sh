@@ -105,7 +105,7 @@ refs=$(mktemp)
     # TEMPORARY, remove after merging: the commands and options colleagues are
     # adding on other branches right now (issue #17), named by messages and pages
     # of this branch before they exist in its parser.
-    printf '%s\n' "flag stop --now" "flag launch --install-units" "flag doctor --fix"
+    printf '%s\n' "flag stop --now"
 } > "$refs.table"
 for kind in messages pages; do
     if [ $kind = messages ]; then

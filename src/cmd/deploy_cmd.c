@@ -27,6 +27,9 @@ static const struct usage_opt LAUNCH_OPTS[] = {
     {"--dry-run", NULL, "print every node's command and environment (key redacted), change nothing; what would stop a launch is listed after, with its fix (exit 1)"},
     {"--force", NULL, "replace a running deployment and containers not started by dsv41-top"},
     {"--no-guard", NULL, "start even where the memory guard cannot (not advised on a GB10)"},
+    {"--install-units", NULL,
+     "install and start dsv41-guard.service on every node (root or sudo -n there): the guard "
+     "then comes back after a reboot"},
     {"--timeout", "SEC", "how long to wait for the API (READY_TIMEOUT, default 2700)"},
     {NULL, NULL, NULL}};
 
@@ -51,6 +54,7 @@ static int parse_launch(const struct config *c, int argc, char **argv, struct la
     static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'},
                                          {"force", no_argument, NULL, 'f'},
                                          {"no-guard", no_argument, NULL, 'G'},
+                                         {"install-units", no_argument, NULL, 'U'},
                                          {"timeout", required_argument, NULL, 't'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -68,6 +72,9 @@ static int parse_launch(const struct config *c, int argc, char **argv, struct la
             break;
         case 'G':
             o->no_guard = true;
+            break;
+        case 'U':
+            o->install_units = true;
             break;
         case 't':
             o->timeout_s = atoi(optarg);

@@ -10,8 +10,10 @@
 #include "cluster.h"
 #include "commands.h"
 #include "preflight.h"
+#include "guards.h"
 #include "snapshot.h"
 #include "usage.h"
+#include "units.h"
 
 struct doctor {
     int fails, warns;
@@ -120,16 +122,68 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
     free(s);
 }
 
+/* The guard's systemd unit (no guard after a reboot without it); with fix,
+ * installed where it is missing, and where systemd is absent the guard
+ * started as a daemon instead. */
+static void check_unit(const struct config *c, struct cluster *cl, int i, bool fix,
+                       struct doctor *d)
+{
+    struct cluster_node *cn = &cl->nodes[i];
+    const char *nm = cn->node.name;
+    struct units_state st;
+    struct buf err = BUF_INIT;
+    char what[600], dir[512];
+    if (!cn->configured)
+        return;
+    if (units_probe(cn, &st, &err) < 0) {
+        report(d, "FAIL", nm, buf_str(&err), "");
+    } else if (units_guard_ok(&st)) {
+        report(d, "ok", nm, UNITS_GUARD " enabled and active (a guard after every boot)", "");
+    } else if (!fix) {
+        char desc[200];
+        units_describe(&st, desc, sizeof desc);
+        snprintf(what, sizeof what, "%s: %s", UNITS_GUARD, desc);
+        report(d, st.systemd ? "warn" : "info", nm, what,
+               st.systemd ? "dsv41-top doctor --fix (or launch --install-units): without it "
+                            "no memory guard runs after a reboot"
+                          : "no systemd: launch starts the guard as `guard --daemon`; it does "
+                            "not come back after a reboot");
+    } else if (cluster_state_dir(c, cn, dir, sizeof dir, &err) < 0) {
+        report(d, "FAIL", nm, buf_str(&err), "");
+    } else {
+        enum units_result r = units_install_node(c, cl, i, dir, stdout);
+        if (r == UNITS_NO_SYSTEMD) {
+            printf("%s: falling back: the memory guard as `guard --daemon`\n", nm);
+            r = guards_start_node(c, cl, i, dir, stdout) ? UNITS_FAILED : UNITS_RUNNING;
+            report(d, r == UNITS_RUNNING ? "info" : "FAIL", nm,
+                   r == UNITS_RUNNING ? "no systemd: the guard runs as a daemon until the next "
+                                        "reboot"
+                                      : "no systemd, and the daemon guard did not start",
+                   "");
+        } else {
+            report(d, r == UNITS_RUNNING ? "ok" : "FAIL", nm,
+                   r == UNITS_RUNNING ? UNITS_GUARD " installed" : UNITS_GUARD " not installed",
+                   "");
+        }
+    }
+    buf_free(&err);
+}
+
 const struct usage_doc doctor_doc = {
     "doctor", NULL, "preflight checks of every node, each with a fix",
-    "Preflight checks of every node (ssh, model files, image, runtime, fabric, memory, disk), "
-    "each failed one with its fix.",
+    "Preflight checks of every node (ssh, model files, image, runtime, fabric, memory, disk, "
+    "the guard's systemd unit), each failed one with its fix.",
     "0 every check passed; 1 a check failed; 2 a usage error.",
-    NULL};
+    (const struct usage_opt[]){
+        {"--fix", NULL,
+         "install dsv41-guard.service where it is missing (root or sudo -n on the node); where "
+         "systemd is absent, start `guard --daemon` instead"},
+        {NULL, NULL, NULL}}};
 
 int cmd_doctor(const struct config *c, int argc, char **argv)
 {
-    if (argc > 1) {
+    bool fix = argc == 2 && strcmp(argv[1], "--fix") == 0;
+    if (argc > 1 && !fix) {
         bool help = strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0;
         usage_print(help ? stdout : stderr, &doctor_doc);
         return help ? 0 : 2;
@@ -142,6 +196,7 @@ int cmd_doctor(const struct config *c, int argc, char **argv)
     const char *names[CLUSTER_MAX_NODES];
     for (int i = 0; i < cl.n; i++) {
         check_node(c, &cl.nodes[i], cl.n, &d);
+        check_unit(c, &cl, i, fix, &d);
         names[i] = cl.nodes[i].name;
         if (al && cl.nodes[i].configured)
             alike_collect(c, &cl.nodes[i], &al[i]);

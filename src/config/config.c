@@ -148,6 +148,9 @@ static const struct config_key KEYS[] = {
      false, 0, 0},
     {"WORKER_SYS_ROOT", "/sys", "root of /sys on the worker (tests)", false, CK_LOCAL_PATH, false,
      0, 0},
+    {"UNIT_DIR", "/etc/systemd/system",
+     "where launch --install-units writes dsv41-guard.service on every node (tests)", false,
+     CK_PATH, false, 0, 0},
 };
 
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))

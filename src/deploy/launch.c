@@ -17,6 +17,7 @@
 #include "exl3plan.h"
 #include "budget.h"
 #include "guards.h"
+#include "units.h"
 #include "interrupt.h"
 #include "mono.h"
 #include "phase.h"
@@ -869,6 +870,9 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     char dirs[CLUSTER_MAX_NODES][512];
     for (int i = 0; i < n; i++)
         snprintf(dirs[i], sizeof dirs[i], "%s", ln[i].state_dir);
+    /* the units first: where one runs, guards_start finds its guard */
+    if (o->install_units)
+        units_install(c, cl, dirs, stdout);
     if (guards_start(c, cl, dirs, stdout) > 0 && !o->no_guard) {
         printf("refusing to start ranks without a memory guard on every node (a GB10 wedges "
                "at zero MemAvailable); --no-guard overrides\n");

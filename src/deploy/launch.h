@@ -13,6 +13,7 @@ struct launch_opts {
     bool dry_run;
     bool force;
     bool no_guard; /* start the ranks even where no guard could start */
+    bool install_units; /* dsv41-guard.service on every node first (units.h) */
     int timeout_s; /* READY_TIMEOUT unless given */
 };
 

@@ -19,6 +19,7 @@ struct collect_job {
     struct cluster_node *cn;
     char *guard;
     int *guard_rc;
+    struct units_state *unit;
     struct alike_print *alike;
     struct drift_start *started;
     const char *runtime;
@@ -46,6 +47,9 @@ static void *collect_one(void *arg)
     node_reachable(&j->cn->node, j->down_since, NULL, 0);
     if (j->guard && j->snap->reachable) {
         *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
+        struct buf ue = BUF_INIT;
+        units_probe(j->cn, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
+        buf_free(&ue);
         alike_collect(j->c, j->cn, j->alike);
         const struct probe_container *ct = snapshot_rank_container(j->snap, j->cn->rank);
         if (ct && ct->running)
@@ -124,6 +128,10 @@ static void judge_memory(const struct config *c, struct status_report *r, int i)
                 name, r->nodes[i].cn->rank, g);
     else if (r->nodes[i].guard_rc == 0 && strstr(g, ", WARN "))
         WARNING(r, "%s: memory guard warns: %s", name, strstr(g, ", WARN ") + 7);
+    const struct units_state *u = &r->nodes[i].unit;
+    if (u->known && u->systemd && !units_guard_ok(u))
+        WARNING(r, "%s: %s is %s, %s: no memory guard after a reboot (`dsv41-top doctor --fix`)",
+                name, UNITS_GUARD, u->enabled, u->active[0] ? u->active : "n/a");
 }
 
 /* The nodes alike: what differs is a warning with every node's value. */
@@ -286,6 +294,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
                                        &cl->nodes[i],
                                        guard ? r->nodes[i].guard : NULL,
                                        &r->nodes[i].guard_rc,
+                                       &r->nodes[i].unit,
                                        &r->nodes[i].alike,
                                        &r->nodes[i].started,
                                        config_get(c, "RUNTIME"),
@@ -475,6 +484,11 @@ void status_print_text(FILE *f, const struct status_report *r)
         fprintf(f, "  stress  PSI full avg10 %s  free 4 MiB blocks %s\n", a, b);
         if (r->nodes[i].guard[0])
             fprintf(f, "  guard   %s\n", r->nodes[i].guard);
+        if (r->nodes[i].guard[0]) {
+            char ud[200];
+            units_describe(&r->nodes[i].unit, ud, sizeof ud);
+            fprintf(f, "  unit    %s %s\n", UNITS_GUARD, ud);
+        }
         const struct alike_print *al = &r->nodes[i].alike;
         if (al->asked) {
             static const char *const label[ALIKE_FIELDS] = {"kernel", "driver", "image", "cuda",
@@ -696,6 +710,21 @@ cJSON *status_to_json(const struct status_report *r)
             cJSON *g = cJSON_AddObjectToObject(n, "guard");
             cJSON_AddBoolToObject(g, "running", r->nodes[i].guard_rc == 0);
             cJSON_AddStringToObject(g, "desc", r->nodes[i].guard);
+            /* null where there is no systemd (or it was not asked): n/a, not "disabled" */
+            const struct units_state *u = &r->nodes[i].unit;
+            cJSON *uj = cJSON_AddObjectToObject(g, "unit");
+            cJSON_AddStringToObject(uj, "name", UNITS_GUARD);
+            if (u->known)
+                cJSON_AddBoolToObject(uj, "systemd", u->systemd);
+            else
+                cJSON_AddNullToObject(uj, "systemd");
+            if (u->systemd) {
+                cJSON_AddStringToObject(uj, "enabled", u->enabled);
+                cJSON_AddStringToObject(uj, "active", u->active[0] ? u->active : "n/a");
+            } else {
+                cJSON_AddNullToObject(uj, "enabled");
+                cJSON_AddNullToObject(uj, "active");
+            }
         }
         cJSON_AddItemToArray(nodes, n);
     }

@@ -13,6 +13,7 @@
 #include "alike.h"
 #include "drift.h"
 #include "snapshot.h"
+#include "units.h"
 
 #define STATUS_MAX_NOTES 32
 
@@ -25,6 +26,7 @@ struct status_report {
         char phase[40];  /* its rank's startup phase, read while the API is not up */
         char guard[400]; /* its memory guard in one line; "" when not asked */
         int guard_rc;    /* guards_describe's answer */
+        struct units_state unit; /* dsv41-guard.service; asked with the guard */
         struct alike_print alike; /* kernel, driver, image, CUDA, NCCL; asked with the guard */
         struct drift_start started; /* the fabric its running rank started with; asked with the guard */
     } nodes[CLUSTER_MAX_NODES];

@@ -147,7 +147,8 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     }
     /* the lock file names its holder, for `guard --stop` */
     char pid[24];
-    int pl = snprintf(pid, sizeof pid, "%ld%s\n", (long)getpid(), o->embedded ? " console" : "");
+    int pl = snprintf(pid, sizeof pid, "%ld%s\n", (long)getpid(),
+                      o->embedded ? " console" : o->systemd ? " systemd" : "");
     if (ftruncate(g->lock_fd, 0) < 0 || pwrite(g->lock_fd, pid, (size_t)pl, 0) != pl) {
         /* the lock still holds; --stop will not find the PID */
     }
@@ -169,9 +170,14 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     /* its own memory must not be what runs out, and it must be the last to go */
     if (mlockall(o->embedded ? MCL_CURRENT : MCL_CURRENT | MCL_FUTURE) < 0)
         guard_log(g, "warning: mlockall: %s (the guard's pages may be swapped)", strerror(errno));
-    int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-    if (adj < 0 || write(adj, "-900", 4) != 4)
+    /* never raised: systemd's unit starts it at -1000 */
+    int adj = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+    char cur[16] = "";
+    if (adj >= 0 && pread(adj, cur, sizeof cur - 1, 0) > 0 && atoi(cur) <= -900) {
+        /* low enough already */
+    } else if (adj < 0 || write(adj, "-900", 4) != 4) {
         guard_log(g, "warning: cannot lower oom_score_adj: %s", strerror(errno));
+    }
     if (adj >= 0)
         close(adj);
     guardsig_open(g);

@@ -42,6 +42,9 @@ struct guard_opts {
      * (`guard --stop` then asks it to hand over with SIGUSR2 instead of
      * SIGTERMing the console) and only current pages are locked */
     bool embedded;
+    /* run by systemd (dsv41-guard.service): the lock says so, and `guard
+     * --stop` (launch, stop) leaves it to systemctl */
+    bool systemd;
 };
 
 /* What the guard knows beyond MemAvailable (guardsig.c); -1 fds and

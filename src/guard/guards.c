@@ -33,6 +33,26 @@ static int run_guard(struct cluster_node *cn, const char *state_dir, const struc
     return rc;
 }
 
+void guards_args(const struct config *c, const struct cluster_node *cn, int nranks,
+                 struct strv *args)
+{
+    strv_add(args, "--runtime");
+    strv_add(args, config_get(c, "RUNTIME"));
+    strv_add(args, "--ranks");
+    strv_addf(args, "%d", nranks);
+    static const char *const flags[][2] = {
+        {"--floor", "MEMGUARD_GIB"},          {"--warn", "MEMGUARD_WARN_GIB"},
+        {"--psi-warn", "MEMGUARD_PSI_WARN"},  {"--psi-kill", "MEMGUARD_PSI_KILL"},
+        {"--frag-warn", "MEMGUARD_FRAG_WARN"}, {"--kmsg-warn", "MEMGUARD_KMSG_WARN"},
+    };
+    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
+        strv_add(args, flags[k][0]);
+        strv_add(args, config_get(c, flags[k][1]));
+    }
+    strv_add(args, "--proc-root");
+    strv_add(args, cn->node.proc_root);
+}
+
 /* Installs and starts the guard on one node; 0 when it runs (or already did). */
 static int start_one(const struct config *c, struct cluster_node *cn, int nranks,
                      const char *state_dir, const struct buf *bin, FILE *out)
@@ -49,21 +69,7 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
         run_guard(cn, state_dir, &stop, &old, &err);
     buf_free(&old);
     strv_free(&stop);
-    strv_add(&args, "--runtime");
-    strv_add(&args, config_get(c, "RUNTIME"));
-    strv_add(&args, "--ranks");
-    strv_addf(&args, "%d", nranks);
-    static const char *const flags[][2] = {
-        {"--floor", "MEMGUARD_GIB"},          {"--warn", "MEMGUARD_WARN_GIB"},
-        {"--psi-warn", "MEMGUARD_PSI_WARN"},  {"--psi-kill", "MEMGUARD_PSI_KILL"},
-        {"--frag-warn", "MEMGUARD_FRAG_WARN"}, {"--kmsg-warn", "MEMGUARD_KMSG_WARN"},
-    };
-    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
-        strv_add(&args, flags[k][0]);
-        strv_add(&args, config_get(c, flags[k][1]));
-    }
-    strv_add(&args, "--proc-root");
-    strv_add(&args, cn->node.proc_root);
+    guards_args(c, cn, nranks, &args);
     strv_add(&args, "--daemon");
     int rc = ok ? run_guard(cn, state_dir, &args, &said, &err) : -1;
     if (rc == 0) {

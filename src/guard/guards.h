@@ -30,6 +30,11 @@ int guards_describe(const struct config *c, struct cluster_node *cn, char *out, 
 /* This node's guard settings from the configuration (nranks: every rank
  * name; floor_kib 0 when MEMGUARD_GIB is not a floor). */
 struct guard_opts;
+/* The static guard's settings flags for node cn, from the configuration
+ * (what launch starts it with, less --state-dir and the action). */
+struct strv;
+void guards_args(const struct config *c, const struct cluster_node *cn, int nranks,
+                 struct strv *args);
 void guard_opts_from_config(const struct config *c, struct guard_opts *o);
 
 #endif

@@ -146,7 +146,7 @@ static void hostile_values_refused(void **st)
         {"RUNTIME", STRICT},       {"GPUS", STRICT},          {"ULIMITS", STRICT},
         {"SSH_TIMEOUT", STRICT},   {"SSH_CONFIG", LEADING},   {"SSH_KNOWN_HOSTS", LEADING},
         {"DSV41_PROC_ROOT", LEADING}, {"DSV41_SYS_ROOT", LEADING},
-        {"WORKER_PROC_ROOT", LEADING}, {"WORKER_SYS_ROOT", LEADING},
+        {"WORKER_PROC_ROOT", LEADING}, {"WORKER_SYS_ROOT", LEADING}, {"UNIT_DIR", STRICT},
         {"HF_TOKEN", SECRET},      {"DSV41_API_KEY", SECRET},
     };
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
