@@ -126,7 +126,15 @@ key v
 check "verify: runs as a job and passes" wait_for "verify  done" 100
 check "verify: both nodes, the worker last" wait_for "worker: 2 of 2 file(s) OK" 20
 key p
-check "copy: runs as a job and ends verified" wait_for "copy    done" 200
+# a failed copy's own words are on the jobs tab: shown when it fails
+job_words() { # job
+    key 3
+    sleep 1
+    screen
+    printf '%s\n' "$SCREEN" | sed 's/^/    jobs| /' >&2
+    key 1
+}
+check "copy: runs as a job and ends verified" eval 'wait_for "copy    done" 200 || { job_words copy; false; }'
 check "copy: its result line" wait_for "worker: EXL3 bank files" 20
 
 # --- the mouse wheel scrolls a log, and only a log ------------------------------
