@@ -80,42 +80,76 @@ int cmd_launch(const struct config *c, int argc, char **argv)
     return launch_run(c, &o);
 }
 
-static int stop_all(const struct config *c, bool force)
+/* now: today's immediate removal; else the graceful stop, which an
+ * interrupt turns into the immediate one (ranks.h). */
+static int stop_all(const struct config *c, bool force, bool now)
 {
     struct cluster cl;
     if (cluster_open_for("stop", c, &cl) < 0)
         return 2;
-    int bad = ranks_stop_all(c, &cl, force, stdout);
+    int bad;
+    if (now) {
+        bad = ranks_stop_all(c, &cl, force, stdout);
+    } else {
+        interrupt_catch();
+        bad = ranks_stop_gracefully(c, &cl, force, atoi(config_get(c, "STOP_TIMEOUT")), stdout);
+    }
     bad += guards_stop(c, &cl, stdout);
     cluster_close(&cl);
     return bad ? 1 : 0;
 }
 
-static const char STOP_USAGE[] = "usage: dsv41-top stop [--force]\n"
-                                 "  Removes the ranks and stops the memory guards on every node\n"
-                                 "  (idempotent). Containers named dsv41-r* that dsv41-top did not\n"
-                                 "  start are left unless --force.\n";
+static const char STOP_USAGE[] =
+    "usage: dsv41-top stop [--now] [--force]\n"
+    "  Stops the ranks and the memory guards on every node (idempotent): rank 0\n"
+    "  first, with SIGTERM and up to STOP_TIMEOUT s (default 60) to finish the\n"
+    "  requests in flight, then the workers; then removes the containers.\n"
+    "  Containers named dsv41-r* that dsv41-top did not start are left unless --force.\n"
+    "  --now    remove the ranks at once (requests in flight are cut; also what a\n"
+    "           Ctrl-C during the stop switches to)\n";
 
 int cmd_stop(const struct config *c, int argc, char **argv)
 {
-    bool force = false;
+    bool force = false, now = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--force") == 0)
             force = true;
+        else if (strcmp(argv[i], "--now") == 0)
+            now = true;
         else
             return usage(strcmp(argv[i], "--help") ? stderr : stdout, STOP_USAGE,
                          strcmp(argv[i], "--help") ? 2 : 0);
     }
-    return stop_all(c, force);
+    return stop_all(c, force, now);
 }
+
+static const char RESTART_USAGE[] =
+    "usage: dsv41-top restart [--now] [launch's options]\n"
+    "  stop (graceful: see stop --help), then launch.\n"
+    "  --now    remove the old ranks at once instead of letting rank 0 drain\n";
 
 int cmd_restart(const struct config *c, int argc, char **argv)
 {
+    /* --now is restart's own; the rest are launch's */
+    bool now = false;
+    char *rest[64];
+    int n = 0;
+    if (argc >= (int)(sizeof rest / sizeof *rest))
+        return usage(stderr, RESTART_USAGE, 2);
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && strcmp(argv[i], "--now") == 0)
+            now = true;
+        else
+            rest[n++] = argv[i];
+        if (i > 0 && strcmp(argv[i], "--help") == 0)
+            fputs(RESTART_USAGE, stdout);
+    }
+    rest[n] = NULL;
     struct launch_opts o;
-    int rc = parse_launch(c, argc, argv, &o);
+    int rc = parse_launch(c, n, rest, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (!o.dry_run && (rc = stop_all(c, o.force)) != 0)
+    if (!o.dry_run && (rc = stop_all(c, o.force, now)) != 0)
         return rc;
     return launch_run(c, &o);
 }

@@ -146,6 +146,7 @@ static void hostile_values_refused(void **st)
         {"DSV41_PROC_ROOT", LEADING}, {"DSV41_SYS_ROOT", LEADING},
         {"WORKER_PROC_ROOT", LEADING}, {"WORKER_SYS_ROOT", LEADING},
         {"HF_TOKEN", SECRET},      {"DSV41_API_KEY", SECRET},
+        {"STOP_TIMEOUT", STRICT},  {"LOG_MAX_SIZE", STRICT},  {"LOG_MAX_FILES", STRICT},
     };
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         for (size_t h = 0; h < sizeof hostile / sizeof *hostile; h++) {
@@ -183,6 +184,11 @@ static void hostile_values_refused(void **st)
         "MODEL_DIR=relative/dir", "STATE_DIR=/a:b", "API_KEY_FILE=/k,ey", "WORKER_STATE_DIR=/a\"b", "KEEP_PARTS=yes",
         "WORKERS=a,,b", "WORKERS=a,-b", "HEAD_IP=10.0.0.300", "HEAD_IFNAME=sixteen-chars-xx",
         "API_URL=file:///etc/passwd", "REVISION=../main", "GPUS=-x", "VLLM_CMD=--help", "VLLM_CMD=", "VLLM_CMD=  ",
+        "STOP_TIMEOUT=-1", "STOP_TIMEOUT=86401", "STOP_TIMEOUT=1m", "STOP_TIMEOUT=", "STOP_TIMEOUT=1.5",
+        "LOG_MAX_SIZE=100", "LOG_MAX_SIZE=4k", "LOG_MAX_SIZE=100mb", "LOG_MAX_SIZE=-1m",
+        "LOG_MAX_SIZE=0m", "LOG_MAX_SIZE=1t", "LOG_MAX_SIZE=2000g", "LOG_MAX_SIZE=10m,max-file=9",
+        "LOG_MAX_SIZE=10m --privileged", "LOG_MAX_SIZE=99999999k", "LOG_MAX_FILES=0",
+        "LOG_MAX_FILES=101", "LOG_MAX_FILES=", "LOG_MAX_FILES=5 --privileged",
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
         char *flags[] = {(char *)refused[i]};
@@ -203,6 +209,9 @@ static void hostile_values_refused(void **st)
         "GPUS=", "ULIMITS=memlock=-1 nofile=1024:2048", "HEAD_HCAS=rocep1s0f0,roceP2p1s0f0",
         "EXTRA=--override-generation-config {\"temperature\":0.6}",
         "REVISION=refs/pr/1", "MODEL_DIR=~/m", "WORKER=", "VLLM_CMD=/opt/serve --x",
+        "STOP_TIMEOUT=0", "STOP_TIMEOUT=60", "STOP_TIMEOUT=86400", "LOG_MAX_SIZE=8k",
+        "LOG_MAX_SIZE=100m", "LOG_MAX_SIZE=20K", "LOG_MAX_SIZE=1g", "LOG_MAX_SIZE=1024g",
+        "LOG_MAX_SIZE=", "LOG_MAX_FILES=1", "LOG_MAX_FILES=100",
     };
     for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
         char *flags[] = {(char *)accepted[i]};
