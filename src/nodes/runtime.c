@@ -55,7 +55,12 @@ void runtime_cmd_kill(struct shcmd *c, const char *rt, const char *name)
 
 void runtime_cmd_rm(struct shcmd *c, const char *rt, const char *name)
 {
-    shcmd_exec(c, rt, "rm", "-f", "--", name, (char *)NULL);
+    /* docker's rm -f kills at once; podman's stops first, with the stop
+     * timeout (10 s) - a rank that drains would finish its requests */
+    if (strcmp(rt, "podman") == 0)
+        shcmd_exec(c, rt, "rm", "-f", "-t", "0", "--", name, (char *)NULL);
+    else
+        shcmd_exec(c, rt, "rm", "-f", "--", name, (char *)NULL);
 }
 
 void runtime_cmd_stop(struct shcmd *c, const char *rt, const char *name, int timeout_s)

@@ -27,6 +27,7 @@ void runtime_cmd_inspect(struct shcmd *c, const char *rt, const struct strv *nam
 void runtime_cmd_image_present(struct shcmd *c, const char *rt, const char *image);
 void runtime_cmd_logs(struct shcmd *c, const char *rt, const char *name, bool follow, int tail);
 void runtime_cmd_kill(struct shcmd *c, const char *rt, const char *name);
+/* rm -f: the container killed (SIGKILL, no grace) and removed. */
 void runtime_cmd_rm(struct shcmd *c, const char *rt, const char *name);
 /* `stop -t SEC`: SIGTERM (the image's stop signal), up to timeout_s for the
  * process to exit, then SIGKILL; the container stays (its exit code says

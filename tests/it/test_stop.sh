@@ -46,7 +46,8 @@ check "graceful: exit 0" [ $rc -eq 0 ]
 check "graceful: rank 0 drains" contains "$out" "r0 head: stopping dsv41-r0 (draining, up to 120 s)..."
 check "graceful: rank 0 says when it stopped" eval 'printf "%s\n" "$out" | grep -qE "^stopped dsv41-r0 on head after [0-9]+ s$"'
 check "graceful: the worker gets the short timeout" contains "$out" "r1 worker: stopping dsv41-r1 (up to 10 s)..."
-check "graceful: the worker stopped" eval 'printf "%s\n" "$out" | grep -qE "^stopped dsv41-r1 on worker after [0-9]+ s$"'
+# (a headless rank whose head is gone may end on its own, exit code 1)
+check "graceful: the worker stopped" eval 'printf "%s\n" "$out" | grep -qE "^stopped dsv41-r1 on worker after [0-9]+ s"'
 check "graceful: rank 0 stopped before the worker is asked" \
     [ "$(line_of "$out" "stopped dsv41-r0 on head")" -lt "$(line_of "$out" "stopping dsv41-r1")" ]
 check "graceful: the stream in flight ended with [DONE]" [ "$(last_data)" = "data: [DONE]" ]
@@ -56,6 +57,7 @@ check "graceful: no containers left" no_containers
 # --- --now cuts a stream in flight ---------------------------------------------------
 out=$(top_head "$RANKS" launch 2>&1)
 check "now: a stream is in flight" stream_bg
+# (podman's rm -f alone would SIGTERM and wait 10 s: the stream would drain)
 out=$(top_head stop --now 2>&1); rc=$?
 wait "$cpid"
 check "now: exit 0" [ $rc -eq 0 ]

@@ -39,6 +39,9 @@ static void golden(void **st)
     runtime_cmd_rm(&c, "docker", "dsv41-r1");
     assert_string_equal(words(&c, &b), "docker rm -f -- dsv41-r1");
     shcmd_free(&c);
+    runtime_cmd_rm(&c, "podman", "dsv41-r1");
+    assert_string_equal(words(&c, &b), "podman rm -f -t 0 -- dsv41-r1");
+    shcmd_free(&c);
     runtime_cmd_stop(&c, "podman", "dsv41-r0", 60);
     assert_string_equal(words(&c, &b), "podman stop -t 60 -- dsv41-r0");
     assert_true(shcmd_plain_exec(&c));
