@@ -102,10 +102,6 @@ refs=$(mktemp)
     env -i PATH=/usr/bin:/bin "$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print "cmd " $1 }'
     env -i PATH=/usr/bin:/bin "$bin" --help |
         sed -n 's/^ *\(-[a-z], \)\{0,1\}\(--[a-z-]*\) [A-Z].*/\1 \2/p' | tr -d ',' | xargs -n1 | sed 's/^/arg /'
-    # TEMPORARY, remove after merging: the commands and options colleagues are
-    # adding on other branches right now (issue #17), named by messages and pages
-    # of this branch before they exist in its parser.
-    printf '%s\n' "flag stop --now"
 } > "$refs.table"
 for kind in messages pages; do
     if [ $kind = messages ]; then

@@ -23,15 +23,22 @@ static int usage(FILE *f, const struct usage_doc *d, int rc)
     return rc;
 }
 
-static const struct usage_opt LAUNCH_OPTS[] = {
-    {"--dry-run", NULL, "print every node's command and environment (key redacted), change nothing; what would stop a launch is listed after, with its fix (exit 1)"},
-    {"--force", NULL, "replace a running deployment and containers not started by dsv41-top"},
-    {"--no-guard", NULL, "start even where the memory guard cannot (not advised on a GB10)"},
-    {"--install-units", NULL,
-     "install and start dsv41-guard.service on every node (root or sudo -n there): the guard "
-     "then comes back after a reboot"},
+/* launch's options, restart's too */
+#define LAUNCH_OPT_ENTRIES \
+    {"--dry-run", NULL, \
+     "print every node's command and environment (key redacted), change nothing; what would " \
+     "stop a launch is listed after, with its fix (exit 1)"}, \
+    {"--force", NULL, "replace a running deployment and containers not started by dsv41-top"}, \
+    {"--no-guard", NULL, "start even where the memory guard cannot (not advised on a GB10)"}, \
+    {"--install-units", NULL, \
+     "install and start dsv41-guard.service on every node (root or sudo -n there): the guard " \
+     "then comes back after a reboot"}, \
     {"--timeout", "SEC", "how long to wait for the API (READY_TIMEOUT, default 2700)"},
-    {NULL, NULL, NULL}};
+
+static const struct usage_opt LAUNCH_OPTS[] = {LAUNCH_OPT_ENTRIES {NULL, NULL, NULL}};
+static const struct usage_opt RESTART_OPTS[] = {
+    {"--now", NULL, "remove the old ranks at once instead of letting rank 0 drain"},
+    LAUNCH_OPT_ENTRIES{NULL, NULL, NULL}};
 
 const struct usage_doc launch_doc = {
     "launch", NULL, "start the deployment and wait until it answers",
@@ -45,8 +52,9 @@ const struct usage_doc launch_doc = {
 
 const struct usage_doc restart_doc = {
     "restart", NULL, "stop, then launch",
-    "Stops the deployment as stop does, then launches it again with launch's options.", NULL,
-    LAUNCH_OPTS};
+    "Stops the deployment as stop does (rank 0 drained first; --now without the drain), then "
+    "launches it again with launch's options.",
+    NULL, RESTART_OPTS};
 
 static int parse_launch(const struct config *c, int argc, char **argv, struct launch_opts *o,
                         const struct usage_doc *doc)
@@ -107,47 +115,74 @@ int cmd_launch(const struct config *c, int argc, char **argv)
     return launch_run(c, &o);
 }
 
-static int stop_all(const struct config *c, bool force)
+/* now: today's immediate removal; else the graceful stop, which an
+ * interrupt turns into the immediate one (ranks.h). */
+static int stop_all(const struct config *c, bool force, bool now)
 {
     struct cluster cl;
     if (cluster_open_for("stop", c, &cl) < 0)
         return 2;
-    int bad = ranks_stop_all(c, &cl, force, stdout);
+    int bad;
+    if (now) {
+        bad = ranks_stop_all(c, &cl, force, stdout);
+    } else {
+        interrupt_catch();
+        bad = ranks_stop_gracefully(c, &cl, force, atoi(config_get(c, "STOP_TIMEOUT")), stdout);
+    }
     bad += guards_stop(c, &cl, stdout);
     cluster_close(&cl);
     return bad ? 1 : 0;
 }
 
 static const struct usage_opt STOP_OPTS[] = {
+    {"--now", NULL, "remove the ranks at once (requests in flight are cut; also what a Ctrl-C "
+                    "during the stop switches to)"},
     {"--force", NULL, "also remove containers named dsv41-r* that dsv41-top did not start"},
     {NULL, NULL, NULL}};
 
 const struct usage_doc stop_doc = {
-    "stop", NULL, "remove the ranks on every node",
-    "Removes the ranks and stops the memory guards on every node (idempotent). Containers named "
-    "dsv41-r* that dsv41-top did not start are left unless --force.",
+    "stop", NULL, "stop the ranks on every node, rank 0 drained first",
+    "Stops the ranks and the memory guards on every node (idempotent): rank 0 first, with "
+    "SIGTERM and up to STOP_TIMEOUT s (default 60) to finish the requests in flight, then the "
+    "workers; then removes the containers. Containers named dsv41-r* that dsv41-top did not "
+    "start are left unless --force.",
     "0 stopped everywhere; 1 a node could not be reached or refused.", STOP_OPTS};
 
 int cmd_stop(const struct config *c, int argc, char **argv)
 {
-    bool force = false;
+    bool force = false, now = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--force") == 0)
             force = true;
+        else if (strcmp(argv[i], "--now") == 0)
+            now = true;
         else
             return usage(strcmp(argv[i], "--help") ? stderr : stdout, &stop_doc,
                          strcmp(argv[i], "--help") ? 2 : 0);
     }
-    return stop_all(c, force);
+    return stop_all(c, force, now);
 }
 
 int cmd_restart(const struct config *c, int argc, char **argv)
 {
+    /* --now is restart's own; the rest are launch's */
+    bool now = false;
+    char *rest[64];
+    int n = 0;
+    if (argc >= (int)(sizeof rest / sizeof *rest))
+        return usage(stderr, &restart_doc, 2);
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && strcmp(argv[i], "--now") == 0)
+            now = true;
+        else
+            rest[n++] = argv[i];
+    }
+    rest[n] = NULL;
     struct launch_opts o;
-    int rc = parse_launch(c, argc, argv, &o, &restart_doc);
+    int rc = parse_launch(c, n, rest, &o, &restart_doc);
     if (rc)
         return rc < 0 ? 0 : rc;
-    if (!o.dry_run && (rc = stop_all(c, o.force)) != 0)
+    if (!o.dry_run && (rc = stop_all(c, o.force, now)) != 0)
         return rc;
     return launch_run(c, &o);
 }

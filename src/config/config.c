@@ -106,6 +106,17 @@ static const struct config_key KEYS[] = {
      false, CK_INT, false, 1, 3600},
     {"READY_TIMEOUT", "2700", "seconds launch waits for the API (first boot ~12 min)", false,
      CK_INT, false, 1, 7 * 86400},
+    {"STOP_TIMEOUT", "60",
+     "seconds `stop` gives rank 0 to finish its requests after SIGTERM before it is killed "
+     "(the workers, with nothing to drain, get at most 10 s of it)",
+     false, CK_INT, false, 0, 86400},
+    {"LOG_MAX_SIZE", "100m",
+     "rank container log size before it is rotated: N with k, m or g (empty: the runtime's "
+     "own log settings)",
+     false, CK_LOG_SIZE, true, 0, 0},
+    {"LOG_MAX_FILES", "5",
+     "rank container log files kept (docker; podman keeps one file, cut at LOG_MAX_SIZE)", false,
+     CK_INT, false, 1, 100},
     {"WORKER_STATE_DIR", "${STATE_DIR}",
      "STATE_DIR on the workers (empty: the same, STATE_DIR as it was set, "
      "its ~/ the worker's home)",

@@ -126,6 +126,21 @@ static bool ulimit_word(const char *w, size_t n)
     return k + 1 < n;
 }
 
+/* The runtime reads the value itself (docker's and podman's size parsers
+ * differ in what else they take), so only the form both read alike passes. */
+static bool log_size_ok(const char *v)
+{
+    size_t n = strspn(v, "0123456789");
+    if (n == 0 || n > 7 || v[0] == '0' || !v[n] || v[n + 1] || !strchr("kKmMgG", v[n]))
+        return false;
+    long long k = atoll(v);
+    if (v[n] == 'm' || v[n] == 'M')
+        k *= 1024;
+    else if (v[n] == 'g' || v[n] == 'G')
+        k *= 1024 * 1024;
+    return k >= 8 && k <= 1024LL * 1024 * 1024;
+}
+
 static bool number(const char *v, double *out)
 {
     char *end;
@@ -239,6 +254,10 @@ const char *config_check_value(enum config_kind kind, double min, double max, bo
         return only(v, ALNUM "=,:._-\"") && v[0] != '-' ? NULL : "all, or device=0,1 (docker's --gpus)";
     case CK_WORD:
         return only(v, ALNUM "_") ? NULL : "one word of letters, digits and '_'";
+    case CK_LOG_SIZE:
+        return log_size_ok(v) ? NULL
+                              : "a size: a whole number with k, m or g (100m), from 8k (podman's "
+                                "conmon needs a log file of at least 8 KiB) to 1024g";
     case CK_SECRET:
         for (const unsigned char *p = (const unsigned char *)v; *p; p++)
             if (*p <= 0x20 || *p >= 0x7f)

@@ -33,6 +33,7 @@ enum config_kind {
     CK_GPUS,        /* --gpus' value: all, device=0,1, ... */
     CK_WORD,        /* one word of letters, digits and _ */
     CK_SECRET,      /* printable ASCII without blanks: it goes into a header */
+    CK_LOG_SIZE,    /* a size for --log-opt max-size: digits and k, m or g, at least 8k */
 };
 
 /* NULL when value has the kind's form (empty values pass only when

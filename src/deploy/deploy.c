@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime.h"
+
 int deploy_capture_sizes(int max_seqs, int nspec, int *sizes, int max)
 {
     int cap = max_seqs * (nspec + 1);
@@ -238,6 +240,9 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
         rc |= strv_add(v, "--shm-size");
         rc |= strv_add(v, "32g");
     }
+    /* a deployment runs for weeks: its logs must not fill the disk */
+    rc |= runtime_log_args(v, config_get(c, "RUNTIME"), config_get(c, "LOG_MAX_SIZE"),
+                           config_get(c, "LOG_MAX_FILES"));
     rc |= strv_add(v, "-v");
     rc |= strv_addf(v, "%s:/model:ro", n->model_dir);
     rc |= strv_add(v, "-v");

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interrupt.h"
+#include "mono.h"
 #include "runtime.h"
 #include "text.h"
 
@@ -152,6 +154,145 @@ int ranks_stop_all(const struct config *c, struct cluster *cl, bool force, FILE 
                 }
             }
             buf_free(&err);
+        }
+    }
+    if (!stopped && !bad)
+        fprintf(out, "no ranks running\n");
+    return bad;
+}
+
+/* What the survey found of rank r on a node. */
+enum found { FOUND_NONE, FOUND_OURS, FOUND_LEFT };
+
+/* Says once that an interrupt turned the stop into --now. */
+static bool now_after_interrupt(bool *said, FILE *out)
+{
+    int sig = interrupt_pending();
+    if (sig && !*said) {
+        fprintf(out, "interrupted by %s: removing the remaining ranks at once (as stop --now)\n",
+                interrupt_name(sig));
+        fflush(out);
+        *said = true;
+    }
+    return sig != 0;
+}
+
+/* One running rank: stop -t, then remove. 0 when it is gone. */
+static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_s, bool *said,
+                    FILE *out)
+{
+    struct buf err = BUF_INIT;
+    if (r == 0)
+        fprintf(out, "r0 %s: stopping dsv41-r0 (draining, up to %d s)...\n", cn->name, timeout_s);
+    else
+        fprintf(out, "r%d %s: stopping dsv41-r%d (up to %d s)...\n", r, cn->name, r, timeout_s);
+    fflush(out);
+    double t0 = mono_s();
+    struct shcmd cmd = SHCMD_INIT;
+    char name[32];
+    snprintf(name, sizeof name, "dsv41-r%d", r);
+    runtime_cmd_stop(&cmd, rt, name, timeout_s);
+    struct ssh_result res;
+    /* the runtime kills at timeout_s; the margin is for a runtime that hangs */
+    int rc = node_run_cancel(&cn->node, &cmd, (timeout_s + 30) * 1000, interrupt_token(), &res,
+                             &err);
+    shcmd_free(&cmd);
+    int elapsed = (int)(mono_s() - t0 + 0.5);
+    bool interrupted = rc < 0 && now_after_interrupt(said, out);
+    bool stop_failed = rc < 0 || res.exit_status != 0;
+    if (rc == 0 && res.exit_status != 0) {
+        buf_printf(&err, "%s: `%s stop` failed: ", cn->name, rt);
+        text_one_line(&err, buf_str(&res.err), res.err.len, 300);
+    }
+    if (rc == 0)
+        ssh_result_free(&res);
+    if (stop_failed && !interrupted)
+        fprintf(out, "%s (removing it)\n", buf_str(&err));
+    /* the exit code tells a drained rank from one the runtime killed */
+    struct probe_container ct = {0};
+    buf_reset(&err);
+    int have = stop_failed ? 0 : ranks_inspect(&cn->node, rt, r, &ct, &err);
+    buf_reset(&err);
+    if (ranks_remove(&cn->node, rt, r, &err) < 0) {
+        fprintf(out, "%s\n", buf_str(&err));
+        buf_free(&err);
+        return -1;
+    }
+    buf_free(&err);
+    if (interrupted || stop_failed)
+        fprintf(out, "stopped dsv41-r%d on %s (removed at once after %d s)\n", r, cn->name,
+                elapsed);
+    else if (have == 1 && ct.exit_code == 137)
+        fprintf(out, "killed dsv41-r%d on %s after the %d s timeout (it did not exit on SIGTERM)\n",
+                r, cn->name, timeout_s);
+    else if (have == 1 && ct.exit_code != 0)
+        fprintf(out, "stopped dsv41-r%d on %s after %d s (exit code %d)\n", r, cn->name, elapsed,
+                ct.exit_code);
+    else
+        fprintf(out, "stopped dsv41-r%d on %s after %d s\n", r, cn->name, elapsed);
+    fflush(out);
+    return 0;
+}
+
+int ranks_stop_gracefully(const struct config *c, struct cluster *cl, bool force, int timeout_s,
+                          FILE *out)
+{
+    const char *rt = config_get(c, "RUNTIME");
+    int bad = 0, stopped = 0;
+    enum found found[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{FOUND_NONE}};
+    bool running[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{false}};
+    /* the survey first: every node, every rank name (one may be left anywhere) */
+    for (int i = 0; i < cl->n; i++) {
+        struct cluster_node *cn = &cl->nodes[i];
+        for (int r = 0; cn->configured && r < cl->n; r++) {
+            struct probe_container ct;
+            struct buf err = BUF_INIT;
+            int have = ranks_inspect(&cn->node, rt, r, &ct, &err);
+            if (have < 0) {
+                fprintf(out, "%s: cannot stop ranks: %s\n", cn->name, buf_str(&err));
+                bad++;
+                buf_free(&err);
+                break;
+            }
+            buf_free(&err);
+            if (have == 1 && !ct.managed && !force) {
+                fprintf(out, "%s: dsv41-r%d was not started by dsv41-top: left alone (--force "
+                             "removes it)\n",
+                        cn->name, r);
+                bad++;
+                found[i][r] = FOUND_LEFT;
+            } else if (have == 1) {
+                found[i][r] = FOUND_OURS;
+                running[i][r] = ct.running;
+            }
+        }
+    }
+    /* rank 0 everywhere, then rank 1, ...: the API goes first */
+    bool said = false;
+    for (int r = 0; r < cl->n; r++) {
+        for (int i = 0; i < cl->n; i++) {
+            if (found[i][r] != FOUND_OURS)
+                continue;
+            struct cluster_node *cn = &cl->nodes[i];
+            struct buf err = BUF_INIT;
+            int rc;
+            if (!running[i][r] || now_after_interrupt(&said, out)) {
+                rc = ranks_remove(&cn->node, rt, r, &err);
+                if (rc == 0)
+                    fprintf(out, "stopped dsv41-r%d on %s%s\n", r, cn->name,
+                            running[i][r] ? "" : " (it was not running)");
+                else
+                    fprintf(out, "%s\n", buf_str(&err));
+                fflush(out);
+            } else {
+                int t = r == 0 || timeout_s < RANKS_WORKER_STOP_S ? timeout_s : RANKS_WORKER_STOP_S;
+                rc = stop_one(cn, rt, r, t, &said, out);
+            }
+            buf_free(&err);
+            if (rc < 0)
+                bad++;
+            else
+                stopped++;
         }
     }
     if (!stopped && !bad)

@@ -242,7 +242,9 @@ static void on_fired(struct guardview *gv, int i, const char *event)
     state_say(s, "MEMORY GUARD FIRED on %s: %s", gv->cl->nodes[i].name, event);
     if (others && !job_running(s, "stop")) {
         state_say(s, "stopping the ranks on the other nodes: they would hang in NCCL");
-        char *argv[] = {"stop", NULL};
+        /* at once: with a rank gone rank 0 cannot drain, it would only
+         * hold the memory for STOP_TIMEOUT */
+        char *argv[] = {"stop", "--now", NULL};
         job_start(s, "stop", argv);
     }
 }

@@ -55,5 +55,35 @@ void runtime_cmd_kill(struct shcmd *c, const char *rt, const char *name)
 
 void runtime_cmd_rm(struct shcmd *c, const char *rt, const char *name)
 {
-    shcmd_exec(c, rt, "rm", "-f", "--", name, (char *)NULL);
+    /* docker's rm -f kills at once; podman's stops first, with the stop
+     * timeout (10 s) - a rank that drains would finish its requests */
+    if (strcmp(rt, "podman") == 0)
+        shcmd_exec(c, rt, "rm", "-f", "-t", "0", "--", name, (char *)NULL);
+    else
+        shcmd_exec(c, rt, "rm", "-f", "--", name, (char *)NULL);
+}
+
+void runtime_cmd_stop(struct shcmd *c, const char *rt, const char *name, int timeout_s)
+{
+    /* -t, not --time or --timeout: the spelling both runtimes have had */
+    shcmd_exec(c, rt, "stop", "-t", (char *)NULL);
+    shcmd_argf(c, "%d", timeout_s);
+    shcmd_arg(c, "--");
+    shcmd_arg(c, name);
+}
+
+int runtime_log_args(struct strv *v, const char *rt, const char *max_size, const char *max_files)
+{
+    if (!max_size || !*max_size)
+        return 0;
+    bool podman = strcmp(rt, "podman") == 0;
+    int rc = strv_add(v, "--log-driver");
+    rc |= strv_add(v, podman ? "k8s-file" : "json-file");
+    rc |= strv_add(v, "--log-opt");
+    rc |= strv_addf(v, "max-size=%s", max_size);
+    if (!podman && max_files && *max_files) {
+        rc |= strv_add(v, "--log-opt");
+        rc |= strv_addf(v, "max-file=%s", max_files);
+    }
+    return rc;
 }

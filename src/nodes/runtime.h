@@ -27,7 +27,19 @@ void runtime_cmd_inspect(struct shcmd *c, const char *rt, const struct strv *nam
 void runtime_cmd_image_present(struct shcmd *c, const char *rt, const char *image);
 void runtime_cmd_logs(struct shcmd *c, const char *rt, const char *name, bool follow, int tail);
 void runtime_cmd_kill(struct shcmd *c, const char *rt, const char *name);
+/* rm -f: the container killed (SIGKILL, no grace) and removed. */
 void runtime_cmd_rm(struct shcmd *c, const char *rt, const char *name);
+/* `stop -t SEC`: SIGTERM (the image's stop signal), up to timeout_s for the
+ * process to exit, then SIGKILL; the container stays (its exit code says
+ * which ended it: 137 for the kill). */
+void runtime_cmd_stop(struct shcmd *c, const char *rt, const char *name, int timeout_s);
+/* The `run` options that bound a container's log: max_size (k/m/g, as
+ * config_check allows; empty: none, the runtime's own settings apply) and
+ * the files kept. The driver is named so the options always apply (a
+ * docker daemon configured for journald would refuse max-size): docker's
+ * json-file rotates max_files files; podman's k8s-file has no max-file
+ * (4.x: ignored), conmon cuts its one file at max_size instead. */
+int runtime_log_args(struct strv *v, const char *rt, const char *max_size, const char *max_files);
 /* The rank names dsv41-r0 .. dsv41-r<n-1>. */
 void runtime_rank_names(struct strv *names, int n);
 

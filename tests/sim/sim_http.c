@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,9 @@
 #define MAX_BODY (64u << 20)
 
 static const struct sim_opts *g_opts;
+/* Requests between their first byte and their last answer byte: what a
+ * drain waits for. */
+static atomic_int g_in_flight;
 static volatile int *g_peer_lost;
 static volatile int *g_stopping;
 
@@ -547,6 +552,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!rq)
             return MHD_NO;
         *req_cls = rq;
+        atomic_fetch_add(&g_in_flight, 1);
         return MHD_YES;
     }
     if (*upload_size) {
@@ -585,8 +591,27 @@ static void done(void *cls, struct MHD_Connection *c, void **req_cls,
     if (rq) {
         buf_free(&rq->body);
         free(rq);
+        atomic_fetch_sub(&g_in_flight, 1);
     }
     *req_cls = NULL;
+}
+
+/* vLLM's drain on SIGTERM: no new connection (refused, not left waiting
+ * in the backlog: a listening socket that is shut down answers RST), the
+ * requests in flight run to their end. Returns the listening socket, to be
+ * closed only after MHD_stop_daemon. */
+static MHD_socket drain(struct MHD_Daemon *d)
+{
+    sim_log("Shutting down FastAPI HTTP server.");
+    MHD_socket ls = MHD_quiesce_daemon(d);
+    if (ls != MHD_INVALID_SOCKET)
+        shutdown(ls, SHUT_RDWR);
+    int n = atomic_load(&g_in_flight);
+    if (n > 0)
+        sim_log("Waiting for %d request(s) in flight to finish.", n);
+    while (atomic_load(&g_in_flight) > 0)
+        usleep(20000);
+    return ls;
 }
 
 int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *peer_lost)
@@ -602,7 +627,9 @@ int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *p
         return -1;
     }
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+            MHD_USE_ERROR_LOG,
+        0,
         NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
         MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
         MHD_OPTION_END);
@@ -620,6 +647,10 @@ int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *p
             (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     while (!*stop)
         usleep(100000);
+    MHD_socket ls = drain(d);
     MHD_stop_daemon(d);
+    if (ls != MHD_INVALID_SOCKET)
+        close(ls);
+    sim_log("Finished server process");
     return 0;
 }

@@ -41,9 +41,14 @@ void sim_log(const char *fmt, ...)
     va_end(ap);
 }
 
+/* The first SIGTERM (or Ctrl-C) drains, as vLLM does: rank 0 takes no new
+ * request and ends when those in flight have; a second one ends the rank at
+ * once (it may be PID 1 of its container, where the default action of a
+ * signal would be to ignore it). */
 static void on_signal(int sig)
 {
-    (void)sig;
+    if (g_stop)
+        _exit(128 + sig);
     g_stop = 1;
 }
 

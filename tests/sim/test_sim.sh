@@ -131,4 +131,44 @@ check "dead peer: /health still 200" [ "$code" = 200 ]
 sse=$(curl -sN --max-time 2 -H "Authorization: Bearer $KEY" -d "$chat" "http://127.0.0.1:$PORT/v1/chat/completions")
 check "dead peer: no tokens come" eval '! printf "%s" "$sse" | grep -q "391"'
 check "dead peer: rank 0 logs it" contains "$(cat "$T/r0.log")" "NCCL WARN"
+
+# --- SIGTERM drains, as vLLM does: no new connection, the streams in flight end --------
+P2=$((PORT + 1))
+start_single() { # log
+    # shellcheck disable=SC2086
+    DSV41_SIM_DECODE_TPS=20 "$SIM" /model --served-model-name deepseek-v4.1-flash \
+        --tensor-parallel-size 1 --nnodes 1 --node-rank 0 --port "$P2" --host 127.0.0.1 >"$1" 2>&1 &
+    s0=$!; PIDS+=($s0)
+    for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$P2/health" && return 0; sleep 0.05; done
+    return 1
+}
+# a stream of 64 tokens at 20 tok/s, until its first token has come
+stream_bg() { # out
+    curl -sN -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"tell a story","stream":true}' \
+        "http://127.0.0.1:$P2/v1/completions" >"$1" 2>/dev/null &
+    cpid=$!
+    for _ in $(seq 100); do grep -q '^data: {' "$1" && return 0; sleep 0.05; done
+    return 1
+}
+check "drain: the rank comes up" start_single "$T/s0.log"
+check "drain: a stream is in flight" stream_bg "$T/s0.sse"
+kill -TERM "$s0"
+for _ in $(seq 100); do grep -q "Shutting down FastAPI HTTP server" "$T/s0.log" && break; sleep 0.05; done
+curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$P2/health"; crc=$?
+check "drain: a new connection after SIGTERM is refused (curl: couldn't connect)" [ $crc -eq 7 ]
+wait "$cpid"
+check "drain: the stream in flight ends with [DONE]" [ "$(grep '^data:' "$T/s0.sse" | tail -1)" = "data: [DONE]" ]
+check "drain: ...with every token" [ "$(grep -c '^data: {' "$T/s0.sse")" -ge 64 ]
+wait "$s0"; rc=$?
+check "drain: the rank then exits 0" [ $rc -eq 0 ]
+check "drain: logs that it waited" contains "$(cat "$T/s0.log")" "Waiting for 1 request(s) in flight to finish."
+check "drain: start_single again" start_single "$T/s1.log"
+check "second SIGTERM: a stream is in flight" stream_bg "$T/s1.sse"
+kill -TERM "$s0"
+for _ in $(seq 100); do grep -q "Shutting down FastAPI HTTP server" "$T/s1.log" && break; sleep 0.05; done
+kill -TERM "$s0"
+wait "$s0"; rc=$?
+wait "$cpid"
+check "second SIGTERM: the rank ends at once (143)" [ $rc -eq 143 ]
+check "second SIGTERM: the stream is cut, no [DONE]" eval '! grep -q "^data: \[DONE\]" "$T/s1.sse"'
 summary

@@ -148,6 +148,7 @@ static void hostile_values_refused(void **st)
         {"DSV41_PROC_ROOT", LEADING}, {"DSV41_SYS_ROOT", LEADING},
         {"WORKER_PROC_ROOT", LEADING}, {"WORKER_SYS_ROOT", LEADING}, {"UNIT_DIR", STRICT},
         {"HF_TOKEN", SECRET},      {"DSV41_API_KEY", SECRET},
+        {"STOP_TIMEOUT", STRICT},  {"LOG_MAX_SIZE", STRICT},  {"LOG_MAX_FILES", STRICT},
     };
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         for (size_t h = 0; h < sizeof hostile / sizeof *hostile; h++) {
@@ -187,6 +188,11 @@ static void hostile_values_refused(void **st)
         "API_URL=file:///etc/passwd", "REVISION=../main", "GPUS=-x", "VLLM_CMD=--help", "VLLM_CMD=", "VLLM_CMD=  ",
         "EXTRA=--x '{\"a\": 1}", "EXTRA=a\\", "EXTRA_ENV=A=1 'B C'", "EXTRA_ENV='A=1", "EXTRA_ENV=A\\ B=1",
         "VLLM_CMD='' serve", "VLLM_CMD='--x' y", "VLLM_CMD=\"vllm", "VLLM_CMD=''",
+        "STOP_TIMEOUT=-1", "STOP_TIMEOUT=86401", "STOP_TIMEOUT=1m", "STOP_TIMEOUT=", "STOP_TIMEOUT=1.5",
+        "LOG_MAX_SIZE=100", "LOG_MAX_SIZE=4k", "LOG_MAX_SIZE=100mb", "LOG_MAX_SIZE=-1m",
+        "LOG_MAX_SIZE=0m", "LOG_MAX_SIZE=1t", "LOG_MAX_SIZE=2000g", "LOG_MAX_SIZE=10m,max-file=9",
+        "LOG_MAX_SIZE=10m --privileged", "LOG_MAX_SIZE=99999999k", "LOG_MAX_FILES=0",
+        "LOG_MAX_FILES=101", "LOG_MAX_FILES=", "LOG_MAX_FILES=5 --privileged",
     };
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
         char *flags[] = {(char *)refused[i]};
@@ -209,6 +215,9 @@ static void hostile_values_refused(void **st)
         "EXTRA_ENV=A='two words' \"B=it's\" C=", "VLLM_CMD='/opt/my serve' --x", "EXTRA=''",
         "EXTRA=$HOME `id` ~ *",
         "REVISION=refs/pr/1", "MODEL_DIR=~/m", "WORKER=", "VLLM_CMD=/opt/serve --x",
+        "STOP_TIMEOUT=0", "STOP_TIMEOUT=60", "STOP_TIMEOUT=86400", "LOG_MAX_SIZE=8k",
+        "LOG_MAX_SIZE=100m", "LOG_MAX_SIZE=20K", "LOG_MAX_SIZE=1g", "LOG_MAX_SIZE=1024g",
+        "LOG_MAX_SIZE=", "LOG_MAX_FILES=1", "LOG_MAX_FILES=100",
     };
     for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
         char *flags[] = {(char *)accepted[i]};

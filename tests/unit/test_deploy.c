@@ -69,7 +69,7 @@ static void load(struct config *c, char **flags, int n)
     static const char *clear[] = {"KV_BYTES", "MAX_LEN", "MAX_SEQS", "NSPEC", "BATCH", "GPU_UTIL",
                                   "PORT", "MPORT", "IMG", "EXTRA", "GRAPH_MODE", "PLAN_NAME",
                                   "GPUS", "TP", "PP", "VLLM_CMD", "EXTRA_ENV", "RUNTIME",
-                                  "ULIMITS"};
+                                  "ULIMITS", "LOG_MAX_SIZE", "LOG_MAX_FILES"};
     for (size_t i = 0; i < sizeof clear / sizeof *clear; i++)
         unsetenv(clear[i]);
     struct buf err = BUF_INIT;
@@ -155,7 +155,8 @@ static void defaults_rank0_and_run(void **st)
     free(got);
     snprintf(want, sizeof want,
              "run -d --name dsv41-r0 --label dsv41-top.managed=1 --label dsv41-top.rank=0 --gpus "
-             "all --network host --ipc host --privileged --ulimit memlock=-1 --shm-size 32g -v "
+             "all --network host --ipc host --privileged --ulimit memlock=-1 --shm-size 32g "
+             "--log-driver json-file --log-opt max-size=100m --log-opt max-file=5 -v "
              "/m/head:/model:ro -v /s/head/plans:/plans:ro -v /s/head/cache:/cache -v "
              "%s:/run/dsv41/api_key:ro --env-file /s/head/dsv41-r0.env -- "
              "ghcr.io/0xsero/deepseek-v4.1-flash-spark@sha256:"
@@ -265,7 +266,32 @@ static void each_override(void **st)
         build(pod, 1, 2, &q);
         char *line = joined(&q.ranks[0].run);
         assert_null(strstr(line, "--shm-size"));
-        assert_non_null(strstr(line, "--ipc host --privileged --ulimit memlock=-1 -v "));
+        /* podman 4's k8s-file has no max-file: conmon cuts its one file */
+        assert_non_null(strstr(line, "--ipc host --privileged --ulimit memlock=-1 --log-driver "
+                                     "k8s-file --log-opt max-size=100m -v "));
+        assert_null(strstr(line, "max-file"));
+        free(line);
+        deploy_free(&q);
+    }
+    {
+        char *logs[] = {"LOG_MAX_SIZE=20k", "LOG_MAX_FILES=2"};
+        struct deploy_plan q;
+        build(logs, 2, 2, &q);
+        for (int r = 0; r < 2; r++) {
+            char *line = joined(&q.ranks[r].run);
+            assert_non_null(strstr(line, " --log-driver json-file --log-opt max-size=20k "
+                                         "--log-opt max-file=2 -v "));
+            free(line);
+        }
+        deploy_free(&q);
+    }
+    {
+        /* empty: the runtime's own log settings, no option of ours */
+        char *logs[] = {"LOG_MAX_SIZE="};
+        struct deploy_plan q;
+        build(logs, 1, 2, &q);
+        char *line = joined(&q.ranks[0].run);
+        assert_null(strstr(line, "--log-"));
         free(line);
         deploy_free(&q);
     }

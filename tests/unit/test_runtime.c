@@ -39,6 +39,28 @@ static void golden(void **st)
     runtime_cmd_rm(&c, "docker", "dsv41-r1");
     assert_string_equal(words(&c, &b), "docker rm -f -- dsv41-r1");
     shcmd_free(&c);
+    runtime_cmd_rm(&c, "podman", "dsv41-r1");
+    assert_string_equal(words(&c, &b), "podman rm -f -t 0 -- dsv41-r1");
+    shcmd_free(&c);
+    runtime_cmd_stop(&c, "podman", "dsv41-r0", 60);
+    assert_string_equal(words(&c, &b), "podman stop -t 60 -- dsv41-r0");
+    assert_true(shcmd_plain_exec(&c));
+    shcmd_free(&c);
+    struct strv lo = STRV_INIT;
+    assert_int_equal(runtime_log_args(&lo, "docker", "100m", "5"), 0);
+    buf_reset(&b);
+    shcmd_join(&lo, &b);
+    assert_string_equal(buf_str(&b),
+                        "--log-driver json-file --log-opt max-size=100m --log-opt max-file=5");
+    strv_free(&lo);
+    buf_reset(&b);
+    assert_int_equal(runtime_log_args(&lo, "podman", "20k", "5"), 0);
+    shcmd_join(&lo, &b);
+    assert_string_equal(buf_str(&b), "--log-driver k8s-file --log-opt max-size=20k");
+    strv_free(&lo);
+    assert_int_equal(runtime_log_args(&lo, "docker", "", "5"), 0);
+    assert_int_equal(lo.n, 0);
+    strv_free(&lo);
     runtime_cmd_image_present(&c, "docker", "--help");
     assert_string_equal(words(&c, &b), "docker image inspect -- --help");
     shcmd_free(&c);
