@@ -25,6 +25,8 @@ check "demo: the title says what it is" wait_for "demo: simulated head + worker"
 key s
 check "demo: s starts the deployment, the API comes up" wait_for "API up" 1200
 check "demo: the launch job ends" wait_for "launch  done" 600
+# DEMO_CAPTURE=FILE keeps the screen of a running deployment (the README's picture)
+[ -n "${DEMO_CAPTURE:-}" ] && sleep 5 && tm capture-pane -p -t "$T" > "$DEMO_CAPTURE"
 key t
 check "demo: t's smoke test passes" wait_for "smoke   done" 900
 key q
