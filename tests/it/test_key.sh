@@ -64,6 +64,8 @@ done
 check "rank 0 restarted alone: the worker's rank exits" eval '[ "$(on_host worker podman inspect -f "{{.State.Running}}" dsv41-r1)" = false ]'
 check "rank 0 restarted alone: the worker's NCCL communicator is gone" eval 'on_host worker podman logs dsv41-r1 2>&1 | grep -q "rank 0 is gone"'
 
-top_head stop >/dev/null 2>&1
+top_head stop --now >/dev/null 2>&1
 clean_ranks
+# the next test starts from hosts without this one's deployment
+rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state/dsv41-r1.env" "$IT_DIR/worker/state/plans"
 summary

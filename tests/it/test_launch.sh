@@ -18,6 +18,7 @@ clean_ranks() {
 FAST="EXTRA_ENV=DSV41_SIM_BOOT_MS=1500"
 reset_model
 clean_ranks
+rm -rf "$IT_DIR/worker/state/dsv41-r1.env" "$IT_DIR/worker/state/plans"
 
 # --- dry run changes nothing -----------------------------------------------------
 rm -rf "$IT_DIR/head/state"
@@ -61,7 +62,9 @@ problems_after_plan() { # output: the plan's last rank comes before "problems ("
     prob=$(printf '%s\n' "$1" | grep -n "^problems (" | cut -d: -f1)
     [ -n "$plan" ] && [ -n "$prob" ] && [ "$plan" -lt "$prob" ]
 }
-rm -rf "$IT_DIR/head/state"
+# what an earlier test's launch left (test_key runs before this one) is not this dry run's
+rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state/dsv41-r1.env" "$IT_DIR/worker/state/plans"
+clean_ranks
 # the worker's sshd PATH has no docker: a CLI that is not there
 out=$(top_head "$FAST" RUNTIME=docker launch --dry-run 2>&1); rc=$?
 check "dry run, runtime CLI missing: exit 1" [ $rc -eq 1 ]
