@@ -266,7 +266,7 @@ it: all
 # make demo on a tmux screen: start, smoke, quit, then nothing of it left
 # (after the integration tests: it brings the test hosts up and down itself).
 demo-test: all
-	tests/tui/test_demo.sh
+	tests/demo/test_demo.sh
 
 fuzz:
 	tests/fuzz/run.sh 60
