@@ -4,6 +4,8 @@
 # of the demo is left: no namespace, no sshd, no simulator, no container, no
 # test-host folder. Runs with the test hosts down (make test runs it after
 # the integration tests); it brings them up and down itself, as make demo does.
+# Not in tests/tui or tests/it: tests/it/run.sh runs every test_*.sh there with
+# the hosts up.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/it/lib.sh"
