@@ -1,6 +1,7 @@
 #include "theme.h"
 
 #include "buf.h"
+#include "dirs.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -165,12 +166,7 @@ static int theme_dirs(char dirs[4][PATH_MAX])
     else if (home && *home)
         snprintf(dirs[n++], PATH_MAX, "%.4000s/.config/dsv41-top/themes", home);
     char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len > 0) {
-        self[len] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash)
-            *slash = '\0';
+    if (dirs_exe_dir(self, sizeof self) == 0) {
         snprintf(dirs[n++], PATH_MAX, "%.4000s/themes", self);          /* ./dsv41-top */
         snprintf(dirs[n++], PATH_MAX, "%.4000s/../themes", self);       /* build/dsv41-top */
         snprintf(dirs[n++], PATH_MAX, "%.4000s/../share/dsv41-top/themes", self); /* installed */

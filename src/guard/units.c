@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dirs.h"
 #include "guards.h"
 #include "helper.h"
 #include "text.h"
@@ -216,15 +217,10 @@ int units_render(const char *tmpl, const char *const (*vals)[2], int nvals,
 int units_template(const char *name, struct buf *out, struct buf *why)
 {
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
+    if (dirs_exe_dir(self, sizeof self) < 0) {
         buf_puts(why, "cannot find the running binary");
         return -1;
     }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
     /* installed (PREFIX/bin -> PREFIX/share), the source tree's copy at its
      * root, the build directory */
     static const char *const rel[] = {"/../share/dsv41-top/systemd/", "/dist/systemd/",

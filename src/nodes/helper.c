@@ -6,20 +6,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dirs.h"
 #include "text.h"
 
 int helper_read(const char *name, struct buf *data, struct buf *why)
 {
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
+    if (dirs_exe_dir(self, sizeof self) < 0) {
         buf_puts(why, "cannot find the running binary");
         return -1;
     }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
     struct buf path = BUF_INIT;
-    buf_printf(&path, "%.*s/%s", slash ? (int)(slash - self) : 0, self, name);
+    buf_printf(&path, "%s/%s", self, name);
     int rc = buf_read_file(data, buf_str(&path), 64u << 20);
     if (rc < 0 || data->len < 1024)
         buf_printf(why, "%s is missing: build it with `make` or install it beside dsv41-top",

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "dirs.h"
 #include "text.h"
 
 void pi_config_dir(char *out, size_t sz)
@@ -91,15 +92,9 @@ void pi_share_dir(char *out, size_t sz)
         snprintf(out, sz, "%s", env);
         return;
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    char exe[PATH_MAX]; /* the binary's directory: PREFIX/bin, or build/ of a checkout */
+    if (dirs_exe_dir(exe, sizeof exe) < 0)
         return;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return;
-    *slash = '\0'; /* the binary's directory: PREFIX/bin, or build/ of a checkout */
     static const char *const rel[] = {"/../share/dsv41-top/pi", "/../pi"};
     for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
         char cand[PATH_MAX + 32], real[PATH_MAX];

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 int dirs_make(const char *dir, mode_t mode)
@@ -40,4 +41,16 @@ int dirs_expand_home(const char *home, const char *path, char *out, size_t sz)
     else
         n = snprintf(out, sz, "%s%s", home, path + 1);
     return n < 0 || (size_t)n >= sz ? -1 : 0;
+}
+
+int dirs_exe_dir(char *out, size_t sz)
+{
+    ssize_t n = sz > 1 ? readlink("/proc/self/exe", out, sz - 1) : -1;
+    if (n <= 0)
+        return -1;
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = '\0';
+    return 0;
 }

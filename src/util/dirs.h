@@ -12,6 +12,11 @@ int dirs_make(const char *dir, mode_t mode);
  * is not expanded. 0; -1 when home is needed and empty or not absolute, or
  * the result does not fit in sz. */
 int dirs_expand_home(const char *home, const char *path, char *out, size_t sz);
+/* The running binary's directory (/proc/self/exe's, without the name):
+ * PREFIX/bin when installed, the checkout or build/ otherwise; what its
+ * themes, Pi files, unit templates and helpers are found beside. 0; -1 when
+ * the link cannot be read. */
+int dirs_exe_dir(char *out, size_t sz);
 /* true when path starts with "~" followed by "/" or nothing. */
 int dirs_is_home_relative(const char *path);
 
