@@ -120,16 +120,20 @@ int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *
     return 0;
 }
 
-int ranks_stop_all(const struct config *c, struct cluster *cl, bool force, FILE *out)
+/* What the survey found of rank r on a node. */
+enum found { FOUND_NONE, FOUND_OURS, FOUND_LEFT };
+
+/* Every node, every rank name (one may be left anywhere): found[node][rank],
+ * and whether it runs. A container dsv41-top did not start is named and left
+ * unless force. Returns the nodes that could not be asked plus the ranks left. */
+static int survey(struct cluster *cl, const char *rt, bool force,
+                  enum found found[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES],
+                  bool running[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES], FILE *out)
 {
-    const char *rt = config_get(c, "RUNTIME");
-    int bad = 0, stopped = 0;
+    int bad = 0;
     for (int i = 0; i < cl->n; i++) {
         struct cluster_node *cn = &cl->nodes[i];
-        if (!cn->configured)
-            continue;
-        /* a rank may have been left on any node: look for all of them */
-        for (int r = 0; r < cl->n; r++) {
+        for (int r = 0; cn->configured && r < cl->n; r++) {
             struct probe_container ct;
             struct buf err = BUF_INIT;
             int have = ranks_inspect(&cn->node, rt, r, &ct, &err);
@@ -139,19 +143,39 @@ int ranks_stop_all(const struct config *c, struct cluster *cl, bool force, FILE 
                 buf_free(&err);
                 break;
             }
+            buf_free(&err);
             if (have == 1 && !ct.managed && !force) {
                 fprintf(out, "%s: dsv41-r%d was not started by dsv41-top: left alone (--force "
                              "removes it)\n",
                         cn->name, r);
                 bad++;
+                found[i][r] = FOUND_LEFT;
             } else if (have == 1) {
-                if (ranks_remove(&cn->node, rt, r, &err) < 0) {
-                    fprintf(out, "%s\n", buf_str(&err));
-                    bad++;
-                } else {
-                    fprintf(out, "stopped dsv41-r%d on %s\n", r, cn->name);
-                    stopped++;
-                }
+                found[i][r] = FOUND_OURS;
+                running[i][r] = ct.running;
+            }
+        }
+    }
+    return bad;
+}
+
+int ranks_stop_all(const struct config *c, struct cluster *cl, bool force, FILE *out)
+{
+    const char *rt = config_get(c, "RUNTIME");
+    enum found found[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{FOUND_NONE}};
+    bool running[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{false}};
+    int bad = survey(cl, rt, force, found, running, out), stopped = 0;
+    for (int i = 0; i < cl->n; i++) {
+        for (int r = 0; r < cl->n; r++) {
+            if (found[i][r] != FOUND_OURS)
+                continue;
+            struct buf err = BUF_INIT;
+            if (ranks_remove(&cl->nodes[i].node, rt, r, &err) < 0) {
+                fprintf(out, "%s\n", buf_str(&err));
+                bad++;
+            } else {
+                fprintf(out, "stopped dsv41-r%d on %s\n", r, cl->nodes[i].name);
+                stopped++;
             }
             buf_free(&err);
         }
@@ -160,9 +184,6 @@ int ranks_stop_all(const struct config *c, struct cluster *cl, bool force, FILE 
         fprintf(out, "no ranks running\n");
     return bad;
 }
-
-/* What the survey found of rank r on a node. */
-enum found { FOUND_NONE, FOUND_OURS, FOUND_LEFT };
 
 /* Says once that an interrupt turned the stop into --now. */
 static bool now_after_interrupt(bool *said, FILE *out)
@@ -238,35 +259,9 @@ int ranks_stop_gracefully(const struct config *c, struct cluster *cl, bool force
                           FILE *out)
 {
     const char *rt = config_get(c, "RUNTIME");
-    int bad = 0, stopped = 0;
     enum found found[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{FOUND_NONE}};
     bool running[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{false}};
-    /* the survey first: every node, every rank name (one may be left anywhere) */
-    for (int i = 0; i < cl->n; i++) {
-        struct cluster_node *cn = &cl->nodes[i];
-        for (int r = 0; cn->configured && r < cl->n; r++) {
-            struct probe_container ct;
-            struct buf err = BUF_INIT;
-            int have = ranks_inspect(&cn->node, rt, r, &ct, &err);
-            if (have < 0) {
-                fprintf(out, "%s: cannot stop ranks: %s\n", cn->name, buf_str(&err));
-                bad++;
-                buf_free(&err);
-                break;
-            }
-            buf_free(&err);
-            if (have == 1 && !ct.managed && !force) {
-                fprintf(out, "%s: dsv41-r%d was not started by dsv41-top: left alone (--force "
-                             "removes it)\n",
-                        cn->name, r);
-                bad++;
-                found[i][r] = FOUND_LEFT;
-            } else if (have == 1) {
-                found[i][r] = FOUND_OURS;
-                running[i][r] = ct.running;
-            }
-        }
-    }
+    int bad = survey(cl, rt, force, found, running, out), stopped = 0;
     /* rank 0 everywhere, then rank 1, ...: the API goes first */
     bool said = false;
     for (int r = 0; r < cl->n; r++) {
