@@ -386,6 +386,21 @@ static int expand(const struct config *c, const char *in, bool keep_home, struct
     return 0;
 }
 
+/* v's value becomes src expanded (expand's keep_home as given); -1 out of
+ * memory. src may be v's own value: it is read before it is replaced. */
+static int set_expanded(const struct config *c, struct config_value *v, const char *src,
+                        bool keep_home)
+{
+    struct buf out = BUF_INIT;
+    if (expand(c, src, keep_home, &out) < 0) {
+        buf_free(&out);
+        return -1;
+    }
+    free(v->value);
+    v->value = out.data ? out.data : strdup("");
+    return v->value ? 0 : -1;
+}
+
 int config_load(struct config *c, const char *file, char *const *flags, int nflags, struct buf *err)
 {
     memset(c, 0, sizeof *c);
@@ -448,14 +463,7 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
         struct config_value *v = &c->values[i];
         if (!on_worker(i) || (v->source != CONFIG_SRC_DEFAULT && v->value[0]))
             continue;
-        struct buf out = BUF_INIT;
-        if (expand(c, KEYS[i].dflt, true, &out) < 0) {
-            buf_free(&out);
-            goto oom;
-        }
-        free(v->value);
-        v->value = out.data ? out.data : strdup("");
-        if (!v->value)
+        if (set_expanded(c, v, KEYS[i].dflt, true) < 0)
             goto oom;
     }
     /* Expand defaults, and "~/" in any path-like value the user gave. */
@@ -465,15 +473,8 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
             continue;
         if (v->source != CONFIG_SRC_DEFAULT && v->value[0] != '~')
             continue;
-        struct buf out = BUF_INIT;
-        const char *src = v->source == CONFIG_SRC_DEFAULT ? KEYS[i].dflt : v->value;
-        if (expand(c, src, false, &out) < 0) {
-            buf_free(&out);
-            goto oom;
-        }
-        free(v->value);
-        v->value = out.data ? out.data : strdup("");
-        if (!v->value)
+        if (set_expanded(c, v, v->source == CONFIG_SRC_DEFAULT ? KEYS[i].dflt : v->value,
+                         false) < 0)
             goto oom;
     }
     return check_values(c, err);
