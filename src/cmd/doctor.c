@@ -137,7 +137,10 @@ static void check_unit(const struct config *c, struct cluster *cl, int i, bool f
         return;
     if (units_probe(cn, &st, &err) < 0) {
         report(d, "FAIL", nm, buf_str(&err), "");
-    } else if (units_guard_ok(&st)) {
+    } else if (units_guard_ok(&st) && !fix) {
+        /* with fix it is installed again: a unit written before an upgrade or
+         * a change of settings would hold the old guard (an unchanged file is
+         * only started, not restarted) */
         report(d, "ok", nm, UNITS_GUARD " enabled and active (a guard after every boot)", "");
     } else if (!fix) {
         char desc[200];

@@ -130,9 +130,25 @@ static int substitute(const char *tmpl, const char *const (*vals)[2], int nvals,
             return -1;
         }
     for (const char *p = tmpl; *p;) {
+        /* a comment line stays the template's words: the header that lists
+         * the placeholders would otherwise read "root   the operator" */
+        if ((p == tmpl || p[-1] == '\n') && (*p == '#' || *p == ';')) {
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+            buf_append(out, p, len);
+            p += len;
+            continue;
+        }
         const char *at = strchr(p, '@');
+        const char *nl = strchr(p, '\n');
         if (!at)
             return buf_puts(out, p);
+        if (nl && nl < at) {
+            /* the next line may be a comment */
+            buf_append(out, p, (size_t)(nl - p) + 1);
+            p = nl + 1;
+            continue;
+        }
         buf_append(out, p, (size_t)(at - p));
         size_t n = strspn(at + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
         if (n == 0 || at[1 + n] != '@') {

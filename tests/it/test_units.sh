@@ -62,7 +62,7 @@ check "doctor --fix: the head still falls back" contains "$out" "head: no system
 f=$U/dsv41-guard.service
 check "the unit file landed in UNIT_DIR" [ -f "$f" ]
 check "the unit: the worker's static guard with its STATE_DIR" grep -q "^ExecStart=$WSTATE/bin/dsv41-guard \"--state-dir\" \"$WSTATE\" \"--runtime\" \"podman\"" "$f"
-check "the unit: User= the ssh account, no DSV41_CONFIG" eval "grep -qx User=root '$f' && ! grep -q DSV41_CONFIG '$f'"
+check "the unit: User= the ssh account, no DSV41_CONFIG setting, comments as written" eval "grep -qx User=root '$f' && ! grep -q ^Environment=DSV41_CONFIG '$f' && grep -q '@CONFIG@' '$f'"
 check "the unit: STATE_DIR for the mount" grep -qx "RequiresMountsFor=$WSTATE" "$f"
 check "the unit: mode 0644" [ "$(stat -c %a "$f")" = 644 ]
 check "no temporary unit left in STATE_DIR" [ ! -e "$WSTATE/dsv41-guard.service.new" ]

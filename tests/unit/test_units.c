@@ -93,7 +93,7 @@ static void quotes_for_systemd(void **state)
 
 static const char TMPL[] = "[Service]\nUser=@USER@\nEnvironment=DSV41_CONFIG=@CONFIG@\n"
                            "Environment=STATE_DIR=@STATE_DIR@\nExecStart=@BINDIR@/dsv41-top guard\n"
-                           "# mail: ops@example.org\n";
+                           "# mail: ops@example.org\n# @CONFIG@ is DSV41_CONFIG\n";
 
 static void renders_the_head_and_a_worker(void **state)
 {
@@ -111,7 +111,8 @@ static void renders_the_head_and_a_worker(void **state)
                         "Environment=DSV41_CONFIG=/home/ops/.config/dsv41-top/config\n"
                         "Environment=STATE_DIR=/home/ops/.dsv41-two-sparks\n"
                         "Environment=\"MEMGUARD_GIB=2\"\n"
-                        "ExecStart=/opt/b/dsv41-top guard\n# mail: ops@example.org\n");
+                        "ExecStart=/opt/b/dsv41-top guard\n# mail: ops@example.org\n"
+                        "# @CONFIG@ is DSV41_CONFIG\n");
     buf_reset(&out);
     strv_add(&exec, "/home/ops/.dsv41-two-sparks/bin/dsv41-guard");
     strv_add(&exec, "--floor");
@@ -119,7 +120,7 @@ static void renders_the_head_and_a_worker(void **state)
     strv_add(&exec, "--proc-root");
     strv_add(&exec, "/proc dir%");
     assert_int_equal(units_render(TMPL, vals, 4, &exec, NULL, &out, &err), 0);
-    assert_null(strstr(buf_str(&out), "DSV41_CONFIG"));
+    assert_null(strstr(buf_str(&out), "Environment=DSV41_CONFIG"));
     assert_non_null(strstr(buf_str(&out),
                            "\nExecStart=/home/ops/.dsv41-two-sparks/bin/dsv41-guard \"--floor\" "
                            "\"1.5\" \"--proc-root\" \"/proc dir%%\"\n"));
