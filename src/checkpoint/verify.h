@@ -67,7 +67,9 @@ struct verify_progress {
  * order. */
 typedef void (*verify_done_fn)(const struct verify_entry *e, void *arg);
 /* Called on the calling thread about every 200 ms while files are hashed
- * (for a progress line), never at the same time as a done call. */
+ * (for a progress line), never at the same time as a done call; it gets
+ * verify_run's arg, as done does (a caller without done still passes the
+ * tick's argument there). */
 typedef void (*verify_tick_fn)(void *arg);
 
 /* Hashes every entry under dir with up to jobs threads; total_bytes is the

@@ -547,7 +547,7 @@ static void check_in_place(struct recv *r)
     if (m.n) {
         say(r, "checking %d file(s) already on this node (%" PRId64 " bytes)", m.n, bytes);
         struct check_tick t = {.r = r};
-        verify_run(&m, r->o->dir, r->o->jobs, r->o->cancel, &t.p, NULL, NULL, check_said);
+        verify_run(&m, r->o->dir, r->o->jobs, r->o->cancel, &t.p, NULL, &t, check_said);
         for (int k = 0; k < m.n; k++) {
             struct rfile *f = &r->f[which[k]];
             if (m.e[k].res != VERIFY_OK)

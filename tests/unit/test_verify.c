@@ -186,6 +186,46 @@ static void run_results(void **st)
     buf_free(&err);
 }
 
+/* The tick gets the run's argument, as done does: each done call here
+ * outlasts a tick's 200 ms, so the calling thread ticks between them. */
+struct ticks {
+    struct seen seen;
+    int ticks;
+};
+
+static void slow_done(const struct verify_entry *e, void *arg)
+{
+    on_done(e, &((struct ticks *)arg)->seen);
+    usleep(300000);
+}
+
+static void count_tick(void *arg)
+{
+    assert_non_null(arg);
+    ((struct ticks *)arg)->ticks++;
+}
+
+static void tick_gets_the_argument(void **st)
+{
+    (void)st;
+    write_file("abc", "abc", 3);
+    write_file("empty", "", 0);
+    struct verify_manifest m;
+    struct buf err = BUF_INIT;
+    assert_int_equal(
+        verify_manifest_parse(SHA_ABC "  abc\n" SHA_EMPTY "  empty\n" SHA_ABC "  abc2\n", "m", &m,
+                              &err),
+        0);
+    write_file("abc2", "abc", 3);
+    struct verify_progress pr = {0};
+    struct ticks t = {0};
+    assert_int_equal(verify_run(&m, g_dir, 1, NULL, &pr, slow_done, &t, count_tick), 0);
+    assert_int_equal(t.seen.calls, 3);
+    assert_true(t.ticks >= 1);
+    verify_manifest_free(&m);
+    buf_free(&err);
+}
+
 /* A file of several read chunks against coreutils' sha256sum, the tool
  * the script era used: the two implementations must agree. */
 static void agrees_with_sha256sum(void **st)
@@ -320,6 +360,7 @@ int main(void)
         cmocka_unit_test(manifest_errors_name_the_line),
         cmocka_unit_test(known_vectors),
         cmocka_unit_test(run_results),
+        cmocka_unit_test(tick_gets_the_argument),
         cmocka_unit_test(agrees_with_sha256sum),
         cmocka_unit_test(progress_line),
         cmocka_unit_test(wire_round_trip),
