@@ -69,7 +69,8 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
      $(BUILD)/dsv41-xfer \
      $(BUILD)/tests/it-session \
-     $(BUILD)/tests/eatmem
+     $(BUILD)/tests/eatmem \
+     $(BUILD)/tests/nvml-probe $(BUILD)/tests/libnvml-standin.so
 ifeq ($(SAN),)
 all: dsv41-top dsv41-guard dsv41-verify dsv41-xfer tests/sim/dsv41-sim $(GEN_DOCS)
 dsv41-top: $(BUILD)/dsv41-top
@@ -173,6 +174,17 @@ $(BUILD)/tests/eatmem: tests/it/eatmem.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
+# NVML beside nvidia-smi (tests/bench/device_nvml.sh on a GPU machine), and
+# the stand-in library the tests load where there is no NVIDIA driver:
+# plain flags, as a driver's library would be built (no sanitizer runtime)
+$(BUILD)/tests/nvml-probe: tests/nvml/nvml_probe.c $(ENGINE_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -o $@ $< $(LINK_ENGINE) $(LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/tests/libnvml-standin.so: tests/nvml/nvml_standin.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -std=c17 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+
 $(BUILD)/tests/bench-client: tests/bench/bench_client.c $(ENGINE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -o $@ $< $(LINK_ENGINE) $(LDFLAGS) $(PKG_LIBS)
@@ -242,13 +254,15 @@ pi-test: all
 	tests/pi/test_pi.sh
 
 # Commands that need no hosts, beside the tools they replace (verify vs
-# sha256sum, key's fingerprint vs openssl; the systemd units vs systemd-analyze verify);
+# sha256sum, key's fingerprint vs openssl; the systemd units vs systemd-analyze verify;
+# NVML's lines vs the H200's nvidia-smi capture);
 # again with the TSan build.
 cli-test: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/cli/test_verify.sh
 	tests/cli/test_install.sh
 	tests/cli/test_units.sh
+	tests/cli/test_nvml.sh
 	@echo "== test_verify.sh (TSan build)"
 	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	    tests/cli/test_verify.sh

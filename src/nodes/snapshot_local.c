@@ -1,6 +1,7 @@
 /* The local node's snapshot from its files directly: the same framed text
- * the sampling script prints (so one parser serves both), with only
- * nvidia-smi and, in a full sample, the runtime CLI run as commands. The
+ * the sampling script prints (so one parser serves both). The GPU comes
+ * through NVML (nvidia-smi only where the library is not there); in a full
+ * sample the runtime CLI runs as a command. The
  * console samples its own node every second; a shell and half a dozen
  * processes per sample were most of its idle cost. */
 #include "snapshot.h"
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nvml.h"
 #include "runtime.h"
 
 static void section(struct buf *out, const char *marker, const char *name)
@@ -121,16 +123,29 @@ int snapshot_local_text(const struct node *n, const char *runtime, int nranks, b
     section(out, marker, "buddy");
     file_into(out, n->proc_root, "buddyinfo", NULL);
     section(out, marker, "gpu");
+    /* NVML in this process first: microseconds, no child; nvidia-smi where
+     * the library is not there */
+    struct buf gpu = BUF_INIT, apps = BUF_INIT, why = BUF_INIT;
+    bool nvml = nvml_gpu_csv(&gpu, &why) == 0 && nvml_apps_csv(&apps, &why) == 0;
     int rc = 127;
-    if (in_path("nvidia-smi"))
+    if (nvml) {
+        buf_puts(out, buf_str(&gpu));
+        rc = 0;
+    } else if (in_path("nvidia-smi")) {
         rc = smi_into(out, "--query-gpu=" PROBE_GPU_QUERY, false);
-    else
+    } else {
         buf_puts(out, "nvidia-smi: not found\n");
+    }
     section(out, marker, "gpu_rc");
     buf_printf(out, "%d\n", rc);
     section(out, marker, "apps");
-    if (rc == 0)
+    if (nvml)
+        buf_puts(out, buf_str(&apps));
+    else if (rc == 0)
         smi_into(out, "--query-compute-apps=" PROBE_APPS_QUERY, true);
+    buf_free(&gpu);
+    buf_free(&apps);
+    buf_free(&why);
     section(out, marker, "rdma");
     rdma_collect_local(n->sys_root, out);
     section(out, marker, "ipv4");
