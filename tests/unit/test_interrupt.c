@@ -26,6 +26,11 @@ static int child_outcome(bool catching, int nsigs, int sig)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        /* as a terminal starts us: a test run in the background (bash
+         * without job control ignores SIGINT there) must not decide */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         interrupt_install();
         if (catching)
             interrupt_catch();
@@ -57,6 +62,29 @@ static void the_second_one_ends_it(void **state)
 {
     (void)state;
     assert_int_equal(child_outcome(true, 2, SIGINT), 128 + SIGINT);
+}
+
+/* started under nohup: SIGHUP stays ignored, the others are caught */
+static void ignored_stays_ignored(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGTERM, SIG_DFL);
+        interrupt_install();
+        interrupt_catch();
+        raise(SIGHUP);
+        if (interrupt_pending() != 0)
+            _exit(1);
+        raise(SIGTERM);
+        _exit(interrupt_pending() == SIGTERM ? 0 : 2);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void *set_later(void *arg)
@@ -121,6 +149,7 @@ int main(void)
         cmocka_unit_test(caught_sets_the_flag),
         cmocka_unit_test(not_caught_ends_as_by_default),
         cmocka_unit_test(the_second_one_ends_it),
+        cmocka_unit_test(ignored_stays_ignored),
         cmocka_unit_test(a_local_command_is_cancelled),
         cmocka_unit_test(children_get_sigpipe_back),
     };
