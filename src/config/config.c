@@ -137,6 +137,10 @@ static const struct config_key KEYS[] = {
     {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true, CK_SECRET, true, 0, 0},
     {"RUNTIME", "docker", "container runtime CLI: docker or podman", false, CK_RUNTIME, false, 0,
      0},
+    {"RUNTIME_SOCKET", "",
+     "the runtime's API socket on the head, asked instead of starting its CLI (empty: docker's "
+     "/var/run/docker.sock, podman's podman.sock, as the runtime puts it; none: the CLI always)",
+     false, CK_SOCKET, true, 0, 0},
     {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false,
      CK_GPUS, true, 0, 0},
     {"ULIMITS", "memlock=-1",

@@ -195,6 +195,12 @@ const char *config_check_value(enum config_kind kind, double min, double max, bo
         return strcmp(v, "0") && strcmp(v, "1") ? "0 or 1" : NULL;
     case CK_RUNTIME:
         return strcmp(v, "docker") && strcmp(v, "podman") ? "docker or podman" : NULL;
+    case CK_SOCKET: {
+        const char *path = strncmp(v, "unix://", 7) == 0 ? v + 7 : v;
+        return strcmp(v, "none") && (path[0] != '/' || has_control(path))
+                   ? "none, or the API socket's absolute path (or unix:///path)"
+                   : NULL;
+    }
     case CK_SSH_TARGET:
         return is_target(v, strlen(v)) ? NULL
                                        : "[user@]host[:port] or a Host alias of the ssh config "

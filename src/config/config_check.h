@@ -34,6 +34,7 @@ enum config_kind {
     CK_WORD,        /* one word of letters, digits and _ */
     CK_SECRET,      /* printable ASCII without blanks: it goes into a header */
     CK_LOG_SIZE,    /* a size for --log-opt max-size: digits and k, m or g, at least 8k */
+    CK_SOCKET,      /* none, an absolute path or unix:///path: an engine's API socket */
 };
 
 /* NULL when value has the kind's form (empty values pass only when

@@ -362,6 +362,23 @@ int probe_parse_inspect_line(const char *line, struct probe_container *c)
     return 0;
 }
 
+/* A field with no '|' of its own (it would shift the ones after it). */
+static void bar_free(struct buf *out, const char *s)
+{
+    for (; *s; s++)
+        buf_append(out, *s == '|' ? "?" : s, 1);
+}
+
+void probe_format_inspect_line(struct buf *out, const struct probe_container *c)
+{
+    bar_free(out, c->name);
+    buf_printf(out, "|%s|%ld|", c->running ? "true" : "false", c->pid);
+    bar_free(out, c->started);
+    buf_printf(out, "|%d|%s|", c->exit_code, c->oom_killed ? "true" : "false");
+    bar_free(out, c->image);
+    buf_printf(out, "|%s\n", c->managed ? "1" : "");
+}
+
 int probe_parse_started(const char *s, time_t *out)
 {
     struct tm tm = {0};

@@ -1,5 +1,6 @@
 /* probe: pure parsers that turn what a node prints (/proc files, nvidia-smi
- * CSV, container inspect lines) into structs. No I/O here: collection lives in
+ * CSV, container inspect lines) into structs, and the one line back
+ * (probe_format_inspect_line). No I/O here: collection lives in
  * snapshot.c, so every parser is tested on fixtures. A value that a node does
  * not report is marked invalid ("n/a"), never 0. */
 #ifndef DSV41_PROBE_H
@@ -8,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
+
+#include "buf.h"
 
 /* A measured number, or n/a. */
 struct pval {
@@ -71,6 +74,9 @@ int probe_parse_gpu_csv(const char *text, struct probe_gpu *gpus, int max);
 int probe_parse_compute_apps(const char *text, struct probe_gpu_proc *procs, int max);
 /* One line of PROBE_INSPECT_FORMAT output; -1 when malformed. */
 int probe_parse_inspect_line(const char *line, struct probe_container *c);
+/* The line inspect would print for c (with its newline): what the engine's
+ * API said goes through the same parser as the CLI's output. */
+void probe_format_inspect_line(struct buf *out, const struct probe_container *c);
 
 /* StartedAt as docker ("2026-11-30T10:38:33.77Z") or podman ("2026-11-30
  * 10:38:33.77 +0100 CET") print it; -1 when it is neither. */
