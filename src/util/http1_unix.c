@@ -5,7 +5,6 @@
 #include "http1.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>

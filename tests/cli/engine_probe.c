@@ -26,10 +26,12 @@
 #include "engine.h"
 #include "mono.h"
 
-static int code(int rc, const struct buf *err)
+/* the exit status for rc; err printed and freed */
+static int code(int rc, struct buf *err)
 {
     if (rc != 0 && err->len)
         fprintf(stderr, "%s\n", buf_str(err));
+    buf_free(err);
     return rc == 0 ? 0 : rc == ENGINE_NOSUCH ? 3 : rc == ENGINE_NOT_RUNNING ? 4 : 1;
 }
 

@@ -134,7 +134,8 @@ out=$("$PROBE" inspect "$SOCK" dsv41-r0)
 check "after stop: not running, exit code 137 (the kill after the grace)" eval '[[ "$out" == "dsv41-r0|0|0|"*"|137|"* ]]'
 check "stop of a stopped container: fine (304)" "$PROBE" stop "$SOCK" dsv41-r0 1
 
-out=$("$PROBE" hang 300); rc=$?
+# bounded from outside too: a deadline that does not hold must fail here, not hang
+out=$(timeout 60 "$PROBE" hang 300); rc=$?
 check "a socket that never answers: both calls fail" eval '[ $rc = 0 ]'
 check "a socket that never answers: \"timed out after 300 ms\"" contains "$out" "no answer: timed out after 300 ms"
 took=$(grep -o 'after [0-9]* ms:' <<<"$out" | grep -o '[0-9]*' | sort -n | tail -1)
