@@ -69,6 +69,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
      $(BUILD)/dsv41-xfer \
      $(BUILD)/tests/it-session \
+     $(BUILD)/tests/engine-probe \
      $(BUILD)/tests/eatmem \
      $(BUILD)/tests/nvml-probe $(BUILD)/tests/libnvml-standin.so
 ifeq ($(SAN),)
@@ -170,6 +171,11 @@ $(BUILD)/tests/bench-guard: tests/bench/bench_guard.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
+# the engine module's calls from the command line (tests/cli/test_engine.sh)
+$(BUILD)/tests/engine-probe: tests/cli/engine_probe.c $(ENGINE_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -o $@ $< $(LINK_ENGINE) $(LDFLAGS) $(PKG_LIBS)
+
 $(BUILD)/tests/eatmem: tests/it/eatmem.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
@@ -263,6 +269,10 @@ cli-test: all
 	tests/cli/test_install.sh
 	tests/cli/test_units.sh
 	tests/cli/test_nvml.sh
+	tests/cli/test_engine.sh
+	@echo "== test_engine.sh (TSan build)"
+	DSV41_ENGINE_PROBE=build-thread/tests/engine-probe TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
+	    tests/cli/test_engine.sh
 	@echo "== test_verify.sh (TSan build)"
 	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
 	    tests/cli/test_verify.sh

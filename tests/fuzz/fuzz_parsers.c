@@ -31,6 +31,10 @@
 #include "phase.h"
 #include "alike.h"
 #include "drift.h"
+#include "http1.h"
+#include "jscan.h"
+#include "engine.h"
+#include "engine_frames.h"
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -41,13 +45,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* The parsers, by the selector byte that starts an input. `make fuzz`
  * runs each on its own (DSV41_FUZZ_TARGET=N: the selector is N whatever
  * the first byte says) for a set time with its own corpus. */
-#define TARGETS 28
+#define TARGETS 32
 static const char *const TARGET_NAME[TARGETS] = {
     "meminfo-vmstat", "gpu-csv",     "compute-apps", "inspect",     "rdma-sysfs",  "snapshot",
     "metrics",        "sse-chunks",  "log-clean",    "guard-view",  "bench-table", "theme",
     "manifest",       "verify-wire", "rsync",        "known-hosts", "shell-quote", "setting",
     "hub-tree",       "link-header", "ranges",       "copy-plan",   "copy-report", "frame",
-    "guard-signals",  "ssh-config",  "boot-log-alike-env", "shell-words"};
+    "guard-signals",  "ssh-config",  "boot-log-alike-env", "shell-words", "http1-response",
+    "jscan",          "engine-frames", "engine-inspect"};
 static int g_target = -1;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -95,6 +100,44 @@ bad:
     return NULL;
 }
 
+static int fuzz_body(void *ctx, const char *d, size_t n)
+{
+    return buf_append(ctx, d, n);
+}
+
+static int fuzz_frame(void *ctx, int stream, const char *d, size_t n)
+{
+    size_t *total = ctx;
+    if (stream < 0 || stream > 2)
+        abort();
+    (void)d;
+    *total += n;
+    return 0;
+}
+
+/* A response fed whole and fed in pieces of 1..8 bytes: the same result. */
+static void fuzz_http1(const char *d, size_t n)
+{
+    static struct http1_resp a, b;
+    struct buf ba = BUF_INIT, bb = BUF_INIT;
+    http1_resp_init(&a, fuzz_body, &ba);
+    int ra = http1_feed(&a, d, n);
+    if (ra == 0 && !a.complete)
+        ra = http1_eof(&a);
+    http1_resp_init(&b, fuzz_body, &bb);
+    int rb = 0;
+    size_t step = n ? (unsigned char)d[0] % 8 + 1 : 1;
+    for (size_t i = 0; i < n && rb == 0; i += step)
+        rb = http1_feed(&b, d + i, n - i < step ? n - i : step);
+    if (rb == 0 && !b.complete)
+        rb = http1_eof(&b);
+    if (ra != rb || a.status != b.status || a.complete != b.complete || ba.len != bb.len ||
+        (ba.len && memcmp(ba.data, bb.data, ba.len) != 0))
+        abort();
+    buf_free(&ba);
+    buf_free(&bb);
+}
+
 static int fuzz_event(void *ctx, const char *d, size_t len)
 {
     return completion_event(ctx, d, len, 1.0) < 0 ? -1 : 0;
@@ -110,6 +153,55 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(s, data + 1, size - 1);
     s[size - 1] = '\0';
     switch (g_target >= 0 ? g_target : data[0] % TARGETS) {
+    case 28:
+        fuzz_http1((const char *)data + 1, size - 1);
+        break;
+    case 29:
+    case 31: {
+        /* an exact-size copy: ASan sees a read past the end */
+        char *j = malloc(size > 1 ? size - 1 : 1);
+        if (!j)
+            break;
+        memcpy(j, data + 1, size - 1);
+        struct jscan_val v;
+        struct buf str = BUF_INIT;
+        long num;
+        static const char *const label[] = {"Config", "Labels", "dsv41-top.managed"};
+        struct probe_container c;
+        bool tty;
+        const char *why;
+        if ((g_target >= 0 ? g_target : data[0] % TARGETS) == 31) {
+            engine_parse_inspect(j, size - 1, &c, &tty, &why);
+        } else if (jscan_get(j, size - 1, NULL, 0, &v, &why) == 0) {
+            if (v.raw < j || v.raw + v.raw_len > j + size - 1)
+                abort();
+            jscan_string(&v, &str);
+            jscan_long(&v, &num);
+            jscan_get(j, size - 1, label, 3, &v, &why);
+            jscan_string(&v, &str);
+            jscan_get_dotted(j, size - 1, "State.Pid", &v, &why);
+            jscan_long(&v, &num);
+        }
+        buf_free(&str);
+        free(j);
+        break;
+    }
+    case 30: {
+        /* split at a cut the input chooses: the same payload bytes either way */
+        struct engine_frames f, g;
+        size_t whole = 0, parts = 0, cut = size > 1 ? (unsigned char)data[1] % size : 0;
+        const char *d = (const char *)data + 1;
+        engine_frames_init(&f);
+        engine_frames_init(&g);
+        int ra = engine_frames_feed(&f, d, size - 1, fuzz_frame, &whole);
+        int rb = engine_frames_feed(&g, d, cut, fuzz_frame, &parts);
+        if (rb == 0)
+            rb = engine_frames_feed(&g, d + cut, size - 1 - cut, fuzz_frame, &parts);
+        if (ra != rb || (ra == 0 && whole != parts) ||
+            (ra == 0 && engine_frames_end(&f) != engine_frames_end(&g)))
+            abort();
+        break;
+    }
     case 25: {
         /* an ssh config (Include, Match, ProxyJump): resolving never crashes */
         int fd = memfd_create("ssh_config", MFD_CLOEXEC);

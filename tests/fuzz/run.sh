@@ -54,6 +54,14 @@ printf '\x091000 999 42 1 1 armed psi=12.5 frag=3 kmsg=2 warn=psi,frag\nalive\nx
 for f in "$root"/tests/fixtures/sse/*.txt; do
     { printf '\x07'; cat "$f"; } > "$corpus/seed-sse-$(basename "$f")"
 done
+printf '\x1cHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: a/b\r\n\r\n5;x\r\nhello\r\n0\r\nT: 1\r\n\r\n' > "$corpus/seed-http1-chunked"
+printf '\x1cHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno!' > "$corpus/seed-http1-length"
+printf '\x1d{"a":[1,-2.5e3,true,null,{"b":"\\u00e9\\ud83d\\ude00\\n"}],"Config":{"Labels":{"dsv41-top.managed":"1"}},"State":{"Pid":42}}' > "$corpus/seed-jscan"
+printf '\x1e\x01\0\0\0\0\0\0\x04out\n\x02\0\0\0\0\0\0\x04err\n' > "$corpus/seed-frames"
+for f in "$root"/tests/fixtures/engine/*.json; do
+    { printf '\x1d'; cat "$f"; } > "$corpus/seed-jscan-$(basename "$f")"
+    { printf '\x1f'; cat "$f"; } > "$corpus/seed-inspect-$(basename "$f")"
+done
 # the targets' names, in selector order, from the harness itself
 names=$(sed -n '/TARGET_NAME\[TARGETS\] = {/,/};/p' "$root/tests/fuzz/fuzz_parsers.c" |
     grep -o '"[a-z0-9-]*"' | tr -d '"')

@@ -1,0 +1,168 @@
+/* engine_logs: a container's log through the API: the multiplexed frames
+ * (engine_frames) or a TTY container's raw stream, cut into lines per
+ * stream, so a stdout line and a stderr line written at once never mix. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_frames.h"
+#include "http1.h"
+
+struct logs {
+    struct http1_resp r;
+    bool tty, decided, raw, stopped;
+    const char *bad;
+    struct engine_frames fr;
+    struct buf line[3], errbody;
+    engine_line_fn fn;
+    void *ctx;
+};
+
+static int line_out(struct logs *l, int s)
+{
+    struct buf *b = &l->line[s];
+    size_t n = b->len;
+    if (n && b->data[n - 1] == '\r')
+        n--;
+    int stop = l->fn && l->fn(l->ctx, s, buf_str(b), n);
+    buf_reset(b);
+    if (stop)
+        l->stopped = true;
+    return stop;
+}
+
+/* Payload bytes of stream s, wherever lines begin and end in them. */
+static int emit(struct logs *l, int s, const char *d, size_t n)
+{
+    struct buf *b = &l->line[s];
+    while (n) {
+        const char *nl = memchr(d, '\n', n);
+        size_t take = nl ? (size_t)(nl - d) : n;
+        if (take > ENGINE_LINE_MAX - b->len)
+            take = ENGINE_LINE_MAX - b->len;
+        if (buf_append(b, d, take) < 0) {
+            l->bad = "out of memory";
+            return 1;
+        }
+        d += take;
+        n -= take;
+        bool end = n && *d == '\n';
+        if (end)
+            d++, n--;
+        if ((end || b->len >= ENGINE_LINE_MAX) && line_out(l, s))
+            return 1;
+    }
+    return 0;
+}
+
+static int on_frame(void *ctx, int stream, const char *d, size_t n)
+{
+    return emit(ctx, stream, d, n);
+}
+
+static int on_body(void *ctx, const char *d, size_t n)
+{
+    struct logs *l = ctx;
+    if (l->r.status != 200) {
+        if (l->errbody.len < 65536)
+            buf_append(&l->errbody, d, n);
+        return 0;
+    }
+    if (!l->decided) {
+        /* docker >= 1.42 names the stream; podman 4.3 says octet-stream
+         * for both, so the container's Config.Tty decides */
+        const char *ct = l->r.content_type;
+        l->raw = strstr(ct, "raw-stream") ? true : strstr(ct, "multiplexed-stream") ? false : l->tty;
+        l->decided = true;
+    }
+    if (l->raw)
+        return emit(l, 1, d, n);
+    int rc = engine_frames_feed(&l->fr, d, n, on_frame, l);
+    if (rc < 0)
+        l->bad = l->fr.error;
+    return rc != 0;
+}
+
+static int logs_run(struct logs *l, const char *sock, const char *name,
+                    const struct engine_logs_opt *o, struct buf *err)
+{
+    char path[200], tail[16];
+    snprintf(tail, sizeof tail, o->tail < 0 ? "all" : "%d", o->tail);
+    snprintf(path, sizeof path, "/containers/%s/logs?stdout=1&stderr=1&timestamps=0&follow=%d&tail=%s",
+             name, o->follow ? 1 : 0, tail);
+    struct buf req = BUF_INIT;
+    if (http1_request(&req, "GET", path, NULL) < 0) {
+        buf_free(&req);
+        buf_printf(err, "%s: logs %s: out of memory", sock, name);
+        return -1;
+    }
+    http1_resp_init(&l->r, on_body, l);
+    int rc = http1_unix(sock, req.data, req.len, o->timeout_ms, o->cancel_fd, &l->r, err);
+    buf_free(&req);
+    if (rc < 0)
+        return -1;
+    if (l->r.status != 200) {
+        char what[128];
+        snprintf(what, sizeof what, "logs %s", name);
+        engine_error(err, sock, what, l->r.status, &l->errbody);
+        return l->r.status == 404 ? ENGINE_NOSUCH : -1;
+    }
+    if (!l->bad && l->r.complete && !l->raw && engine_frames_end(&l->fr) < 0)
+        l->bad = l->fr.error;
+    if (l->bad) {
+        buf_printf(err, "%s: logs %s: a malformed log stream: %s", sock, name, l->bad);
+        return -1;
+    }
+    /* a last line without its newline (the container's last words) */
+    for (int s = 0; s < 3 && !l->stopped; s++)
+        if (l->line[s].len)
+            line_out(l, s);
+    return 0;
+}
+
+int engine_logs(const char *sock, const char *name, const struct engine_logs_opt *o,
+                engine_line_fn fn, void *ctx, struct buf *err)
+{
+    struct probe_container c;
+    if (engine_name_ok(name, err) < 0)
+        return -1;
+    /* the inspect first: Config.Tty says how to read the body, and a
+     * missing container is told apart before any stream */
+    char path[128];
+    snprintf(path, sizeof path, "/containers/%s/json", name);
+    struct buf body = BUF_INIT;
+    int status = 0;
+    long t = o->timeout_ms;
+    int rc = engine_call(sock, "GET", path, t < 0 || t > 10000 ? 10000 : t, &body, &status, err);
+    struct logs *l = rc == 0 ? calloc(1, sizeof *l) : NULL;
+    if (rc == 0 && status != 200) {
+        char what[128];
+        snprintf(what, sizeof what, "logs %s", name);
+        engine_error(err, sock, what, status, &body);
+        rc = status == 404 ? ENGINE_NOSUCH : -1;
+    } else if (rc == 0 && !l) {
+        buf_printf(err, "%s: logs %s: out of memory", sock, name);
+        rc = -1;
+    } else if (rc == 0) {
+        const char *why = NULL;
+        if (engine_parse_inspect(body.data, body.len, &c, &l->tty, &why) < 0) {
+            buf_printf(err, "%s: logs %s: inspect: %s", sock, name, why);
+            rc = -1;
+        } else {
+            l->fn = fn;
+            l->ctx = ctx;
+            engine_frames_init(&l->fr);
+            rc = logs_run(l, sock, name, o, err);
+        }
+    }
+    if (l) {
+        for (int s = 0; s < 3; s++)
+            buf_free(&l->line[s]);
+        buf_free(&l->errbody);
+        free(l);
+    }
+    buf_free(&body);
+    return rc;
+}
