@@ -101,9 +101,11 @@ $(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libtui.a $(ENGINE_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(BUILD)/libtui.a $(LINK_ENGINE) $(PKG_LIBS)
 
 # The guard alone, static: launch pushes it to workers that have nothing of
-# ours. Its folder and util only (see src/guard/README.md); sanitizer builds
+# ours. Its folder, the engine's API client from nodes (engine*.c and probe.c
+# are all the archive gives it) and util (see src/guard/README.md); sanitizer builds
 # link it dynamically: the sanitizers do not link statically.
-$(BUILD)/dsv41-guard: $(BUILD)/src/guard/guardd.o $(BUILD)/libguard.a $(BUILD)/libutil.a
+$(BUILD)/dsv41-guard: $(BUILD)/src/guard/guardd.o $(BUILD)/libguard.a $(BUILD)/libnodes.a \
+                      $(BUILD)/libutil.a
 	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^
 
 # The checkpoint verifier for workers, static for the same reason (OpenSSL's

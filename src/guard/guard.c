@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "engine.h"
 #include "mono.h"
 
 #define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
@@ -296,14 +297,50 @@ int guard_runtime_run(struct guard *g, const char *const *verb, char *out, size_
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* One question to the API socket: the CLI that follows a silent socket
+ * still has its own 10 s */
+#define GUARD_ENGINE_MS 3000
+
+/* The running ranks' PIDs through the runtime's API socket, each question
+ * with its own deadline; -1 when the socket is not there or does not answer
+ * the first one (the CLI then), else how many run. */
+static int engine_pids(struct guard *g, pid_t *pids, char *out, size_t outsz)
+{
+    char sock[256];
+    struct buf err = BUF_INIT;
+    int n = 0;
+    if (!strcmp(g->o.socket, "none") ||
+        engine_socket(g->o.runtime, g->o.socket, sock, sizeof sock, &err) < 0)
+        n = -1;
+    for (int i = 0; n >= 0 && i < g->o.nranks && i < GUARD_MAX_RANKS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "dsv41-r%d", i);
+        struct probe_container c;
+        buf_reset(&err);
+        int r = engine_inspect(sock, name, GUARD_ENGINE_MS, &c, &err);
+        if (r == -1 && i == 0)
+            n = -1;
+        else if (r == 0 && c.running && c.pid > 0)
+            pids[n++] = (pid_t)c.pid;
+        else if (r == -1)
+            snprintf(out, outsz, "%s", buf_str(&err));
+    }
+    buf_free(&err);
+    return n;
+}
+
 int guard_inspect(struct guard *g, pid_t *pids, char *out, size_t outsz)
 {
+    out[0] = '\0';
+    int n = engine_pids(g, pids, out, outsz);
+    if (n >= 0)
+        return n;
     static const char *const verb[] = {"container", "inspect", "-f",
                                        "{{.State.Running}} {{.State.Pid}}", NULL};
     out[0] = '\0';
+    n = 0;
     if (guard_runtime_run(g, verb, out, outsz, 10000) < 0 && !out[0])
         return -1;
-    int n = 0;
     for (char *line = out; *line && n < GUARD_MAX_RANKS;) {
         size_t l = strcspn(line, "\n");
         long pid;

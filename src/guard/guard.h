@@ -24,6 +24,9 @@ struct guard_opts {
     char proc_root[256];
     char state_dir[512];
     char runtime[32]; /* "" : resolve no PIDs through a runtime (tests) */
+    /* the runtime's API socket for the PIDs ("" : where the runtime keeps
+     * it; "none": the CLI only); the CLI where it does not answer */
+    char socket[256];
     int nranks;       /* containers dsv41-r0 .. dsv41-r<nranks-1> */
     long floor_kib;
     long warn_kib;    /* MemAvailable below this: a warning */

@@ -13,8 +13,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: dsv41-guard --state-dir DIR [--floor GIB] [--warn GIB] [--trace GIB]\n"
                         "                   [--psi-warn PCT] [--psi-kill PCT] [--frag-warn N]\n"
                         "                   [--kmsg-warn N] [--kmsg PATH]\n"
-                        "                   [--runtime docker|podman] [--ranks N] [--pid PID]... "
-                        "[--proc-root DIR]\n"
+                        "                   [--runtime docker|podman] [--socket PATH|none] "
+                        "[--ranks N]\n"
+                        "                   [--pid PID]... [--proc-root DIR]\n"
                         "                   [--daemon | --stop | --status | --resolve]\n");
         return 2;
     }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine.h"
 #include "runtime.h"
 
 static int open_worker(const struct config *c, struct cluster *cl, const char *target,
@@ -45,6 +46,15 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
     snprintf(h->name, sizeof h->name, "head");
     node_init_local(&h->node, "head", config_get(c, "DSV41_PROC_ROOT"),
                     config_get(c, "DSV41_SYS_ROOT"));
+    /* the API socket: a setting that names none that can be used (tcp://)
+     * leaves the CLI, as "none" does */
+    const char *sock = config_get(c, "RUNTIME_SOCKET");
+    struct buf why = BUF_INIT;
+    if ((!sock || strcmp(sock, "none") != 0) &&
+        engine_socket(config_get(c, "RUNTIME"), sock, h->node.engine_sock,
+                      sizeof h->node.engine_sock, &why) < 0)
+        h->node.engine_sock[0] = '\0';
+    buf_free(&why);
     h->role = "head";
     h->rank = 0;
     h->configured = true;

@@ -25,6 +25,9 @@ struct node {
     char known_hosts[512];
     int timeout_ms;
     char proc_root[256], sys_root[256];
+    /* local: the runtime's API socket, asked instead of its CLI where it
+     * answers ("": the CLI only) */
+    char engine_sock[256];
 
     pthread_mutex_t mu; /* guards io's creation and home */
     struct sshio *io;   /* remote: the I/O thread, started on first use */

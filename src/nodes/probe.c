@@ -356,6 +356,12 @@ int probe_parse_inspect_line(const char *line, struct probe_container *c)
         return -1;
     c->exit_code = (int)code;
     probe_copy_field(c->started, sizeof c->started, f[3], fl[3]);
+    /* docker's CLI prints the id as sha256:HEX, podman's and the API path
+     * (engine.c) as HEX: one form, so that nodes compare */
+    if (fl[6] > 7 && memcmp(f[6], "sha256:", 7) == 0) {
+        f[6] += 7;
+        fl[6] -= 7;
+    }
     probe_copy_field(c->image, sizeof c->image, f[6], fl[6]);
     /* docker prints "<no value>" for a missing label, podman "" */
     c->managed = fl[7] == 1 && f[7][0] == '1';

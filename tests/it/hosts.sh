@@ -1,8 +1,9 @@
 #!/bin/bash
 # Builds (up) or removes (down) the two test hosts: network namespaces head
 # and worker joined by a veth pair named like a Spark's fabric port, sshd in
-# the worker with throwaway keys, per-host podman storage, and the simulator
-# image in both. `down` removes everything, also after a failed run.
+# the worker with throwaway keys, per-host podman storage, the simulator
+# image in both, and podman's API service on the head. `down` removes
+# everything, also after a failed run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -177,6 +178,22 @@ EOC
     start_sshd worker
     start_sshd worker2
     build_image
+    start_engine head
+}
+
+# podman's API service for a host, on the socket head_env's RUNTIME_SOCKET
+# names: the console, status and the guard ask it instead of the CLI, as on
+# a node whose podman.socket is enabled. `down` takes it with the namespace.
+start_engine() { # host
+    local h=$1 s=$IT_DIR/$1/podman.sock
+    rm -f "$s"
+    on_host "$h" podman system service --time=0 "unix://$s" </dev/null >"$IT_DIR/$h/engine.log" 2>&1 &
+    for _ in $(seq 100); do
+        [ -S "$s" ] && curl -sf --unix-socket "$s" -o /dev/null http://d/_ping && return 0
+        sleep 0.1
+    done
+    echo "podman's API service on $h did not start: $(cat "$IT_DIR/$h/engine.log")" >&2
+    return 1
 }
 
 start_sshd() { # host (default worker)

@@ -40,7 +40,8 @@ kill_in_ns() { # head|worker comm
 # is the worker account's home (root's), not the head's HOME.
 head_env() {
     echo WORKER=worker SSH_CONFIG="$IT_DIR/ssh_config" SSH_KNOWN_HOSTS="$IT_DIR/known_hosts" \
-        SSH_TIMEOUT=3 SSH_AUTH_SOCK= RUNTIME=podman GPUS= ULIMITS= HOME="$IT_DIR/home" \
+        SSH_TIMEOUT=3 SSH_AUTH_SOCK= RUNTIME=podman RUNTIME_SOCKET="$IT_DIR/head/podman.sock" \
+        GPUS= ULIMITS= HOME="$IT_DIR/home" \
         MODEL_DIR="$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark" \
         IMG="$SIM_IMAGE" WORKER_STATE_DIR="$IT_DIR/worker/state" \
         XDG_CONFIG_HOME="$IT_DIR/home/.config" STATE_DIR="$IT_DIR/head/state" \

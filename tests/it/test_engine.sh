@@ -1,0 +1,73 @@
+#!/bin/bash
+# The head's ranks through podman's API socket (RUNTIME_SOCKET: hosts.sh
+# starts podman's API service on the head) instead of its CLI: status and
+# the guard ask the socket and no `podman container inspect` runs for them
+# on the head; a missing socket and one that never answers leave the CLI,
+# as before. Needs the hosts of hosts.sh up.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_hosts
+T=$(mktemp -d /tmp/dsv41-engine-it.XXXXXX)
+hang=
+trap 'top_head stop --now >/dev/null 2>&1; [ -n "$hang" ] && kill $hang 2>/dev/null; rm -rf "$T"' EXIT
+# a podman on the head's PATH that notes each run, then is podman
+mkdir -p "$T/bin"
+cat > "$T/bin/podman" <<EOS
+#!/bin/sh
+printf '%s\n' "\$*" >> "$T/ran"
+exec /usr/bin/podman "\$@"
+EOS
+chmod 0755 "$T/bin/podman"
+P="PATH=$T/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# the snapshot's inspect and the guard's, as runtime.c and guard.c word them
+snap_inspects() { grep -c -- 'container inspect -f {{.Name}}' "$T/ran" 2>/dev/null; }
+guard_inspects() { grep -c -- '{{.State.Running}} {{.State.Pid}}' "$T/ran" 2>/dev/null; }
+
+model_skeleton
+stop_test_guards
+rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state"
+out=$(top_head "$P" "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
+check "launch: ranks up" eval '[ $rc = 0 ]' || printf '%s\n' "$out" | tail -5 >&2
+
+# --- status through the socket ----------------------------------------------------------
+: > "$T/ran"
+js=$(top_head "$P" status --json 2>/dev/null)
+check "status: the head's rank through the socket" eval \
+    'jq_is "$js" ".nodes[0].containers[0].name" dsv41-r0 && jq_is "$js" ".nodes[0].containers[0].running" true'
+check "status: its pid is the container's" eval \
+    '[ "$(jq -r ".nodes[0].containers[0].pid" <<<"$js")" = "$(on_host head podman container inspect -f "{{.State.Pid}}" dsv41-r0)" ]'
+check "status: no podman inspect started for the head's sample" [ "$(snap_inspects)" = 0 ]
+check "status: the worker's rank as before (its CLI over ssh)" jq_is "$js" ".nodes[1].containers[0].name" dsv41-r1
+
+# --- the guard --------------------------------------------------------------------------
+log=$IT_DIR/head/state/memguard.log
+check "the head's guard resolved its rank" eval 'grep -q "ranks resolved: .*[0-9]" "$log"'
+check "the guard asked the socket, not the CLI" [ "$(guard_inspects)" = 0 ]
+
+# --- no socket: the CLI -------------------------------------------------------------------
+: > "$T/ran"
+js=$(top_head "$P" RUNTIME_SOCKET="$T/none.sock" status --json 2>/dev/null)
+check "no socket: the rank through the CLI" eval \
+    'jq_is "$js" ".nodes[0].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+: > "$T/ran"
+js=$(top_head "$P" RUNTIME_SOCKET=none status --json 2>/dev/null)
+check "RUNTIME_SOCKET=none: the CLI" eval \
+    'jq_is "$js" ".nodes[0].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+
+# --- a socket that takes the connection and never answers: the deadline holds ---------------
+sleep 600 | nc -lkU "$T/hang.sock" >/dev/null 2>&1 &
+hang=$!
+for _ in $(seq 50); do [ -S "$T/hang.sock" ] && break; sleep 0.1; done
+: > "$T/ran"
+t0=$(date +%s)
+top_head "$P" RUNTIME_SOCKET="$T/hang.sock" status --json > "$T/js" 2>/dev/null &
+sp=$!
+( sleep 120; kill $sp 2>/dev/null ) &
+watchdog=$!
+wait $sp; rc=$?
+kill $watchdog 2>/dev/null
+js=$(cat "$T/js")
+check "a socket that hangs: status ends, the rank through the CLI" eval \
+    '[ $rc != 143 ] && jq_is "$js" ".nodes[0].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+echo "    (status with a silent socket took $(( $(date +%s) - t0 )) s)"
+summary
