@@ -12,6 +12,7 @@
 #include "guards.h"
 #include "commands.h"
 #include "launch.h"
+#include "logstream.h"
 #include "ranks.h"
 #include "runtime.h"
 #include "text.h"
@@ -264,7 +265,7 @@ int cmd_logs(const struct config *c, int argc, char **argv)
     }
     interrupt_catch(); /* -f ends cleanly, the streams closed */
     struct log_ctx ctx[CLUSTER_MAX_NODES];
-    struct node_stream *st[CLUSTER_MAX_NODES] = {NULL};
+    struct logstream *st[CLUSTER_MAX_NODES] = {NULL};
     int rc = 0;
     for (int i = 0; i < cl.n; i++) {
         if ((only >= 0 && i != only) || !cl.nodes[i].configured)
@@ -272,14 +273,12 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         ctx[i].rank = i;
         ctx[i].prefix = only < 0;
         atomic_init(&ctx[i].ended, false);
-        struct shcmd cmd = SHCMD_INIT;
         char name[32];
         snprintf(name, sizeof name, "dsv41-r%d", i);
-        runtime_cmd_logs(&cmd, config_get(c, "RUNTIME"), name, follow, tail);
-        st[i] = node_stream_open(&cl.nodes[i].node, &cmd, print_line, on_end, &ctx[i]);
+        st[i] = logstream_open(&cl.nodes[i].node, config_get(c, "RUNTIME"), name, follow, tail,
+                               print_line, on_end, &ctx[i]);
         if (!st[i])
             rc = 1;
-        shcmd_free(&cmd);
     }
     /* until every stream ended (or Ctrl-C); a dead node ends its stream */
     for (;;) {
@@ -302,7 +301,7 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         usleep(100000);
     }
     for (int i = 0; i < cl.n; i++)
-        node_stream_close(&cl.nodes[i].node, st[i]);
+        logstream_close(&cl.nodes[i].node, st[i]);
     cluster_close(&cl);
     return rc;
 }

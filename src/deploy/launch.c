@@ -19,6 +19,7 @@
 #include "guards.h"
 #include "units.h"
 #include "interrupt.h"
+#include "logstream.h"
 #include "mono.h"
 #include "phase.h"
 #include "preflight.h"
@@ -37,7 +38,7 @@ struct lnode {
     char unknown[128]; /* why the node's fabric is not known; "" when it is */
     struct deploy_node dn;
     /* the rank's log, watched while it starts */
-    struct node_stream *logs;
+    struct logstream *logs;
     pthread_mutex_t mu;
     struct phase_state ph;
     char tail[TAIL_LINES][256];
@@ -423,7 +424,7 @@ static int kill_all(const struct config *c, struct lnode *ln, int n)
 static void close_logs(struct lnode *ln, int n)
 {
     for (int i = 0; i < n; i++) {
-        node_stream_close(&ln[i].cn->node, ln[i].logs);
+        logstream_close(&ln[i].cn->node, ln[i].logs);
         ln[i].logs = NULL;
     }
 }
@@ -462,13 +463,10 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     api_base_url(c, &base);
     api_load_key(c, &key, &why);
     for (int i = 0; i < n; i++) {
-        struct shcmd cmd = SHCMD_INIT;
         char name[32];
         ln[i].t0 = t0;
         snprintf(name, sizeof name, "dsv41-r%d", ln[i].cn->rank);
-        runtime_cmd_logs(&cmd, rt, name, true, -1);
-        ln[i].logs = node_stream_open(&ln[i].cn->node, &cmd, on_log_line, NULL, &ln[i]);
-        shcmd_free(&cmd);
+        ln[i].logs = logstream_open(&ln[i].cn->node, rt, name, true, -1, on_log_line, NULL, &ln[i]);
     }
     int rc = 1;
     double next_state = 0;

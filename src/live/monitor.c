@@ -10,6 +10,7 @@
 #include "guardview.h"
 #include "incident.h"
 #include "liveview.h"
+#include "logstream.h"
 #include "mono.h"
 #include "phase.h"
 #include "runtime.h"
@@ -24,7 +25,7 @@
 struct log_follow {
     struct monitor *m;
     int idx; /* in state->ranks */
-    struct node_stream *st;
+    struct logstream *st;
     struct node *node;
     char started[64];
     struct phase_state phase; /* under the state lock */
@@ -100,7 +101,7 @@ static void follow_rank(struct monitor *m, int idx, const struct probe_container
     struct state *s = m->s;
     bool want = ct && ct->running;
     if (f->st && (!want || strcmp(f->started, ct->started) != 0)) {
-        node_stream_close(f->node, f->st);
+        logstream_close(f->node, f->st);
         f->st = NULL;
         state_lock(s);
         s->ranks[idx].attached = false;
@@ -108,8 +109,6 @@ static void follow_rank(struct monitor *m, int idx, const struct probe_container
     }
     if (!want || f->st)
         return;
-    struct shcmd cmd = SHCMD_INIT;
-    runtime_cmd_logs(&cmd, config_get(m->c, "RUNTIME"), ct->name, true, ATTACH_TAIL);
     char mark[160];
     int n = snprintf(mark, sizeof mark, "---- %s started %s: following its log ----", ct->name,
                      ct->started);
@@ -120,8 +119,8 @@ static void follow_rank(struct monitor *m, int idx, const struct probe_container
     snprintf(s->ranks[idx].started, sizeof s->ranks[idx].started, "%s", ct->started);
     state_unlock(s);
     snprintf(f->started, sizeof f->started, "%s", ct->started);
-    f->st = node_stream_open(f->node, &cmd, on_log_line, on_log_event, f);
-    shcmd_free(&cmd);
+    f->st = logstream_open(f->node, config_get(m->c, "RUNTIME"), ct->name, true, ATTACH_TAIL,
+                           on_log_line, on_log_event, f);
     if (!f->st)
         state_say(s, "%s: cannot follow the log of %s", m->cl->nodes[idx].name, ct->name);
     state_changed(s);
@@ -365,7 +364,7 @@ void monitor_stop(struct monitor *m)
     pthread_join(m->th, NULL);
     for (int i = 0; i < m->cl->n; i++)
         if (m->logs[i].st)
-            node_stream_close(m->logs[i].node, m->logs[i].st);
+            logstream_close(m->logs[i].node, m->logs[i].st);
     incident_stop(m->inc);
     liveview_stop(m->lv);
     dlview_stop(m->dv);

@@ -26,8 +26,31 @@ guard_inspects() { grep -c -- '{{.State.Running}} {{.State.Pid}}' "$T/ran" 2>/de
 model_skeleton
 stop_test_guards
 rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state"
-out=$(top_head "$P" "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
+out=$(top_head "$P" "EXTRA_ENV=DSV41_SIM_BOOT_MS=300 DSV41_SIM_LOG_RATE=20" launch 2>&1); rc=$?
 check "launch: ranks up" eval '[ $rc = 0 ]' || printf '%s\n' "$out" | tail -5 >&2
+check "launch followed the head's log through the socket" eval '! grep -q "^logs" "$T/ran"'
+
+# --- logs through the socket ----------------------------------------------------------------
+: > "$T/ran"
+top_head "$P" logs r0 > "$T/api.log" 2>&1
+on_host head podman logs dsv41-r0 > "$T/cli.log" 2>&1
+# the CLI's copy was taken after ours: ours is a prefix of it, line for line
+# (stdout and stderr may interleave otherwise; compared as sets of lines)
+n=$(wc -l < "$T/api.log")
+check "logs r0: the log's lines, as the CLI's" eval \
+    '[ "$n" -gt 3 ] && [ -z "$(comm -23 <(sort "$T/api.log") <(sort "$T/cli.log"))" ]'
+check "logs r0: no podman logs started" eval '! grep -q "^logs" "$T/ran"'
+top_head "$P" logs -f r0 > "$T/follow.log" 2>&1 &
+fp=$!
+sleep 3
+a=$(wc -l < "$T/follow.log")
+sleep 2
+b=$(wc -l < "$T/follow.log")
+kill_in_ns head dsv41-top
+wait $fp; rc=$?
+check "logs -f r0: lines written after it started arrive" eval '[ "$b" -gt "$a" ] && [ "$a" -gt 0 ]'
+check "logs -f r0: SIGTERM ends it cleanly" eval '[ $rc = 0 ]'
+check "logs -f r0: still no podman logs" eval '! grep -q "^logs" "$T/ran"'
 
 # --- status through the socket ----------------------------------------------------------
 : > "$T/ran"

@@ -1,0 +1,120 @@
+/* A rank's log through the engine's socket or the runtime CLI. The socket
+ * is pinged first (one short question): a log that fails half-way through
+ * ends the stream as a dying CLI would, and the caller's follow logic
+ * (the console re-attaches on the next sample) takes it from there. */
+#include "logstream.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "runtime.h"
+
+/* the ping that chooses the socket; a hung engine costs this once */
+#define LOGSTREAM_PING_MS 1000
+
+struct logstream {
+    struct node_stream *cli; /* or the engine's, below */
+    pthread_t th;
+    int stop[2];
+    char sock[256], name[64];
+    struct engine_logs_opt o;
+    sshio_line_fn on_line;
+    sshio_event_fn on_event;
+    void *ctx;
+};
+
+static int one_line(void *ctx, int stream, const char *line, size_t len)
+{
+    (void)stream; /* one stream, as 2>&1 gives the CLI's */
+    struct logstream *ls = ctx;
+    ls->on_line(ls->ctx, line, len);
+    return 0;
+}
+
+static void *engine_main(void *arg)
+{
+    struct logstream *ls = arg;
+    struct buf err = BUF_INIT;
+    if (ls->on_event)
+        ls->on_event(ls->ctx, true);
+    int r = engine_logs(ls->sock, ls->name, &ls->o, one_line, ls, &err);
+    struct pollfd stopped = {ls->stop[0], POLLIN, 0};
+    /* said in the log's place, as the CLI's stderr is; not when closed */
+    if (r != 0 && err.len && poll(&stopped, 1, 0) == 0)
+        ls->on_line(ls->ctx, buf_str(&err), err.len);
+    if (ls->on_event)
+        ls->on_event(ls->ctx, false);
+    buf_free(&err);
+    return NULL;
+}
+
+static struct logstream *engine_open(struct logstream *ls, const char *sock, const char *name,
+                                     bool follow, int tail)
+{
+    struct buf err = BUF_INIT;
+    bool up = engine_name_ok(name, &err) == 0 && engine_ping(sock, LOGSTREAM_PING_MS, &err) == 0;
+    buf_free(&err);
+    if (!up || pipe2(ls->stop, O_CLOEXEC) < 0)
+        return NULL;
+    snprintf(ls->sock, sizeof ls->sock, "%s", sock);
+    snprintf(ls->name, sizeof ls->name, "%s", name);
+    ls->o = (struct engine_logs_opt){
+        .follow = follow, .tail = tail, .timeout_ms = follow ? -1 : 30000, .cancel_fd = ls->stop[0]};
+    if (pthread_create(&ls->th, NULL, engine_main, ls) != 0) {
+        close(ls->stop[0]);
+        close(ls->stop[1]);
+        return NULL;
+    }
+    return ls;
+}
+
+struct logstream *logstream_open(struct node *n, const char *runtime, const char *name,
+                                 bool follow, int tail, sshio_line_fn on_line,
+                                 sshio_event_fn on_event, void *ctx)
+{
+    struct logstream *ls = calloc(1, sizeof *ls);
+    if (!ls)
+        return NULL;
+    ls->on_line = on_line;
+    ls->on_event = on_event;
+    ls->ctx = ctx;
+    ls->stop[0] = ls->stop[1] = -1;
+    if (n->local && n->engine_sock[0] && engine_open(ls, n->engine_sock, name, follow, tail))
+        return ls;
+    struct shcmd cmd = SHCMD_INIT;
+    runtime_cmd_logs(&cmd, runtime, name, follow, tail);
+    ls->cli = node_stream_open(n, &cmd, on_line, on_event, ctx);
+    shcmd_free(&cmd);
+    if (!ls->cli) {
+        free(ls);
+        return NULL;
+    }
+    return ls;
+}
+
+void logstream_close(struct node *n, struct logstream *ls)
+{
+    if (!ls)
+        return;
+    if (ls->cli) {
+        node_stream_close(n, ls->cli);
+    } else {
+        if (write(ls->stop[1], "x", 1) < 0) {
+            /* a full pipe already says stop */
+        }
+        pthread_join(ls->th, NULL);
+        close(ls->stop[0]);
+        close(ls->stop[1]);
+    }
+    free(ls);
+}
+
+const char *logstream_source(const struct logstream *ls)
+{
+    return ls->cli ? "the runtime CLI" : "the engine's socket";
+}
