@@ -152,8 +152,8 @@ static int name_status(const char *sock, const char *name, const char *verb, int
     return status == 404 ? ENGINE_NOSUCH : -1;
 }
 
-int engine_inspect(const char *sock, const char *name, long timeout_ms,
-                   struct probe_container *c, struct buf *err)
+int engine_inspect_as(const char *sock, const char *name, const char *verb, long timeout_ms,
+                      struct probe_container *c, bool *tty, struct buf *err)
 {
     memset(c, 0, sizeof *c);
     if (engine_name_ok(name, err) < 0)
@@ -164,16 +164,22 @@ int engine_inspect(const char *sock, const char *name, long timeout_ms,
     int status = 0;
     int rc = engine_call(sock, "GET", path, timeout_ms, &body, &status, err);
     if (rc == 0 && status != 200) {
-        rc = name_status(sock, name, "inspect", status, &body, err);
+        rc = name_status(sock, name, verb, status, &body, err);
     } else if (rc == 0) {
         const char *why = NULL;
-        if (engine_parse_inspect(body.data, body.len, c, NULL, &why) < 0) {
-            buf_printf(err, "%s: inspect %s: %s", sock, name, why);
+        if (engine_parse_inspect(body.data, body.len, c, tty, &why) < 0) {
+            buf_printf(err, "%s: %s %s: %s", sock, verb, name, why);
             rc = -1;
         }
     }
     buf_free(&body);
     return rc;
+}
+
+int engine_inspect(const char *sock, const char *name, long timeout_ms,
+                   struct probe_container *c, struct buf *err)
+{
+    return engine_inspect_as(sock, name, "inspect", timeout_ms, c, NULL, err);
 }
 
 static int post_name(const char *sock, const char *name, const char *verb, const char *query,

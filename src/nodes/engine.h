@@ -45,6 +45,10 @@ int engine_ping(const char *sock, long timeout_ms, struct buf *err);
  * or -1. timeout_ms < 0: no deadline. */
 int engine_inspect(const char *sock, const char *name, long timeout_ms,
                    struct probe_container *c, struct buf *err);
+/* engine_inspect for another verb's sake (its errors say "VERB NAME"), with
+ * Config.Tty into *tty when tty is not NULL: logs reads the body by it. */
+int engine_inspect_as(const char *sock, const char *name, const char *verb, long timeout_ms,
+                      struct probe_container *c, bool *tty, struct buf *err);
 /* The pure part: an inspect document into c (and Config.Tty into *tty,
  * when tty is not NULL); -1 with *why when it is malformed or lacks a field. */
 int engine_parse_inspect(const char *json, size_t len, struct probe_container *c, bool *tty,

@@ -125,37 +125,22 @@ static int logs_run(struct logs *l, const char *sock, const char *name,
 int engine_logs(const char *sock, const char *name, const struct engine_logs_opt *o,
                 engine_line_fn fn, void *ctx, struct buf *err)
 {
-    struct probe_container c;
-    if (engine_name_ok(name, err) < 0)
-        return -1;
     /* the inspect first: Config.Tty says how to read the body, and a
      * missing container is told apart before any stream */
-    char path[128];
-    snprintf(path, sizeof path, "/containers/%s/json", name);
-    struct buf body = BUF_INIT;
-    int status = 0;
+    struct probe_container c;
+    bool tty = false;
     long t = o->timeout_ms;
-    int rc = engine_call(sock, "GET", path, t < 0 || t > 10000 ? 10000 : t, &body, &status, err);
+    int rc = engine_inspect_as(sock, name, "logs", t < 0 || t > 10000 ? 10000 : t, &c, &tty, err);
     struct logs *l = rc == 0 ? calloc(1, sizeof *l) : NULL;
-    if (rc == 0 && status != 200) {
-        char what[128];
-        snprintf(what, sizeof what, "logs %s", name);
-        engine_error(err, sock, what, status, &body);
-        rc = status == 404 ? ENGINE_NOSUCH : -1;
-    } else if (rc == 0 && !l) {
+    if (rc == 0 && !l) {
         buf_printf(err, "%s: logs %s: out of memory", sock, name);
         rc = -1;
     } else if (rc == 0) {
-        const char *why = NULL;
-        if (engine_parse_inspect(body.data, body.len, &c, &l->tty, &why) < 0) {
-            buf_printf(err, "%s: logs %s: inspect: %s", sock, name, why);
-            rc = -1;
-        } else {
-            l->fn = fn;
-            l->ctx = ctx;
-            engine_frames_init(&l->fr);
-            rc = logs_run(l, sock, name, o, err);
-        }
+        l->tty = tty;
+        l->fn = fn;
+        l->ctx = ctx;
+        engine_frames_init(&l->fr);
+        rc = logs_run(l, sock, name, o, err);
     }
     if (l) {
         for (int s = 0; s < 3; s++)
@@ -163,6 +148,5 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
         buf_free(&l->errbody);
         free(l);
     }
-    buf_free(&body);
     return rc;
 }
