@@ -3,15 +3,55 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "interrupt.h"
 #include "mono.h"
 #include "runtime.h"
 #include "text.h"
 
 #define RANKS_TIMEOUT_MS 60000
+/* the engine answers a ping in milliseconds; one that does not leaves the CLI */
+#define RANKS_PING_MS 2000
+
+/* The local engine's socket when it answers, else NULL: the runtime CLI
+ * then, as on a remote node. Asked at each verb (a ping costs about a
+ * millisecond) so that an engine restarted meanwhile is found again. */
+static const char *engine_of(const struct node *n)
+{
+    if (!n->local || !n->engine_sock[0])
+        return NULL;
+    struct buf err = BUF_INIT;
+    int rc = engine_ping(n->engine_sock, RANKS_PING_MS, &err);
+    buf_free(&err);
+    return rc == 0 ? n->engine_sock : NULL;
+}
+
+static void rank_name(char *out, size_t sz, int rank)
+{
+    snprintf(out, sz, "dsv41-r%d", rank);
+}
+
+static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
+                       struct buf *err);
 
 int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
                   struct buf *err)
+{
+    const char *sock = engine_of(n);
+    if (!sock)
+        return inspect_cli(n, rt, rank, ct, err);
+    char name[32];
+    rank_name(name, sizeof name, rank);
+    struct buf why = BUF_INIT;
+    int rc = engine_inspect(sock, name, RANKS_TIMEOUT_MS, ct, &why);
+    if (rc == -1)
+        buf_printf(err, "%s: %s", n->name, buf_str(&why));
+    buf_free(&why);
+    return rc == 0 ? 1 : rc == ENGINE_NOSUCH ? 0 : -1;
+}
+
+static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
+                       struct buf *err)
 {
     struct shcmd cmd = SHCMD_INIT;
     struct strv names = STRV_INIT;
@@ -62,22 +102,64 @@ static int rank_verb(struct node *n, const char *rt, int rank,
 {
     struct shcmd cmd = SHCMD_INIT;
     char name[32];
-    snprintf(name, sizeof name, "dsv41-r%d", rank);
+    rank_name(name, sizeof name, rank);
     build(&cmd, rt, name);
     int rc = run_verb(n, &cmd, err);
     shcmd_free(&cmd);
     return rc;
 }
 
+/* Gone is what the caller wants: a container that was never there is too. */
 int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
 {
-    return rank_verb(n, rt, rank, runtime_cmd_rm, err);
+    const char *sock = engine_of(n);
+    if (!sock)
+        return rank_verb(n, rt, rank, runtime_cmd_rm, err);
+    char name[32];
+    rank_name(name, sizeof name, rank);
+    struct buf why = BUF_INIT;
+    int rc = engine_remove(sock, name, RANKS_TIMEOUT_MS, &why);
+    if (rc == -1)
+        buf_printf(err, "%s: %s", n->name, buf_str(&why));
+    buf_free(&why);
+    return rc == -1 ? -1 : 0;
+}
+
+/* Created and never started: podman's StartedAt then is the zero time. */
+static bool never_started(const struct probe_container *ct)
+{
+    return ct->pid == 0 && (!ct->started[0] || strncmp(ct->started, "0001-01-01", 10) == 0);
+}
+
+static int kill_engine(struct node *n, const char *sock, const char *rt, int rank,
+                       struct buf *err)
+{
+    char name[32];
+    rank_name(name, sizeof name, rank);
+    struct buf why = BUF_INIT;
+    int rc = engine_kill(sock, name, "KILL", RANKS_TIMEOUT_MS, &why);
+    if (rc == ENGINE_NOT_RUNNING) {
+        /* exited (its log is kept) or, interrupted between create and
+         * start, created: half-started, with no log worth keeping */
+        struct probe_container ct;
+        buf_reset(&why);
+        rc = engine_inspect(sock, name, RANKS_TIMEOUT_MS, &ct, &why);
+        if (rc == 0 && never_started(&ct))
+            rc = ranks_remove(n, rt, rank, &why);
+    }
+    if (rc == -1)
+        buf_printf(err, "%s: %s", n->name, buf_str(&why));
+    buf_free(&why);
+    return rc == -1 ? -1 : 0;
 }
 
 /* A container that does not exist or does not run has nothing to kill:
  * that is success (docker and podman word it alike, in any case). */
 int ranks_kill(struct node *n, const char *rt, int rank, struct buf *err)
 {
+    const char *sock = engine_of(n);
+    if (sock)
+        return kill_engine(n, sock, rt, rank, err);
     struct buf why = BUF_INIT;
     int rc = rank_verb(n, rt, rank, runtime_cmd_kill, &why);
     if (rc < 0 && strcasestr(buf_str(&why), "in state created")) {
@@ -102,12 +184,32 @@ static void add_line(void *ctx, const char *line, size_t len)
     strv_add(ctx, clean);
 }
 
+static int add_engine_line(void *ctx, int stream, const char *line, size_t len)
+{
+    (void)stream; /* the CLI's logs merge both streams too */
+    add_line(ctx, line, len);
+    return 0;
+}
+
 int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *lines,
                struct buf *err)
 {
+    const char *sock = engine_of(n);
+    if (sock) {
+        char name[32];
+        rank_name(name, sizeof name, rank);
+        struct engine_logs_opt o = {.follow = false, .tail = tail, .timeout_ms = RANKS_TIMEOUT_MS,
+                                    .cancel_fd = -1};
+        struct buf why = BUF_INIT;
+        int rc = engine_logs(sock, name, &o, add_engine_line, lines, &why);
+        if (rc < 0)
+            buf_printf(err, "%s: %s", n->name, buf_str(&why));
+        buf_free(&why);
+        return rc < 0 ? -1 : 0;
+    }
     struct shcmd cmd = SHCMD_INIT;
     char name[32];
-    snprintf(name, sizeof name, "dsv41-r%d", rank);
+    rank_name(name, sizeof name, rank);
     runtime_cmd_logs(&cmd, rt, name, false, tail);
     struct ssh_result res;
     int rc = node_run(n, &cmd, RANKS_TIMEOUT_MS, &res, err);
@@ -198,6 +300,29 @@ static bool now_after_interrupt(bool *said, FILE *out)
     return sig != 0;
 }
 
+/* `RUNTIME stop -t`: *failed when it did not answer or failed (err says
+ * why, unless an interrupt cut it). */
+static void stop_cli(struct cluster_node *cn, const char *rt, int r, int timeout_s, bool *failed,
+                     struct buf *err)
+{
+    struct shcmd cmd = SHCMD_INIT;
+    char name[32];
+    rank_name(name, sizeof name, r);
+    runtime_cmd_stop(&cmd, rt, name, timeout_s);
+    struct ssh_result res;
+    /* the runtime kills at timeout_s; the margin is for a runtime that hangs */
+    int rc = node_run_cancel(&cn->node, &cmd, (timeout_s + 30) * 1000, interrupt_token(), &res,
+                             err);
+    shcmd_free(&cmd);
+    *failed = rc < 0 || res.exit_status != 0;
+    if (rc == 0 && res.exit_status != 0) {
+        buf_printf(err, "%s: `%s stop` failed: ", cn->name, rt);
+        text_one_line(err, buf_str(&res.err), res.err.len, 300);
+    }
+    if (rc == 0)
+        ssh_result_free(&res);
+}
+
 /* One running rank: stop -t, then remove. 0 when it is gone. */
 static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_s, bool *said,
                     FILE *out)
@@ -209,24 +334,26 @@ static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_
         fprintf(out, "r%d %s: stopping dsv41-r%d (up to %d s)...\n", r, cn->name, r, timeout_s);
     fflush(out);
     double t0 = mono_s();
-    struct shcmd cmd = SHCMD_INIT;
-    char name[32];
-    snprintf(name, sizeof name, "dsv41-r%d", r);
-    runtime_cmd_stop(&cmd, rt, name, timeout_s);
-    struct ssh_result res;
-    /* the runtime kills at timeout_s; the margin is for a runtime that hangs */
-    int rc = node_run_cancel(&cn->node, &cmd, (timeout_s + 30) * 1000, interrupt_token(), &res,
-                             &err);
-    shcmd_free(&cmd);
-    int elapsed = (int)(mono_s() - t0 + 0.5);
-    bool interrupted = rc < 0 && now_after_interrupt(said, out);
-    bool stop_failed = rc < 0 || res.exit_status != 0;
-    if (rc == 0 && res.exit_status != 0) {
-        buf_printf(&err, "%s: `%s stop` failed: ", cn->name, rt);
-        text_one_line(&err, buf_str(&res.err), res.err.len, 300);
+    bool stop_failed, interrupted;
+    const char *sock = engine_of(&cn->node);
+    if (sock) {
+        char name[32];
+        rank_name(name, sizeof name, r);
+        int rc = engine_stop_cancel(sock, name, timeout_s, interrupt_fd(), &err);
+        interrupted = rc == ENGINE_CANCELLED && now_after_interrupt(said, out);
+        stop_failed = rc != 0;
+        if (stop_failed && !interrupted) {
+            struct buf why = BUF_INIT;
+            buf_printf(&why, "%s: %s", cn->name, buf_str(&err));
+            buf_reset(&err);
+            buf_puts(&err, buf_str(&why));
+            buf_free(&why);
+        }
+    } else {
+        stop_cli(cn, rt, r, timeout_s, &stop_failed, &err);
+        interrupted = stop_failed && now_after_interrupt(said, out);
     }
-    if (rc == 0)
-        ssh_result_free(&res);
+    int elapsed = (int)(mono_s() - t0 + 0.5);
     if (stop_failed && !interrupted)
         fprintf(out, "%s (removing it)\n", buf_str(&err));
     /* the exit code tells a drained rank from one the runtime killed */

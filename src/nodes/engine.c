@@ -87,8 +87,8 @@ static int collect_body(void *ctx, const char *d, size_t n)
     return 0;
 }
 
-int engine_call(const char *sock, const char *method, const char *path, long timeout_ms,
-                struct buf *body, int *status, struct buf *err)
+int engine_call_cancel(const char *sock, const char *method, const char *path, long timeout_ms,
+                       int cancel_fd, struct buf *body, int *status, struct buf *err)
 {
     struct buf req = BUF_INIT;
     if (http1_request(&req, method, path, NULL) < 0) {
@@ -104,16 +104,29 @@ int engine_call(const char *sock, const char *method, const char *path, long tim
         return -1;
     }
     http1_resp_init(r, collect_body, &c);
-    int rc = http1_unix(sock, req.data, req.len, timeout_ms, -1, r, err);
+    int rc = http1_unix(sock, req.data, req.len, timeout_ms, cancel_fd, r, err);
     *status = r->status;
+    /* http1_unix ends a response early for the callback (too large) or for
+     * cancel_fd; otherwise a 0 is a complete answer */
+    bool cut = rc == 0 && !r->complete && !c.over;
     free(r);
     buf_free(&req);
+    if (cut) {
+        buf_printf(err, "%s: %s %s: interrupted", sock, method, path);
+        return ENGINE_CANCELLED;
+    }
     if (rc == 0 && c.over) {
         buf_printf(err, "%s: %s %s: an answer larger than %u bytes", sock, method, path,
                    ENGINE_BODY_MAX);
         return -1;
     }
     return rc;
+}
+
+int engine_call(const char *sock, const char *method, const char *path, long timeout_ms,
+                struct buf *body, int *status, struct buf *err)
+{
+    return engine_call_cancel(sock, method, path, timeout_ms, -1, body, status, err);
 }
 
 void engine_error(struct buf *err, const char *sock, const char *what, int status,
@@ -183,13 +196,14 @@ int engine_inspect(const char *sock, const char *name, long timeout_ms,
 }
 
 static int post_name(const char *sock, const char *name, const char *verb, const char *query,
-                     long timeout_ms, int *status, struct buf *body, struct buf *err)
+                     long timeout_ms, int cancel_fd, int *status, struct buf *body,
+                     struct buf *err)
 {
     if (engine_name_ok(name, err) < 0)
         return -1;
     char path[160];
     snprintf(path, sizeof path, "/containers/%s/%s?%s", name, verb, query);
-    return engine_call(sock, "POST", path, timeout_ms, body, status, err);
+    return engine_call_cancel(sock, "POST", path, timeout_ms, cancel_fd, body, status, err);
 }
 
 int engine_kill(const char *sock, const char *name, const char *signal, long timeout_ms,
@@ -206,7 +220,7 @@ int engine_kill(const char *sock, const char *name, const char *signal, long tim
     snprintf(q, sizeof q, "signal=%s", signal);
     struct buf body = BUF_INIT;
     int status = 0;
-    int rc = post_name(sock, name, "kill", q, timeout_ms, &status, &body, err);
+    int rc = post_name(sock, name, "kill", q, timeout_ms, -1, &status, &body, err);
     if (rc == 0 && status != 204 && status != 200) {
         rc = name_status(sock, name, "kill", status, &body, err);
         /* docker says 409; podman 4.3 says 500 with this cause */
@@ -219,6 +233,12 @@ int engine_kill(const char *sock, const char *name, const char *signal, long tim
 
 int engine_stop(const char *sock, const char *name, int timeout_s, struct buf *err)
 {
+    return engine_stop_cancel(sock, name, timeout_s, -1, err);
+}
+
+int engine_stop_cancel(const char *sock, const char *name, int timeout_s, int cancel_fd,
+                       struct buf *err)
+{
     if (timeout_s < 0 || timeout_s > 3600) {
         buf_printf(err, "stop %s: a timeout of %d s (0 to 3600)", name, timeout_s);
         return -1;
@@ -229,9 +249,35 @@ int engine_stop(const char *sock, const char *name, int timeout_s, struct buf *e
     int status = 0;
     /* the engine answers once the container is gone: up to t s, then the
      * kill and its reaping */
-    int rc = post_name(sock, name, "stop", q, (long)timeout_s * 1000 + 15000, &status, &body, err);
+    int rc = post_name(sock, name, "stop", q, (long)timeout_s * 1000 + 15000, cancel_fd, &status,
+                       &body, err);
     if (rc == 0 && status != 204 && status != 304 && status != 200)
         rc = name_status(sock, name, "stop", status, &body, err);
+    buf_free(&body);
+    return rc;
+}
+
+int engine_remove(const char *sock, const char *name, long timeout_ms, struct buf *err)
+{
+    if (engine_name_ok(name, err) < 0)
+        return -1;
+    /* SIGKILL first: podman's compatible DELETE ?force=true stops with the
+     * container's stop timeout (10 s), where the caller wants it gone now,
+     * as `rm -f -t 0` */
+    struct buf why = BUF_INIT; /* a container that is not running: not worth a word */
+    int rc = engine_kill(sock, name, "KILL", timeout_ms, &why);
+    if (rc == ENGINE_NOSUCH || rc == -1)
+        buf_puts(err, buf_str(&why));
+    buf_free(&why);
+    if (rc == ENGINE_NOSUCH || rc == -1)
+        return rc;
+    char path[160];
+    snprintf(path, sizeof path, "/containers/%s?force=true", name);
+    struct buf body = BUF_INIT;
+    int status = 0;
+    rc = engine_call(sock, "DELETE", path, timeout_ms, &body, &status, err);
+    if (rc == 0 && status != 204 && status != 200)
+        rc = name_status(sock, name, "remove", status, &body, err);
     buf_free(&body);
     return rc;
 }

@@ -19,6 +19,7 @@
 /* Return codes besides 0 and -1 (an error, message in err). */
 #define ENGINE_NOSUCH (-2)      /* 404: no such container */
 #define ENGINE_NOT_RUNNING (-3) /* kill: the container is not running */
+#define ENGINE_CANCELLED (-4)   /* the cancel fd said so before the answer came */
 
 #define ENGINE_NAME_MAX 64
 #define ENGINE_BODY_MAX (4u << 20) /* an inspect or error body; more is an error */
@@ -62,6 +63,13 @@ int engine_kill(const char *sock, const char *name, const char *signal, long tim
  * deadline is N s plus a margin of 15 s. 0 also when it was not running
  * (304), ENGINE_NOSUCH, or -1. */
 int engine_stop(const char *sock, const char *name, int timeout_s, struct buf *err);
+/* engine_stop that gives up when cancel_fd (-1: none) becomes readable:
+ * ENGINE_CANCELLED (the engine goes on stopping it). */
+int engine_stop_cancel(const char *sock, const char *name, int timeout_s, int cancel_fd,
+                       struct buf *err);
+/* SIGKILL, then DELETE /containers/NAME?force=true: gone at once, as
+ * `rm -f -t 0`. 0, ENGINE_NOSUCH, or -1. */
+int engine_remove(const char *sock, const char *name, long timeout_ms, struct buf *err);
 
 /* One log line (without its '\n'): stream 1 stdout, 2 stderr (a TTY
  * container's one stream is 1). Remote text: clean it before showing it.
@@ -84,6 +92,10 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
  * ENGINE_BODY_MAX) and its status. 0 when an answer came (any status). */
 int engine_call(const char *sock, const char *method, const char *path, long timeout_ms,
                 struct buf *body, int *status, struct buf *err);
+/* engine_call that ends when cancel_fd (-1: none) becomes readable:
+ * ENGINE_CANCELLED. */
+int engine_call_cancel(const char *sock, const char *method, const char *path, long timeout_ms,
+                       int cancel_fd, struct buf *body, int *status, struct buf *err);
 /* An error answer as a message: "SOCK: WHAT: the engine's message (HTTP N)". */
 void engine_error(struct buf *err, const char *sock, const char *what, int status,
                   const struct buf *body);

@@ -80,6 +80,10 @@ static int wait_fd(int fd, short ev, int cancel_fd, long long deadline, const ch
             buf_printf(err, "%s: poll: %s", sock, strerror(errno));
             return -1;
         }
+        /* a wait is cut into pieces of at most a minute (left_ms): only
+         * the deadline itself is a timeout (a graceful stop waits minutes) */
+        if (rc == 0 && deadline >= 0 && mono_ms() < deadline)
+            continue;
         if (rc == 0) {
             buf_printf(err, "%s: no answer: timed out after %ld ms", sock, timeout_ms);
             return -1;

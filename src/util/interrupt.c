@@ -1,13 +1,18 @@
 #include "interrupt.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 static atomic_int g_token;
 static atomic_int g_sig;
 static atomic_int g_catching;
 static void (*_Atomic g_usr)(int);
+/* The self-pipe: one byte written when the first caught signal comes, never
+ * read, so its read end stays readable from then on, as the token stays set */
+static int g_pipe[2] = {-1, -1};
 
 static void on_signal(int sig)
 {
@@ -20,8 +25,13 @@ static void on_signal(int sig)
         raise(sig);
         return;
     }
-    if (!atomic_load(&g_sig))
+    if (!atomic_load(&g_sig)) {
         atomic_store(&g_sig, sig);
+        if (g_pipe[1] >= 0) {
+            ssize_t w = write(g_pipe[1], "!", 1); /* async-signal-safe; full: already readable */
+            (void)w;
+        }
+    }
     atomic_store(&g_token, 1);
 }
 
@@ -34,6 +44,8 @@ static void on_usr(int sig)
 
 void interrupt_install(void)
 {
+    if (g_pipe[0] < 0 && pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        g_pipe[0] = g_pipe[1] = -1; /* no fd to wait on: the waits that take one poll the token */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
@@ -65,6 +77,11 @@ int interrupt_pending(void)
 atomic_int *interrupt_token(void)
 {
     return &g_token;
+}
+
+int interrupt_fd(void)
+{
+    return g_pipe[0];
 }
 
 const char *interrupt_name(int sig)

@@ -24,6 +24,11 @@ int interrupt_pending(void);
  * may also set it to stop their own workers. */
 atomic_int *interrupt_token(void);
 /* "SIGINT (Ctrl-C)", "SIGTERM", ... for messages. */
+/* An fd that becomes readable when the first caught signal comes (and stays
+ * so), for waits that poll fds (the engine's socket); -1 before
+ * interrupt_install or when it has none. A command that sets the token
+ * itself does not make it readable. */
+int interrupt_fd(void);
 const char *interrupt_name(int sig);
 void interrupt_on_usr(void (*fn)(int sig));
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -101,6 +102,42 @@ static int hang(long timeout_ms)
     return rc == -1 && rc2 == -1 ? 0 : 1;
 }
 
+struct later {
+    int fd;
+    long ms;
+};
+
+static void *write_later(void *arg)
+{
+    struct later *l = arg;
+    struct timespec ts = {l->ms / 1000, (l->ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    ssize_t w = write(l->fd, "x", 1);
+    (void)w;
+    return NULL;
+}
+
+/* engine_stop_cancel with its cancel fd written after ms: prints how long
+ * the call took, exits 5 when it says cancelled */
+static int stop_cancel(const char *sock, const char *name, int t, long ms)
+{
+    int p[2];
+    if (pipe(p) < 0)
+        return 1;
+    struct later l = {p[1], ms};
+    pthread_t th;
+    pthread_create(&th, NULL, write_later, &l);
+    struct buf err = BUF_INIT;
+    long long t0 = mono_ms();
+    int rc = engine_stop_cancel(sock, name, t, p[0], &err);
+    printf("stop rc=%d after %lld ms: %s\n", rc, mono_ms() - t0, buf_str(&err));
+    pthread_join(th, NULL);
+    close(p[0]);
+    close(p[1]);
+    buf_free(&err);
+    return rc == ENGINE_CANCELLED ? 5 : rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     struct buf err = BUF_INIT;
@@ -130,6 +167,10 @@ int main(int argc, char **argv)
         return code(engine_kill(argv[2], argv[3], argv[4], 5000, &err), &err);
     if (strcmp(cmd, "stop") == 0 && argc == 5)
         return code(engine_stop(argv[2], argv[3], atoi(argv[4]), &err), &err);
+    if (strcmp(cmd, "stop-cancel") == 0 && argc == 6)
+        return stop_cancel(argv[2], argv[3], atoi(argv[4]), atol(argv[5]));
+    if (strcmp(cmd, "remove") == 0 && argc == 4)
+        return code(engine_remove(argv[2], argv[3], 5000, &err), &err);
     if (strcmp(cmd, "socket") == 0 && (argc == 3 || argc == 4)) {
         char path[256];
         int rc = engine_socket(argv[2], argc == 4 ? argv[3] : NULL, path, sizeof path, &err);
@@ -139,6 +180,6 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "hang") == 0 && argc == 3)
         return hang(atol(argv[2]));
-    fprintf(stderr, "usage: engine-probe ping|inspect|cli-line|logs|kill|stop|socket|hang ...\n");
+    fprintf(stderr, "usage: engine-probe ping|inspect|cli-line|logs|kill|stop|stop-cancel|remove|socket|hang ...\n");
     return 2;
 }

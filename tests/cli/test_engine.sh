@@ -134,6 +134,23 @@ out=$("$PROBE" inspect "$SOCK" dsv41-r0)
 check "after stop: not running, exit code 137 (the kill after the grace)" eval '[[ "$out" == "dsv41-r0|0|0|"*"|137|"* ]]'
 check "stop of a stopped container: fine (304)" "$PROBE" stop "$SOCK" dsv41-r0 1
 
+# a stop the caller gives up on (Ctrl-C during `dsv41-top stop`): the cancel fd ends the wait
+pm start dsv41-r0 >/dev/null
+out=$("$PROBE" stop-cancel "$SOCK" dsv41-r0 60 300); rc=$?
+took=$(grep -o 'after [0-9]* ms' <<<"$out" | grep -o '[0-9]*')
+check "stop, cancelled: says interrupted (5)" eval '[ $rc = 5 ] && contains "$out" "interrupted"'
+# bounded: far under the 60 s the engine would wait
+check "stop, cancelled: the wait ends with the cancel (< 20 s)" eval '[ -n "$took" ] && [ "$took" -lt 20000 ]'
+# remove: killed and gone at once (sh as PID 1 would hold a plain stop 10 s)
+check "remove of a running container: done" "$PROBE" remove "$SOCK" dsv41-r0
+err=$("$PROBE" inspect "$SOCK" dsv41-r0 2>&1); rc=$?
+check "after remove: no such container" eval '[ $rc = 3 ] && ! pm container exists dsv41-r0'
+err=$("$PROBE" remove "$SOCK" dsv41-r0 2>&1); rc=$?
+check "remove of a missing name: no such container (3)" eval '[ $rc = 3 ]'
+pm create --name dsv41-r8 --network none "$IMAGE" /bin/sh -c 'sleep 600' >/dev/null
+check "remove of a created, never started container: done" "$PROBE" remove "$SOCK" dsv41-r8
+check "after remove: the created one is gone" eval '! pm container exists dsv41-r8'
+
 # bounded from outside too: a deadline that does not hold must fail here, not hang
 out=$(timeout 60 "$PROBE" hang 300); rc=$?
 check "a socket that never answers: both calls fail" eval '[ $rc = 0 ]'

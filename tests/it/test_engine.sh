@@ -93,4 +93,14 @@ js=$(cat "$T/js")
 check "a socket that hangs: status ends, the rank through the CLI" eval \
     '[ $rc != 143 ] && jq_is "$js" ".nodes[0].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
 echo "    (status with a silent socket took $(( $(date +%s) - t0 )) s)"
+
+# --- stop through the socket: stop, inspect and remove of the head's rank start no podman ---
+: > "$T/ran"
+out=$(top_head "$P" stop 2>&1); rc=$?
+check "stop: both ranks stopped" eval '[ $rc = 0 ] && grep -q "stopped dsv41-r0 on head after" <<<"$out" && grep -q "stopped dsv41-r1 on worker" <<<"$out"' ||
+    printf '%s\n' "$out" >&2
+check "stop: the head's rank drained (no kill after the timeout)" eval '! grep -q "killed dsv41-r0" <<<"$out"'
+check "stop: the head's rank is gone" eval '! on_host head podman container exists dsv41-r0'
+check "stop: no podman stop, inspect, rm or kill started on the head" eval \
+    '! grep -Eq "^(stop|rm|kill|container inspect|inspect)( |$)" "$T/ran"' || cat "$T/ran" >&2
 summary

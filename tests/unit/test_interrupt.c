@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -49,6 +50,33 @@ static void caught_sets_the_flag(void **state)
     assert_int_equal(child_outcome(true, 1, SIGINT), 0);
     assert_int_equal(child_outcome(true, 1, SIGTERM), 0);
     assert_int_equal(child_outcome(true, 1, SIGHUP), 0);
+}
+
+/* The fd for waits that poll: not readable before, readable after a caught
+ * signal, and still after a second one (never drained). */
+static void the_fd_turns_readable(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGTERM, SIG_DFL);
+        interrupt_install();
+        interrupt_catch();
+        int fd = interrupt_fd();
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (fd < 0 || poll(&p, 1, 0) != 0)
+            _exit(2);
+        raise(SIGTERM);
+        if (poll(&p, 1, 1000) != 1)
+            _exit(3);
+        raise(SIGTERM);
+        _exit(poll(&p, 1, 0) == 1 ? 0 : 4);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void not_caught_ends_as_by_default(void **state)
@@ -147,6 +175,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(caught_sets_the_flag),
+        cmocka_unit_test(the_fd_turns_readable),
         cmocka_unit_test(not_caught_ends_as_by_default),
         cmocka_unit_test(the_second_one_ends_it),
         cmocka_unit_test(ignored_stays_ignored),
