@@ -521,6 +521,18 @@ static int alive_timeout(const struct sshio *io, int timeout)
     return due < 0 ? 0 : due < timeout ? (int)due : timeout;
 }
 
+/* Exchanges that never got onto a session end at their deadline too (the
+ * started ones end in step_all or with their session). */
+static void expire_unix(struct sshio *io)
+{
+    pthread_mutex_lock(&io->mu);
+    for (struct work *w = io->works; w; w = w->next)
+        if (w->kind == W_UNIX && !w->done && !w->ux_started &&
+            (w->orphan || mono_ms() > w->deadline))
+            finish_unix(io, w, -1, "timed out waiting for the ssh session");
+    pthread_mutex_unlock(&io->mu);
+}
+
 static void *io_main(void *arg)
 {
     struct sshio *io = arg;
@@ -530,6 +542,7 @@ static void *io_main(void *arg)
         pthread_mutex_unlock(&io->mu);
         if (stop)
             break;
+        expire_unix(io);
         deliver(io); /* what a session that went down left */
         reap_closed(io);
         ensure_session(io);
