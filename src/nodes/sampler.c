@@ -9,7 +9,6 @@
 #include "engine_at.h"
 #include "mono.h"
 #include "runtime.h"
-#include "text.h"
 
 #define FRAME_MAX (8u << 20)
 /* A remote node's engine socket: one exchange waits no longer than this
@@ -271,9 +270,12 @@ int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out)
 }
 
 /* Writes trigger and waits for the frame it asks, until deadline: the
- * stream's part of a request. *seq: the frame's number (0 when none came). */
+ * stream's part of a request. *seq: the frame's number (0 when none came).
+ * need_ct: only a frame with the containers will do (the CLI's fallback:
+ * a lite trigger sent twice, once more when the stream came up, brings a
+ * second lite frame first). */
 static int wait_frame(struct sampler *s, const char *trigger, bool lite, bool late_ok,
-                      long long deadline, struct snapshot *out, uint64_t *seq)
+                      bool need_ct, long long deadline, struct snapshot *out, uint64_t *seq)
 {
     struct sshio *io = node_io(s->n);
     *seq = 0;
@@ -303,6 +305,8 @@ static int wait_frame(struct sampler *s, const char *trigger, bool lite, bool la
             mono_deadline(&dl, CLOCK_REALTIME, 50);
             pthread_cond_timedwait(&s->cv, &s->mu, &dl);
         }
+        if (need_ct && s->seq >= want && !s->latest.ct_sampled)
+            want = s->seq + 1; /* an earlier trigger's lite frame */
         got = s->seq >= want;
         if (got) {
             *out = s->latest;
@@ -447,7 +451,8 @@ static int request(struct sampler *s, int timeout_ms, bool lite, bool late_ok,
     /* with the socket asked, the frame needs no containers: the script's
      * lite sample, produced while the engine answers */
     uint64_t seq;
-    int rc = wait_frame(s, sock[0] || lite ? "lite\n" : "\n", lite, late_ok, deadline, out, &seq);
+    int rc = wait_frame(s, sock[0] || lite ? "lite\n" : "\n", lite, late_ok, false, deadline,
+                        out, &seq);
     if (sock[0]) {
         struct buf lines = BUF_INIT;
         int code;
@@ -468,7 +473,7 @@ static int request(struct sampler *s, int timeout_ms, bool lite, bool late_ok,
                 helper_kick(s, TASK_CHECK);
             pthread_mutex_unlock(&s->mu);
             struct snapshot *full = malloc(sizeof *full);
-            if (full && rc == 0 && wait_frame(s, "\n", false, false, deadline, full, &seq) == 0)
+            if (full && rc == 0 && wait_frame(s, "\n", false, false, true, deadline, full, &seq) == 0)
                 *out = *full;
             free(full);
             /* a fresh request waits for the check's word (one command) */
