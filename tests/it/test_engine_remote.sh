@@ -4,18 +4,20 @@
 # through the worker's sshd on a direct-streamlocal channel of the session
 # the sampler already holds: status and watch start no podman on the worker
 # for their samples, the fields are the CLI's; none, a missing socket, an
-# sshd that refuses the forwarding (status warns, naming the setting) and a
-# socket that never answers leave the CLI. Needs the hosts of hosts.sh up.
+# sshd that refuses the forwarding (status warns, naming the setting), a
+# socket that never answers and one that closes unanswered leave the CLI. Needs the hosts of hosts.sh up.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_hosts
 T=$(mktemp -d /tmp/dsv41-engine-remote-it.XXXXXX)
 SSHD_CONF=$IT_DIR/sshd_config.worker
+PY_COMM=$(basename "$(readlink -f /usr/bin/python3)") # its comm: python3.N
 hang=
 restore() {
     top_head stop --now >/dev/null 2>&1
     [ -n "$hang" ] && kill "$hang" 2>/dev/null
     kill_in_ns worker nc
+    kill_in_ns worker "$PY_COMM"
     rm -f "$IT_DIR/bin/podman"
     if grep -q '^AllowStreamLocalForwarding no' "$SSHD_CONF"; then
         sed -i '/^AllowStreamLocalForwarding no/d' "$SSHD_CONF"
@@ -119,7 +121,34 @@ js=$(top_head status --json 2>/dev/null)
 check "forwarding allowed again: through the socket" eval \
     'jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" = 0 ]'
 
-# --- a socket on the worker that takes the connection and never answers -------------------
+# --- a socket on the worker that takes the connection and never answers (holds it, reads
+# nothing, closes nothing): the exchange's deadline, then the CLI -----------------------------
+on_host worker /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(16)
+held = []
+while True:
+    held.append(s.accept()[0])' "$T/mute.sock" >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$T/mute.sock" ] && break; sleep 0.1; done
+: > "$T/ran"
+t0=$(date +%s.%N)
+top_head WORKER_RUNTIME_SOCKET="$T/mute.sock" status --json > "$T/js" 2>/dev/null &
+sp=$!
+( sleep 120; kill $sp 2>/dev/null ) &
+watchdog=$!
+wait $sp; rc=$?
+kill $watchdog 2>/dev/null
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+js=$(cat "$T/js")
+check "a socket that never answers: status ends, the rank through the CLI" eval \
+    '[ $rc != 143 ] && jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+check "a socket that never answers: status within its usual time ($base_s s) + 15 s" \
+    awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
+echo "    (status with a mute socket on the worker took $took s)"
+kill_in_ns worker "$PY_COMM"
+
+# --- a socket on the worker that takes the connection and closes it unanswered -------------
 sleep 600 | on_host worker nc -lkU "$T/hang.sock" >/dev/null 2>&1 &
 hang=$!
 for _ in $(seq 50); do [ -S "$T/hang.sock" ] && break; sleep 0.1; done
@@ -133,10 +162,10 @@ wait $sp; rc=$?
 kill $watchdog 2>/dev/null
 took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 js=$(cat "$T/js")
-check "a socket that hangs: status ends, the rank through the CLI" eval \
+check "a socket that closes unanswered: status ends, the rank through the CLI" eval \
     '[ $rc != 143 ] && jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
 # its usual time, and the exchange's deadline (3 s) with room for a loaded machine
-check "a socket that hangs: status within its usual time ($base_s s) + 15 s" \
+check "a socket that closes unanswered: status within its usual time ($base_s s) + 15 s" \
     awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
-echo "    (status with a silent socket on the worker took $took s)"
+echo "    (status with a socket that closes unanswered took $took s)"
 summary
