@@ -101,3 +101,96 @@ int engine_ct_line(struct buf *lines, const char *name, int rc, const struct pro
         buf_printf(lines, "%s\n", buf_str(err));
     return 1;
 }
+
+int engine_call_at(const struct engine_at *at, const char *method, const char *path,
+                   long timeout_ms, struct buf *body, int *status, struct buf *err)
+{
+    *status = 0;
+    struct buf req = BUF_INIT, ans = BUF_INIT;
+    int rc = 0;
+    if (http1_request(&req, method, path, NULL) < 0) {
+        buf_printf(err, "%s: cannot form the request %s %s", at->sock, method, path);
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = at->exchange(at->ctx, at->sock, req.data, req.len, ENGINE_BODY_MAX + 65536,
+                          timeout_ms, &ans, err);
+    struct http1_resp *r = rc == 0 ? malloc(sizeof *r) : NULL;
+    if (rc == 0 && !r) {
+        buf_printf(err, "%s: out of memory", at->sock);
+        rc = -1;
+    }
+    if (r) {
+        struct body bc = {body, false};
+        http1_resp_init(r, take_body, &bc);
+        int fr = http1_feed(r, ans.data ? ans.data : "", ans.len);
+        if (fr == 0 && !r->complete)
+            fr = http1_eof(r);
+        if (fr < 0 || bc.over || !r->complete || !r->status) {
+            buf_printf(err, "%s: %s %s: no answer of the engine's (%s)", at->sock, method, path,
+                       bc.over ? "too large" : !ans.len ? "nothing came" : r->error ? r->error
+                                                                                  : "cut short");
+            rc = ENGINE_NO_ANSWER;
+        }
+        *status = r->status;
+        free(r);
+    }
+    buf_free(&req);
+    buf_free(&ans);
+    return rc;
+}
+
+static int verb_status(const char *sock, const char *name, const char *verb, int status,
+                       const struct buf *body, struct buf *err)
+{
+    char what[128];
+    snprintf(what, sizeof what, "%s %s", verb, name);
+    engine_error(err, sock, what, status, body);
+    return status == 404 ? ENGINE_NOSUCH : -1;
+}
+
+int engine_kill_at(const struct engine_at *at, const char *name, const char *signal,
+                   long timeout_ms, struct buf *err)
+{
+    bool ok = *signal && strlen(signal) < 16;
+    for (const char *p = signal; ok && *p; p++)
+        ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
+    if (!ok) {
+        buf_printf(err, "kill %s: signal \"%.20s\" is no signal name (KILL, TERM)", name, signal);
+        return -1;
+    }
+    if (engine_name_ok(name, err) < 0)
+        return -1;
+    char path[160];
+    snprintf(path, sizeof path, "/containers/%s/kill?signal=%s", name, signal);
+    struct buf body = BUF_INIT;
+    int status = 0;
+    int rc = engine_call_at(at, "POST", path, timeout_ms, &body, &status, err);
+    if (rc == 0 && status != 204 && status != 200) {
+        rc = verb_status(at->sock, name, "kill", status, &body, err);
+        /* docker says 409; podman 4.3 says 500 with this cause (as engine_kill) */
+        if (status == 409 || (status == 500 && strstr(buf_str(&body), "state improper")))
+            rc = ENGINE_NOT_RUNNING;
+    }
+    buf_free(&body);
+    return rc;
+}
+
+int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, struct buf *err)
+{
+    if (timeout_s < 0 || timeout_s > 3600) {
+        buf_printf(err, "stop %s: a timeout of %d s (0 to 3600)", name, timeout_s);
+        return -1;
+    }
+    if (engine_name_ok(name, err) < 0)
+        return -1;
+    char path[160];
+    snprintf(path, sizeof path, "/containers/%s/stop?t=%d", name, timeout_s);
+    struct buf body = BUF_INIT;
+    int status = 0;
+    int rc = engine_call_at(at, "POST", path, (long)timeout_s * 1000 + 15000, &body, &status, err);
+    if (rc == 0 && status != 204 && status != 304 && status != 200)
+        rc = verb_status(at->sock, name, "stop", status, &body, err);
+    buf_free(&body);
+    return rc;
+}

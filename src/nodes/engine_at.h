@@ -40,6 +40,15 @@ int engine_inspect_answer(const char *sock, const char *name, const char *ans, s
 /* engine_inspect through at: the two above around the exchange. */
 int engine_inspect_at(const struct engine_at *at, const char *name, long timeout_ms,
                       struct probe_container *c, struct buf *err);
+/* engine_call through at: the answer's status and body (at most
+ * ENGINE_BODY_MAX). 0 when the engine answered (any status),
+ * ENGINE_NO_ANSWER, or the transport's code. */
+int engine_call_at(const struct engine_at *at, const char *method, const char *path,
+                   long timeout_ms, struct buf *body, int *status, struct buf *err);
+/* engine_kill and engine_stop through at, with their codes. */
+int engine_kill_at(const struct engine_at *at, const char *name, const char *signal,
+                   long timeout_ms, struct buf *err);
+int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, struct buf *err);
 /* The lines a ct section holds for one rank, as engine_into writes them
  * (snapshot_local.c): the inspect line, "Error: no such container NAME",
  * or the error; returns 1 when the rank makes the CLI's exit status

@@ -148,6 +148,39 @@ static void inspect_at(void **st)
     buf_free(&err);
 }
 
+/* kill and stop through a transport: the request's path, the engines'
+ * answers mapped as engine_kill and engine_stop map them. */
+static void kill_stop_at(void **st)
+{
+    (void)st;
+    struct canned cn = {"HTTP/1.1 204 No Content\r\n\r\n", 0, BUF_INIT};
+    struct engine_at at = {"/s", canned_exchange, &cn};
+    struct buf err = BUF_INIT;
+    assert_int_equal(engine_kill_at(&at, "dsv41-r1", "TERM", 1000, &err), 0);
+    assert_non_null(strstr(buf_str(&cn.seen), "POST /containers/dsv41-r1/kill?signal=TERM "));
+    struct buf a = answer("HTTP/1.1 500 Internal Server Error\r\n",
+                          "{\"cause\":\"container state improper\",\"message\":\"can only "
+                          "kill running containers\"}");
+    cn.ans = buf_str(&a);
+    assert_int_equal(engine_kill_at(&at, "dsv41-r1", "KILL", 1000, &err), ENGINE_NOT_RUNNING);
+    buf_free(&a);
+    a = answer("HTTP/1.1 404 Not Found\r\n", "{\"message\":\"no such container\"}");
+    cn.ans = buf_str(&a);
+    assert_int_equal(engine_kill_at(&at, "dsv41-r1", "KILL", 1000, &err), ENGINE_NOSUCH);
+    assert_int_equal(engine_kill_at(&at, "dsv41-r1", "kill; rm", 1000, &err), -1);
+    assert_int_equal(engine_kill_at(&at, "a/b", "KILL", 1000, &err), -1);
+    buf_reset(&cn.seen);
+    cn.ans = "HTTP/1.1 304 Not Modified\r\n\r\n";
+    assert_int_equal(engine_stop_at(&at, "dsv41-r1", 10, &err), 0);
+    assert_non_null(strstr(buf_str(&cn.seen), "POST /containers/dsv41-r1/stop?t=10 "));
+    assert_int_equal(engine_stop_at(&at, "dsv41-r1", -1, &err), -1);
+    cn.ans = "";
+    assert_int_equal(engine_stop_at(&at, "dsv41-r1", 0, &err), ENGINE_NO_ANSWER);
+    buf_free(&a);
+    buf_free(&cn.seen);
+    buf_free(&err);
+}
+
 /* The lines written from the answers, applied, read as the CLI's would. */
 static void ct_applied(void **st)
 {
@@ -205,6 +238,7 @@ int main(void)
         cmocka_unit_test(open_message),
         cmocka_unit_test(inspect_answers),
         cmocka_unit_test(inspect_at),
+        cmocka_unit_test(kill_stop_at),
         cmocka_unit_test(ct_applied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
