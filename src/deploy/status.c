@@ -176,6 +176,8 @@ static void judge_node(const struct config *c, struct status_report *r, int i)
     judge_memory(c, r, i);
     if (s->gpu_note[0])
         WARNING(r, "%s: GPU: %s", name, s->gpu_note);
+    if (s->engine_note[0])
+        WARNING(r, "%s: %s", name, s->engine_note);
     if (!s->fabric.ok)
         PROBLEM(r, "%s: fabric: %s", name, s->fabric.why);
     if (!s->runtime_ok)

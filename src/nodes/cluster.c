@@ -31,6 +31,17 @@ static int open_worker(const struct config *c, struct cluster *cl, const char *t
     /* what the ssh config asks that we do not do, said once per run */
     if (w->node.t.notes[0])
         fprintf(stderr, "warning: %s: ssh config: %s\n", w->name, w->node.t.notes);
+    /* the engine's socket there: found by the worker's own rules (empty),
+     * none, or the path set (unix:// taken); a path the check let through
+     * that is still no absolute one leaves the CLI */
+    const char *ws = config_get(c, "WORKER_RUNTIME_SOCKET");
+    if (!ws || !*ws) {
+        w->node.worker_sock_find = true;
+    } else if (strcmp(ws, "none") != 0) {
+        const char *p = strncmp(ws, "unix://", 7) == 0 ? ws + 7 : ws;
+        if (p[0] == '/' && strlen(p) < sizeof w->node.worker_sock)
+            snprintf(w->node.worker_sock, sizeof w->node.worker_sock, "%s", p);
+    }
     w->configured = true;
     return 0;
 }

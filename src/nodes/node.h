@@ -28,6 +28,11 @@ struct node {
     /* local: the runtime's API socket, asked instead of its CLI where it
      * answers ("": the CLI only) */
     char engine_sock[256];
+    /* remote: the runtime's API socket on the node, asked through the ssh
+     * session (direct-streamlocal) instead of the CLI ("": none known);
+     * engine_find: to be found on the node (WORKER_RUNTIME_SOCKET empty) */
+    char worker_sock[256];
+    bool worker_sock_find;
 
     pthread_mutex_t mu; /* guards io's creation and home */
     struct sshio *io;   /* remote: the I/O thread, started on first use */
@@ -77,6 +82,15 @@ int node_home(struct node *n, char *out, size_t sz, struct buf *err);
 /* path on the node, a leading "~/" being the node's home (node_home);
  * other paths as they are, without asking the node. */
 int node_expand_path(struct node *n, const char *path, char *out, size_t sz, struct buf *err);
+
+/* One request/answer exchange with a unix socket on a remote node (the
+ * engine's API socket) through its ssh session: see sshio_unix for the
+ * codes (0, -1 the session, SSHIO_UNIX_REFUSED, SSHIO_UNIX_SILENT). */
+int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
+                       int timeout_ms, struct buf *out, struct buf *err);
+/* node_unix_exchange as an engine_exchange_fn (engine_at.h): ctx is the node. */
+int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
+                         long timeout_ms, struct buf *out, struct buf *err);
 
 /* The node's I/O thread (remote nodes only; started on first use). */
 struct sshio *node_io(struct node *n);

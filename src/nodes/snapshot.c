@@ -110,6 +110,23 @@ static int container_line(const char *line, size_t len, void *ctx)
     return 0;
 }
 
+void snapshot_apply_ct(struct snapshot *s, const char *ct, int code)
+{
+    s->ct_sampled = true;
+    s->ct_missing = 0;
+    s->ncont = 0;
+    s->runtime_note[0] = '\0';
+    memset(s->cont, 0, sizeof s->cont);
+    probe_for_each_line(ct, container_line, s);
+    /* inspect fails when a name is missing; that alone is fine */
+    s->runtime_ok = code == 0 || (code != 127 && !s->runtime_note[0]);
+    if (code == 127)
+        snprintf(s->runtime_note, sizeof s->runtime_note,
+                 "container runtime not found (install it or set RUNTIME)");
+    else if (!s->runtime_ok && !s->runtime_note[0])
+        snprintf(s->runtime_note, sizeof s->runtime_note, "runtime failed (exit %d)", code);
+}
+
 static int first_line(const char *text, char *out, size_t outsz)
 {
     while (*text == '\n')
@@ -195,18 +212,8 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
     rdma_detect_fabric(s->ports, s->nports, s->addrs, s->naddrs, ov, &s->fabric);
     rc = section(text, marker, "ct_rc");
     char *ct = section(text, marker, "ct");
-    s->ct_sampled = rc && ct;
-    if (rc && ct) {
-        int code = atoi(rc);
-        probe_for_each_line(ct, container_line, s);
-        /* inspect fails when a name is missing; that alone is fine */
-        s->runtime_ok = code == 0 || (code != 127 && !s->runtime_note[0]);
-        if (code == 127)
-            snprintf(s->runtime_note, sizeof s->runtime_note,
-                     "container runtime not found (install it or set RUNTIME)");
-        else if (!s->runtime_ok && !s->runtime_note[0])
-            snprintf(s->runtime_note, sizeof s->runtime_note, "runtime failed (exit %d)", code);
-    }
+    if (rc && ct)
+        snapshot_apply_ct(s, ct, atoi(rc));
     free(rc);
     free(ct);
     return 0;

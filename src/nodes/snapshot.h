@@ -40,6 +40,7 @@ struct snapshot {
     bool runtime_ok;
     int ct_missing; /* rank names the runtime does not know */
     char runtime_note[256];
+    char engine_note[400]; /* remote: why the engine's socket is not used, when it is worth saying */
     int ncont;
     struct probe_container cont[SNAP_MAX_CONTAINERS];
 };
@@ -54,6 +55,10 @@ int snapshot_cmd(struct shcmd *c, const char *marker, const char *proc_root,
 /* Pure: parses the script's output. */
 int snapshot_parse(const char *text, const char *marker, const struct rdma_override *ov,
                    struct snapshot *s);
+/* The ct and ct_rc sections' reading: the lines the runtime's inspect
+ * printed (or the engine's answers written as those lines) and its exit
+ * status into s's containers, as a full frame would set them. */
+void snapshot_apply_ct(struct snapshot *s, const char *ct, int code);
 /* Runs the script on the node and parses it. Always fills s; returns -1 when
  * the node could not be reached (s->error says why). */
 int snapshot_collect(struct node *n, const char *runtime, int nranks,

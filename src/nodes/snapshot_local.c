@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "engine_at.h"
 #include "nvml.h"
 #include "runtime.h"
 
@@ -129,15 +130,8 @@ static int engine_into(struct buf *out, const char *sock, const struct strv *nam
             buf_free(&err);
             return -1;
         }
-        if (r == 0) {
-            probe_format_inspect_line(&lines, &c);
-        } else {
+        if (engine_ct_line(&lines, names->v[i], r, &c, &err))
             *code = 1;
-            if (r == ENGINE_NOSUCH)
-                buf_printf(&lines, "Error: no such container %s\n", names->v[i]);
-            else
-                buf_printf(&lines, "%s\n", buf_str(&err));
-        }
     }
     buf_puts(out, buf_str(&lines));
     buf_free(&lines);

@@ -60,6 +60,29 @@ int ssh_put_step(struct ssh_conn *c, struct ssh_put *p, bool may_open, struct bu
 bool ssh_put_opening(const struct ssh_put *p);
 void ssh_put_free(struct ssh_conn *c, struct ssh_put *p);
 
+/* A direct-streamlocal@openssh.com channel to a unix socket on the node:
+ * req written, then EOF, then the answer read until the far end closes,
+ * advanced without blocking like a command's channel. */
+struct ssh_unix;
+
+/* The channel's open message (OpenSSH PROTOCOL 2.4): string path, string
+ * reserved "", uint32 reserved 0. Appended to out; -1 on an empty or absurd
+ * path or out of memory. */
+int ssh_streamlocal_msg(struct buf *out, const char *path);
+struct ssh_unix *ssh_unix_new(const char *sock, const char *req, size_t len);
+/* 1 when the answer is in out (whole: the far end closed), 0 when it must
+ * wait, -1 when the session failed, -2 when the node's sshd would not open
+ * the socket (missing, or forwarding refused: why says), -3 when the answer
+ * grew past max. Only one channel of a session may be opening at a time. */
+int ssh_unix_step(struct ssh_conn *c, struct ssh_unix *u, bool may_open, struct buf *out,
+                  size_t max, struct buf *why);
+bool ssh_unix_opening(const struct ssh_unix *u);
+/* An open asked of libssh2 and not yet answered: libssh2 1.10 keeps its
+ * state in the session, so the next open of any channel would take this
+ * one's answer; it must be stepped to its end even when no one waits. */
+bool ssh_unix_open_pending(const struct ssh_unix *u);
+void ssh_unix_free(struct ssh_conn *c, struct ssh_unix *u);
+
 /* The socket and the poll events libssh2 waits for. */
 int ssh_fd(const struct ssh_conn *c);
 short ssh_poll_events(struct ssh_conn *c);

@@ -15,7 +15,7 @@
 #define BACKOFF_MAX_MS 30000
 #define LINE_MAX_BYTES (1u << 20)
 
-enum work_kind { W_RUN, W_STREAM, W_PUT };
+enum work_kind { W_RUN, W_STREAM, W_PUT, W_UNIX };
 
 struct work {
     struct work *next;
@@ -35,6 +35,14 @@ struct work {
     bool force; /* connect now, whatever the backoff */
     bool abandoned; /* its caller was interrupted: finish it at the next pass */
     int rc;
+    /* W_UNIX: the exchange (its request inside), the answer and why not;
+     * started: stepped on a session; opened: past the channel's open (a
+     * deadline then means a silent engine, not a silent sshd); orphan: its
+     * caller is gone, the thread frees it once done and its open is seen
+     * through (done with ux still set: a zombie, see ssh_unix_open_pending) */
+    struct ssh_unix *ux;
+    struct buf ux_out, ux_err;
+    bool ux_started, ux_opened, orphan;
     /* W_STREAM */
     sshio_line_fn on_line;
     sshio_event_fn on_event;
@@ -87,8 +95,27 @@ static void wake(struct sshio *io)
     }
 }
 
+/* A W_UNIX exchange's end: its answer or why not. The channel goes, unless
+ * an open is in flight (libssh2 would give its answer to the next open). */
+static void finish_unix(struct sshio *io, struct work *w, int rc, const char *why)
+{
+    if (w->ux && !ssh_unix_open_pending(w->ux)) {
+        ssh_unix_free(io->conn, w->ux);
+        w->ux = NULL;
+    }
+    if (rc < 0 && why)
+        buf_puts(&w->ux_err, why);
+    w->rc = rc;
+    w->done = true;
+    pthread_cond_broadcast(&io->cv);
+}
+
 static void finish_run(struct sshio *io, struct work *w, int rc, const char *why)
 {
+    if (w->kind == W_UNIX) {
+        finish_unix(io, w, rc, why);
+        return;
+    }
     if (w->put) {
         ssh_put_free(io->conn, w->put);
         w->put = NULL;
@@ -116,6 +143,13 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
         if ((w->kind == W_RUN && w->ch) || (w->kind == W_PUT && w->put))
             if (!w->done)
                 finish_run(io, w, -1, why);
+        if (w->kind == W_UNIX && w->ux && (w->ux_started || w->done)) {
+            /* the session takes the channel (and an open in flight) with it */
+            ssh_unix_free(io->conn, w->ux);
+            w->ux = NULL;
+            if (!w->done)
+                finish_unix(io, w, -1, why);
+        }
         if (w->kind == W_STREAM && w->ch) {
             ssh_chan_free(io->conn, w->ch);
             w->ch = NULL;
@@ -150,7 +184,7 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
 static bool has_pending(struct sshio *io)
 {
     for (struct work *w = io->works; w; w = w->next)
-        if ((w->kind != W_STREAM && !w->done && !w->abandoned) ||
+        if ((w->kind != W_STREAM && !w->done && !w->abandoned && !w->orphan) ||
             (w->kind == W_STREAM && !w->closing && !w->ended))
             return true;
     return false;
@@ -163,7 +197,7 @@ static void ensure_session(struct sshio *io)
     pthread_mutex_lock(&io->mu);
     bool want = has_pending(io), forced = false;
     for (struct work *w = io->works; w; w = w->next)
-        forced |= w->kind != W_STREAM && !w->done && w->force;
+        forced |= w->kind != W_STREAM && !w->done && w->force && !w->orphan;
     pthread_mutex_unlock(&io->mu);
     if (io->conn || !want || (!forced && mono_ms() < io->next_try_ms))
         return;
@@ -191,7 +225,8 @@ static void ensure_session(struct sshio *io)
 
 static bool work_opening(const struct work *w)
 {
-    return (w->ch && ssh_chan_opening(w->ch)) || (w->put && ssh_put_opening(w->put));
+    return (w->ch && ssh_chan_opening(w->ch)) || (w->put && ssh_put_opening(w->put)) ||
+           (w->ux && ssh_unix_opening(w->ux));
 }
 
 /* Advances one work item; the result of its step function. */
@@ -201,6 +236,12 @@ static int step_one(struct sshio *io, struct work *w, bool may_open, struct buf 
         return ssh_put_step(io->conn, w->put, may_open, why);
     if (w->kind == W_RUN)
         return ssh_chan_step(io->conn, w->ch, may_open, &w->res->out, &w->res->err, w->max, why);
+    if (w->kind == W_UNIX) {
+        int r = ssh_unix_step(io->conn, w->ux, may_open, &w->ux_out, w->max, why);
+        w->ux_started |= may_open;
+        w->ux_opened |= !ssh_unix_opening(w->ux);
+        return r;
+    }
     if (w->pending_in.len) {
         ssh_chan_write(w->ch, w->pending_in.data, w->pending_in.len);
         buf_reset(&w->pending_in);
@@ -277,8 +318,43 @@ static int step_all(struct sshio *io, struct buf *why)
     pthread_mutex_lock(&io->mu);
     int rc = 0;
     for (struct work *w = io->works; w; w = w->next) {
+        if (w->kind == W_UNIX && w->done && w->ux) {
+            /* a zombie: its open is seen through, then the channel goes */
+            if (io->opener && io->opener != w)
+                continue;
+            struct buf zo = BUF_INIT, zwhy = BUF_INIT;
+            int r = ssh_unix_step(io->conn, w->ux, true, &zo, 0, &zwhy);
+            buf_free(&zo);
+            if (r == 0 && ssh_unix_open_pending(w->ux)) {
+                io->opener = w;
+                buf_free(&zwhy);
+                continue;
+            }
+            if (io->opener == w)
+                io->opener = NULL;
+            ssh_unix_free(io->conn, w->ux);
+            w->ux = NULL;
+            if (r == -1) {
+                buf_puts(why, buf_str(&zwhy));
+                buf_free(&zwhy);
+                rc = -1;
+                break;
+            }
+            buf_free(&zwhy);
+            continue;
+        }
         if (w->kind == W_STREAM ? (w->closing || w->ended) : w->done)
             continue;
+        if (w->kind == W_UNIX && (w->orphan || mono_ms() > w->deadline)) {
+            bool pending = w->ux && ssh_unix_open_pending(w->ux);
+            if (io->opener == w && !pending)
+                io->opener = NULL;
+            finish_unix(io, w, w->ux_opened ? SSHIO_UNIX_SILENT : -1,
+                        w->ux_opened ? "the engine did not answer in time"
+                        : pending    ? "timed out: the node's sshd did not answer the channel's open"
+                                     : "timed out waiting for the ssh session");
+            continue;
+        }
         if (w->kind != W_STREAM && (w->abandoned || mono_ms() > w->deadline)) {
             if (io->opener == w)
                 io->opener = NULL;
@@ -290,10 +366,10 @@ static int step_all(struct sshio *io, struct buf *why)
         }
         if (w->kind == W_PUT && !w->put)
             w->put = ssh_put_new(w->cmd, w->put_data, w->put_len, w->put_mode);
-        else if (w->kind != W_PUT && !w->ch && (w->ch = ssh_chan_new(w->cmd)) &&
-                 w->kind == W_STREAM)
+        else if (w->kind != W_PUT && w->kind != W_UNIX && !w->ch &&
+                 (w->ch = ssh_chan_new(w->cmd)) && w->kind == W_STREAM)
             ssh_chan_hold(w->ch); /* a flood waits in the channel, never dropped */
-        if (!w->put && !w->ch) {
+        if (!w->put && !w->ch && !w->ux) {
             if (w->kind != W_STREAM)
                 finish_run(io, w, -1, "out of memory");
             continue;
@@ -315,6 +391,9 @@ static int step_all(struct sshio *io, struct buf *why)
             stream_after(io, w, r);
             io->again |= w->ch && ssh_chan_full(w->ch);
         }
+        else if (w->kind == W_UNIX && r != 0)
+            finish_unix(io, w, r == 1 ? 0 : r == -2 ? SSHIO_UNIX_REFUSED : SSHIO_UNIX_SILENT,
+                        buf_str(&wwhy));
         else if (r == 1)
             finish_run(io, w, 0, NULL);
         else if (r == -2)
@@ -323,6 +402,14 @@ static int step_all(struct sshio *io, struct buf *why)
     }
     pthread_mutex_unlock(&io->mu);
     return rc;
+}
+
+static void free_unix(struct work *w)
+{
+    buf_free(&w->ux_out);
+    buf_free(&w->ux_err);
+    free(w->cmd);
+    free(w);
 }
 
 static void free_stream(struct sshio *io, struct work *w)
@@ -349,6 +436,11 @@ static void reap_closed(struct sshio *io)
                 io->opener = NULL;
             free_stream(io, w);
             any = true;
+        } else if (w->kind == W_UNIX && w->orphan && w->done && !w->ux) {
+            *pw = w->next;
+            if (io->opener == w)
+                io->opener = NULL;
+            free_unix(w);
         } else {
             pw = &w->next;
         }
@@ -429,6 +521,18 @@ static int alive_timeout(const struct sshio *io, int timeout)
     return due < 0 ? 0 : due < timeout ? (int)due : timeout;
 }
 
+/* Exchanges that never got onto a session end at their deadline too (the
+ * started ones end in step_all or with their session). */
+static void expire_unix(struct sshio *io)
+{
+    pthread_mutex_lock(&io->mu);
+    for (struct work *w = io->works; w; w = w->next)
+        if (w->kind == W_UNIX && !w->done && !w->ux_started &&
+            (w->orphan || mono_ms() > w->deadline))
+            finish_unix(io, w, -1, "timed out waiting for the ssh session");
+    pthread_mutex_unlock(&io->mu);
+}
+
 static void *io_main(void *arg)
 {
     struct sshio *io = arg;
@@ -438,6 +542,7 @@ static void *io_main(void *arg)
         pthread_mutex_unlock(&io->mu);
         if (stop)
             break;
+        expire_unix(io);
         deliver(io); /* what a session that went down left */
         reap_closed(io);
         ensure_session(io);
@@ -459,7 +564,7 @@ static void *io_main(void *arg)
             pthread_mutex_lock(&io->mu);
             bool active = false;
             for (struct work *w = io->works; w; w = w->next)
-                active |= w->ch != NULL || w->put != NULL;
+                active |= w->ch != NULL || w->put != NULL || (w->ux && w->ux_started);
             pthread_mutex_unlock(&io->mu);
             if (check_alive(io, active) < 0)
                 continue;
@@ -480,6 +585,16 @@ static void *io_main(void *arg)
         }
         if (io->again) /* a stream stopped at its buffer's end: more is waiting */
             timeout = 0;
+        /* an exchange's deadline is kept to the pass: its channel closed,
+         * the opening slot let go */
+        pthread_mutex_lock(&io->mu);
+        for (struct work *w = io->works; w; w = w->next)
+            if (w->kind == W_UNIX && !w->done) {
+                long long left = w->deadline - mono_ms() + 1;
+                if (left < timeout)
+                    timeout = left < 0 ? 0 : (int)left;
+            }
+        pthread_mutex_unlock(&io->mu);
         if (poll(p, p[1].fd >= 0 ? 2 : 1, timeout) > 0 && (p[0].revents & POLLIN)) {
             char drain[64];
             while (read(io->wake[0], drain, sizeof drain) > 0)
@@ -530,10 +645,14 @@ void sshio_stop(struct sshio *io)
     pthread_join(io->th, NULL);
     for (struct work *w = io->works, *next; w; w = next) {
         next = w->next;
-        if (w->kind == W_STREAM)
+        if (w->kind == W_STREAM) {
             free_stream(io, w);
-        else
+        } else if (w->kind == W_UNIX) {
+            ssh_unix_free(io->conn, w->ux);
+            free_unix(w);
+        } else {
             ssh_chan_free(io->conn, w->ch);
+        }
     }
     if (io->conn)
         ssh_close(io->conn);
@@ -702,4 +821,92 @@ bool sshio_connected(struct sshio *io)
     bool c = io->connected;
     pthread_mutex_unlock(&io->mu);
     return c;
+}
+
+struct sshio_unix *sshio_unix_start(struct sshio *io, const char *sock, const char *req,
+                                    size_t len, size_t max, int timeout_ms, struct buf *err)
+{
+    struct work *w = calloc(1, sizeof *w);
+    if (w) {
+        w->kind = W_UNIX;
+        w->cmd = strdup(sock);
+        w->ux = ssh_unix_new(sock, req, len);
+    }
+    if (!w || !w->cmd || !w->ux) {
+        if (w) {
+            ssh_unix_free(NULL, w->ux);
+            free_unix(w);
+        }
+        buf_puts(err, "out of memory");
+        return NULL;
+    }
+    w->max = max;
+    w->deadline = mono_ms() + timeout_ms;
+    pthread_mutex_lock(&io->mu);
+    /* never a reconnect for it: a node known to be down answers at once */
+    if (io->down_since && (!io->connected || mono_ms() < io->next_try_ms)) {
+        buf_printf(err, "%s", io->last_error[0] ? io->last_error : "the node is down");
+        pthread_mutex_unlock(&io->mu);
+        ssh_unix_free(NULL, w->ux);
+        free_unix(w);
+        return NULL;
+    }
+    w->next = io->works;
+    io->works = w;
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    return (struct sshio_unix *)w;
+}
+
+int sshio_unix_wait(struct sshio *io, struct sshio_unix *u, long long until_ms)
+{
+    struct work *w = (struct work *)u;
+    if (until_ms > w->deadline)
+        until_ms = w->deadline;
+    pthread_mutex_lock(&io->mu);
+    while (!w->done && mono_ms() < until_ms) {
+        long long left = until_ms - mono_ms();
+        struct timespec ts;
+        mono_deadline(&ts, CLOCK_REALTIME, left > 200 ? 200 : left < 1 ? 1 : left);
+        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+    }
+    int rc = w->done ? w->rc : 1;
+    pthread_mutex_unlock(&io->mu);
+    return rc;
+}
+
+int sshio_unix_end(struct sshio *io, struct sshio_unix *u, struct buf *out, struct buf *err)
+{
+    struct work *w = (struct work *)u;
+    if (!w)
+        return -1;
+    pthread_mutex_lock(&io->mu);
+    int rc;
+    if (w->done) {
+        rc = w->rc;
+        if (rc == 0 && out)
+            buf_append(out, w->ux_out.data ? w->ux_out.data : "", w->ux_out.len);
+        else if (rc < 0)
+            buf_puts(err, buf_str(&w->ux_err));
+    } else {
+        /* given up before the thread saw the deadline (it may be in a
+         * connect): the thread finishes and frees it */
+        rc = w->ux_opened ? SSHIO_UNIX_SILENT : -1;
+        buf_puts(err, w->ux_opened ? "the engine did not answer in time"
+                                   : "timed out: no answer from the node's sshd");
+    }
+    w->orphan = true;
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    return rc;
+}
+
+int sshio_unix(struct sshio *io, const char *sock, const char *req, size_t len, size_t max,
+               int timeout_ms, struct buf *out, struct buf *err)
+{
+    struct sshio_unix *u = sshio_unix_start(io, sock, req, len, max, timeout_ms, err);
+    if (!u)
+        return -1;
+    sshio_unix_wait(io, u, mono_ms() + timeout_ms);
+    return sshio_unix_end(io, u, out, err);
 }

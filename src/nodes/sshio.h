@@ -37,6 +37,29 @@ int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, boo
  * mode). Same return and backoff rules as sshio_run. */
 int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, int mode,
               int timeout_ms, bool force, struct buf *err);
+/* One request/answer exchange with a unix socket on the node, over a
+ * direct-streamlocal channel of the session (the engine's API socket). It
+ * never forces a connect or a reconnect and never waits on the I/O thread:
+ * its caller keeps its own deadline, and what it gives up is finished and
+ * freed by the thread. Return codes of sshio_unix_wait/_end: 0 the answer
+ * (all of it, until the far end closed, at most max bytes), -1 the session
+ * (down, or its sshd silent: nothing to blame the socket for), these: */
+#define SSHIO_UNIX_REFUSED (-2) /* sshd would not open it: no socket, or forwarding refused */
+#define SSHIO_UNIX_SILENT (-3)  /* opened, and no (whole) answer in time, or one over max */
+struct sshio_unix;
+
+/* Queues the exchange; NULL with a message when the node is known down. */
+struct sshio_unix *sshio_unix_start(struct sshio *io, const char *sock, const char *req,
+                                    size_t len, size_t max, int timeout_ms, struct buf *err);
+/* Waits until it ended or until_ms (monotonic; its own deadline at most):
+ * 1 while it runs, else its code. */
+int sshio_unix_wait(struct sshio *io, struct sshio_unix *u, long long until_ms);
+/* Takes the answer (out) or why not (err) and lets the exchange go: one
+ * still running is abandoned (-1 or SSHIO_UNIX_SILENT as far as it got). */
+int sshio_unix_end(struct sshio *io, struct sshio_unix *u, struct buf *out, struct buf *err);
+/* The three in one. */
+int sshio_unix(struct sshio *io, const char *sock, const char *req, size_t len, size_t max,
+               int timeout_ms, struct buf *out, struct buf *err);
 /* True while a session is up (a stale one counts until it is used). */
 bool sshio_connected(struct sshio *io);
 /* restart: run the command again whenever it ends (a sampler); without it

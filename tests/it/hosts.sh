@@ -179,11 +179,13 @@ EOC
     start_sshd worker2
     build_image
     start_engine head
+    start_engine worker
 }
 
 # podman's API service for a host, on the socket head_env's RUNTIME_SOCKET
-# names: the console, status and the guard ask it instead of the CLI, as on
-# a node whose podman.socket is enabled. `down` takes it with the namespace.
+# (the head's) or WORKER_RUNTIME_SOCKET (the worker's, reached through its
+# sshd) names: the console, status and the guard ask it instead of the CLI,
+# as on a node whose podman.socket is enabled. `down` takes it with the namespace.
 start_engine() { # host
     local h=$1 s=$IT_DIR/$1/podman.sock
     rm -f "$s"

@@ -41,6 +41,7 @@ kill_in_ns() { # head|worker comm
 head_env() {
     echo WORKER=worker SSH_CONFIG="$IT_DIR/ssh_config" SSH_KNOWN_HOSTS="$IT_DIR/known_hosts" \
         SSH_TIMEOUT=3 SSH_AUTH_SOCK= RUNTIME=podman RUNTIME_SOCKET="$IT_DIR/head/podman.sock" \
+        WORKER_RUNTIME_SOCKET="$IT_DIR/worker/podman.sock" \
         GPUS= ULIMITS= HOME="$IT_DIR/home" \
         MODEL_DIR="$IT_DIR/home/models/DeepSeek-V4.1-Flash-Spark" \
         IMG="$SIM_IMAGE" WORKER_STATE_DIR="$IT_DIR/worker/state" \

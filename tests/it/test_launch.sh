@@ -65,8 +65,9 @@ problems_after_plan() { # output: the plan's last rank comes before "problems ("
 # what an earlier test's launch left (test_key runs before this one) is not this dry run's
 rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state/dsv41-r1.env" "$IT_DIR/worker/state/plans"
 clean_ranks
-# the worker's sshd PATH has no docker: a CLI that is not there
-out=$(top_head "$FAST" RUNTIME=docker launch --dry-run 2>&1); rc=$?
+# the worker's sshd PATH has no docker: a CLI that is not there (and no engine socket
+# asked in its place: the worker's podman would answer docker's API)
+out=$(top_head "$FAST" RUNTIME=docker WORKER_RUNTIME_SOCKET=none launch --dry-run 2>&1); rc=$?
 check "dry run, runtime CLI missing: exit 1" [ $rc -eq 1 ]
 check "dry run, runtime CLI missing: both plans printed" eval 'printf "%s" "$out" | grep -q "^docker run -d --name dsv41-r0" && printf "%s" "$out" | grep -q "^docker run -d --name dsv41-r1"'
 check "dry run, runtime CLI missing: listed after the plan" problems_after_plan "$out"

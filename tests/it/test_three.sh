@@ -6,7 +6,9 @@ require_hosts
 
 model_skeleton
 for h in $HOSTS; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
-T="WORKERS=worker,worker2 EXTRA_ENV=DSV41_SIM_BOOT_MS=1500"
+# WORKER_RUNTIME_SOCKET=none: the hosts share one filesystem, and the one
+# setting would send worker2 to the worker's engine
+T="WORKERS=worker,worker2 WORKER_RUNTIME_SOCKET=none EXTRA_ENV=DSV41_SIM_BOOT_MS=1500"
 
 # shellcheck disable=SC2086
 out=$(top_head $T launch --dry-run 2>&1); rc=$?

@@ -1,0 +1,171 @@
+#!/bin/bash
+# The worker's ranks through podman's API socket on the worker (hosts.sh
+# starts its API service; lib.sh names it in WORKER_RUNTIME_SOCKET), reached
+# through the worker's sshd on a direct-streamlocal channel of the session
+# the sampler already holds: status and watch start no podman on the worker
+# for their samples, the fields are the CLI's; none, a missing socket, an
+# sshd that refuses the forwarding (status warns, naming the setting), a
+# socket that never answers and one that closes unanswered leave the CLI. Needs the hosts of hosts.sh up.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_hosts
+T=$(mktemp -d /tmp/dsv41-engine-remote-it.XXXXXX)
+SSHD_CONF=$IT_DIR/sshd_config.worker
+PY_COMM=$(basename "$(readlink -f /usr/bin/python3)") # its comm: python3.N
+hang=
+restore() {
+    top_head stop --now >/dev/null 2>&1
+    [ -n "$hang" ] && kill "$hang" 2>/dev/null
+    kill_in_ns worker nc
+    kill_in_ns worker "$PY_COMM"
+    rm -f "$IT_DIR/bin/podman"
+    if grep -q '^AllowStreamLocalForwarding no' "$SSHD_CONF"; then
+        sed -i '/^AllowStreamLocalForwarding no/d' "$SSHD_CONF"
+        "$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+        "$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+    fi
+    rm -rf "$T"
+}
+trap restore EXIT
+# a podman first on the worker's PATH (its sshd's SetEnv puts $IT_DIR/bin
+# first; the head's PATH has no $IT_DIR/bin) that notes each run, then is podman
+cat > "$IT_DIR/bin/podman" <<EOS
+#!/bin/sh
+printf '%s\n' "\$*" >> "$T/ran"
+exec /usr/bin/podman "\$@"
+EOS
+chmod 0755 "$IT_DIR/bin/podman"
+# the snapshot's inspect, as runtime.c words it
+snap_inspects() { grep -c -- 'container inspect -f {{.Name}}' "$T/ran" 2>/dev/null; }
+cli() { on_host worker podman container inspect -f "$1" dsv41-r1; }
+
+model_skeleton
+stop_test_guards
+rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state"
+for h in head worker; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
+out=$(top_head "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
+check "launch: ranks up" eval '[ $rc = 0 ]' || printf '%s\n' "$out" | tail -5 >&2
+
+# --- status through the worker's socket -------------------------------------------------
+: > "$T/ran"
+t0=$(date +%s.%N)
+js=$(top_head status --json 2>/dev/null); base_rc=$?
+base_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+check "status: the worker's rank, running" eval \
+    'jq_is "$js" ".nodes[1].containers[0].name" dsv41-r1 && jq_is "$js" ".nodes[1].containers[0].running" true'
+check "status: no podman inspect started on the worker for its sample" [ "$(snap_inspects)" = 0 ]
+check "status: the worker's PID is the CLI's" \
+    jq_is "$js" ".nodes[1].containers[0].pid" "$(cli '{{.State.Pid}}')"
+check "status: the image id is the CLI's" \
+    jq_is "$js" ".nodes[1].containers[0].image" "$(cli '{{.Image}}')"
+started=$(jq -r '.nodes[1].containers[0].started' <<<"$js")
+check "status: StartedAt is the CLI's (to the second)" eval \
+    '[ "$(date -d "$started" +%s 2>/dev/null)" = "$(cli "{{.State.StartedAt.Unix}}")" ]'
+check "status: no warning about the socket" eval \
+    '! jq -r ".warnings[]" <<<"$js" | grep -q AllowStreamLocalForwarding'
+echo "    (status through the socket took $base_s s, exit $base_rc)"
+
+# --- watch: its full samples too --------------------------------------------------------
+: > "$T/ran"
+top_head watch > "$T/watch.out" 2>&1 &
+wp=$!
+for _ in $(seq 100); do grep -q "dsv41-r1 running" "$T/watch.out" && break; sleep 0.2; done
+sleep 12 # watch asks the containers every few seconds: more than one full sample
+kill_in_ns head dsv41-top
+wait $wp 2>/dev/null
+check "watch: the worker's rank seen running" grep -q "dsv41-r1 running" "$T/watch.out"
+check "watch: no podman inspect started on the worker" [ "$(snap_inspects)" = 0 ]
+
+# --- none: the CLI ---------------------------------------------------------------------------
+: > "$T/ran"
+js=$(top_head WORKER_RUNTIME_SOCKET=none status --json 2>/dev/null)
+check "WORKER_RUNTIME_SOCKET=none: the rank through the CLI" eval \
+    'jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+
+# --- empty: found on the worker (its sshd sets no CONTAINER_HOST: podman's root socket,
+# which the test hosts lack unless this machine runs one: then the check is skipped) -------
+if [ ! -e /run/podman/podman.sock ]; then
+    : > "$T/ran"
+    js=$(top_head WORKER_RUNTIME_SOCKET= status --json 2>/dev/null)
+    check "WORKER_RUNTIME_SOCKET empty, no socket found on the worker: the CLI" eval \
+        'jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+fi
+
+# --- a missing socket: the CLI, and status as before ----------------------------------------
+: > "$T/ran"
+js=$(top_head WORKER_RUNTIME_SOCKET="$T/none.sock" status --json 2>/dev/null); rc=$?
+check "a missing socket: the rank through the CLI" eval \
+    'jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+check "a missing socket: status exits as with the socket ($base_rc)" [ "$rc" = "$base_rc" ]
+check "a missing socket: no refusal warned of" eval \
+    '! jq -r ".warnings[]" <<<"$js" | grep -q AllowStreamLocalForwarding'
+
+# --- sshd refuses the forwarding ---------------------------------------------------------
+echo 'AllowStreamLocalForwarding no' >> "$SSHD_CONF"
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+"$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+: > "$T/ran"
+js=$(top_head status --json 2>/dev/null); rc=$?
+check "forwarding refused: the rank through the CLI" eval \
+    'jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+check "forwarding refused: status warns, naming AllowStreamLocalForwarding" eval \
+    'jq -r ".warnings[]" <<<"$js" | grep -q "worker: .*AllowStreamLocalForwarding.*CLI"'
+out=$(top_head status 2>&1)
+check "forwarding refused: the text report warns too" eval \
+    'printf "%s\n" "$out" | grep -q "^warning: worker: .*AllowStreamLocalForwarding"'
+sed -i '/^AllowStreamLocalForwarding no/d' "$SSHD_CONF"
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+"$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+: > "$T/ran"
+js=$(top_head status --json 2>/dev/null)
+check "forwarding allowed again: through the socket" eval \
+    'jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" = 0 ]'
+
+# --- a socket on the worker that takes the connection and never answers (holds it, reads
+# nothing, closes nothing): the exchange's deadline, then the CLI -----------------------------
+on_host worker /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(16)
+held = []
+while True:
+    held.append(s.accept()[0])' "$T/mute.sock" >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$T/mute.sock" ] && break; sleep 0.1; done
+: > "$T/ran"
+t0=$(date +%s.%N)
+top_head WORKER_RUNTIME_SOCKET="$T/mute.sock" status --json > "$T/js" 2>/dev/null &
+sp=$!
+( sleep 120; kill $sp 2>/dev/null ) &
+watchdog=$!
+wait $sp; rc=$?
+kill $watchdog 2>/dev/null
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+js=$(cat "$T/js")
+check "a socket that never answers: status ends, the rank through the CLI" eval \
+    '[ $rc != 143 ] && jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+check "a socket that never answers: status within its usual time ($base_s s) + 15 s" \
+    awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
+echo "    (status with a mute socket on the worker took $took s)"
+kill_in_ns worker "$PY_COMM"
+
+# --- a socket on the worker that takes the connection and closes it unanswered -------------
+sleep 600 | on_host worker nc -lkU "$T/hang.sock" >/dev/null 2>&1 &
+hang=$!
+for _ in $(seq 50); do [ -S "$T/hang.sock" ] && break; sleep 0.1; done
+: > "$T/ran"
+t0=$(date +%s.%N)
+top_head WORKER_RUNTIME_SOCKET="$T/hang.sock" status --json > "$T/js" 2>/dev/null &
+sp=$!
+( sleep 120; kill $sp 2>/dev/null ) &
+watchdog=$!
+wait $sp; rc=$?
+kill $watchdog 2>/dev/null
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+js=$(cat "$T/js")
+check "a socket that closes unanswered: status ends, the rank through the CLI" eval \
+    '[ $rc != 143 ] && jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+# its usual time, and the exchange's deadline (3 s) with room for a loaded machine
+check "a socket that closes unanswered: status within its usual time ($base_s s) + 15 s" \
+    awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
+echo "    (status with a socket that closes unanswered took $took s)"
+summary
