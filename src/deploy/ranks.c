@@ -3,32 +3,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "rank_engine.h"
 #include "interrupt.h"
 #include "mono.h"
 #include "runtime.h"
 #include "text.h"
 
 #define RANKS_TIMEOUT_MS 60000
-/* the engine answers a ping in milliseconds; one that does not leaves the CLI */
-#define RANKS_PING_MS 2000
-
-/* The local engine's socket when it answers, else NULL: the runtime CLI
- * then, as on a remote node. Asked at each verb (a ping costs about a
- * millisecond) so that an engine restarted meanwhile is found again. */
-static const char *engine_of(const struct node *n)
-{
-    if (!n->local || !n->engine_sock[0])
-        return NULL;
-    struct buf err = BUF_INIT;
-    int rc = engine_ping(n->engine_sock, RANKS_PING_MS, &err);
-    buf_free(&err);
-    return rc == 0 ? n->engine_sock : NULL;
-}
 
 static void rank_name(char *out, size_t sz, int rank)
 {
     snprintf(out, sz, "dsv41-r%d", rank);
+}
+
+/* An engine verb's failure into err, named by the node; its code back. */
+static int said(const struct node *n, int rc, struct buf *why, struct buf *err)
+{
+    if (rc == -1)
+        buf_printf(err, "%s: %s", n->name, buf_str(why));
+    buf_free(why);
+    return rc;
 }
 
 static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
@@ -37,17 +31,16 @@ static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_co
 int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
                   struct buf *err)
 {
-    const char *sock = engine_of(n);
-    if (!sock)
-        return inspect_cli(n, rt, rank, ct, err);
-    char name[32];
-    rank_name(name, sizeof name, rank);
-    struct buf why = BUF_INIT;
-    int rc = engine_inspect(sock, name, RANKS_TIMEOUT_MS, ct, &why);
-    if (rc == -1)
-        buf_printf(err, "%s: %s", n->name, buf_str(&why));
-    buf_free(&why);
-    return rc == 0 ? 1 : rc == ENGINE_NOSUCH ? 0 : -1;
+    struct rank_engine e;
+    if (rank_engine_open(n, &e)) {
+        char name[32];
+        rank_name(name, sizeof name, rank);
+        struct buf why = BUF_INIT;
+        int rc = said(n, rank_engine_inspect(&e, name, RANKS_TIMEOUT_MS, ct, &why), &why, err);
+        if (rc != ENGINE_NO_ANSWER)
+            return rc == 0 ? 1 : rc == ENGINE_NOSUCH ? 0 : -1;
+    }
+    return inspect_cli(n, rt, rank, ct, err);
 }
 
 static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
@@ -112,17 +105,16 @@ static int rank_verb(struct node *n, const char *rt, int rank,
 /* Gone is what the caller wants: a container that was never there is too. */
 int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
 {
-    const char *sock = engine_of(n);
-    if (!sock)
-        return rank_verb(n, rt, rank, runtime_cmd_rm, err);
-    char name[32];
-    rank_name(name, sizeof name, rank);
-    struct buf why = BUF_INIT;
-    int rc = engine_remove(sock, name, RANKS_TIMEOUT_MS, &why);
-    if (rc == -1)
-        buf_printf(err, "%s: %s", n->name, buf_str(&why));
-    buf_free(&why);
-    return rc == -1 ? -1 : 0;
+    struct rank_engine e;
+    if (rank_engine_open(n, &e)) {
+        char name[32];
+        rank_name(name, sizeof name, rank);
+        struct buf why = BUF_INIT;
+        int rc = said(n, rank_engine_remove(&e, name, RANKS_TIMEOUT_MS, &why), &why, err);
+        if (rc != ENGINE_NO_ANSWER)
+            return rc == -1 ? -1 : 0;
+    }
+    return rank_verb(n, rt, rank, runtime_cmd_rm, err);
 }
 
 /* Created and never started: podman's StartedAt then is the zero time. */
@@ -131,35 +123,37 @@ static bool never_started(const struct probe_container *ct)
     return ct->pid == 0 && (!ct->started[0] || strncmp(ct->started, "0001-01-01", 10) == 0);
 }
 
-static int kill_engine(struct node *n, const char *sock, const char *rt, int rank,
+/* ranks_kill through the engine; ENGINE_NO_ANSWER leaves the CLI. */
+static int kill_engine(struct node *n, const struct rank_engine *e, const char *rt, int rank,
                        struct buf *err)
 {
     char name[32];
     rank_name(name, sizeof name, rank);
     struct buf why = BUF_INIT;
-    int rc = engine_kill(sock, name, "KILL", RANKS_TIMEOUT_MS, &why);
+    int rc = rank_engine_kill(e, name, RANKS_TIMEOUT_MS, &why);
     if (rc == ENGINE_NOT_RUNNING) {
         /* exited (its log is kept) or, interrupted between create and
          * start, created: half-started, with no log worth keeping */
         struct probe_container ct;
         buf_reset(&why);
-        rc = engine_inspect(sock, name, RANKS_TIMEOUT_MS, &ct, &why);
+        rc = rank_engine_inspect(e, name, RANKS_TIMEOUT_MS, &ct, &why);
         if (rc == 0 && never_started(&ct))
             rc = ranks_remove(n, rt, rank, &why);
     }
-    if (rc == -1)
-        buf_printf(err, "%s: %s", n->name, buf_str(&why));
-    buf_free(&why);
-    return rc == -1 ? -1 : 0;
+    rc = said(n, rc, &why, err);
+    return rc == -1 || rc == ENGINE_NO_ANSWER ? rc : 0;
 }
 
 /* A container that does not exist or does not run has nothing to kill:
  * that is success (docker and podman word it alike, in any case). */
 int ranks_kill(struct node *n, const char *rt, int rank, struct buf *err)
 {
-    const char *sock = engine_of(n);
-    if (sock)
-        return kill_engine(n, sock, rt, rank, err);
+    struct rank_engine e;
+    if (rank_engine_open(n, &e)) {
+        int rc = kill_engine(n, &e, rt, rank, err);
+        if (rc != ENGINE_NO_ANSWER)
+            return rc;
+    }
     struct buf why = BUF_INIT;
     int rc = rank_verb(n, rt, rank, runtime_cmd_kill, &why);
     if (rc < 0 && strcasestr(buf_str(&why), "in state created")) {
@@ -194,8 +188,9 @@ static int add_engine_line(void *ctx, int stream, const char *line, size_t len)
 int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *lines,
                struct buf *err)
 {
-    const char *sock = engine_of(n);
-    if (sock) {
+    struct rank_engine e;
+    if (n->local && rank_engine_open(n, &e)) { /* a remote log: the CLI over ssh */
+        const char *sock = e.sock;
         char name[32];
         rank_name(name, sizeof name, rank);
         struct engine_logs_opt o = {.follow = false, .tail = tail, .timeout_ms = RANKS_TIMEOUT_MS,
@@ -324,7 +319,7 @@ static void stop_cli(struct cluster_node *cn, const char *rt, int r, int timeout
 }
 
 /* One running rank: stop -t, then remove. 0 when it is gone. */
-static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_s, bool *said,
+static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_s, bool *said_now,
                     FILE *out)
 {
     struct buf err = BUF_INIT;
@@ -334,13 +329,18 @@ static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_
         fprintf(out, "r%d %s: stopping dsv41-r%d (up to %d s)...\n", r, cn->name, r, timeout_s);
     fflush(out);
     double t0 = mono_s();
-    bool stop_failed, interrupted;
-    const char *sock = engine_of(&cn->node);
-    if (sock) {
+    bool stop_failed = true, interrupted = false;
+    struct rank_engine e;
+    int rc = ENGINE_NO_ANSWER;
+    if (rank_engine_open(&cn->node, &e)) {
         char name[32];
         rank_name(name, sizeof name, r);
-        int rc = engine_stop_cancel(sock, name, timeout_s, interrupt_fd(), &err);
-        interrupted = rc == ENGINE_CANCELLED && now_after_interrupt(said, out);
+        rc = rank_engine_stop(&e, name, timeout_s, interrupt_fd(), &err);
+        if (rc == ENGINE_NO_ANSWER)
+            buf_reset(&err);
+    }
+    if (rc != ENGINE_NO_ANSWER) {
+        interrupted = rc == ENGINE_CANCELLED && now_after_interrupt(said_now, out);
         stop_failed = rc != 0;
         if (stop_failed && !interrupted) {
             struct buf why = BUF_INIT;
@@ -351,7 +351,7 @@ static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_
         }
     } else {
         stop_cli(cn, rt, r, timeout_s, &stop_failed, &err);
-        interrupted = stop_failed && now_after_interrupt(said, out);
+        interrupted = stop_failed && now_after_interrupt(said_now, out);
     }
     int elapsed = (int)(mono_s() - t0 + 0.5);
     if (stop_failed && !interrupted)

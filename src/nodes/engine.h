@@ -19,7 +19,7 @@
 /* Return codes besides 0 and -1 (an error, message in err). */
 #define ENGINE_NOSUCH (-2)      /* 404: no such container */
 #define ENGINE_NOT_RUNNING (-3) /* kill: the container is not running */
-#define ENGINE_CANCELLED (-4)   /* the cancel fd said so before the answer came */
+#define ENGINE_CANCELLED (-5)   /* the cancel fd said so before the answer came */
 
 #define ENGINE_NAME_MAX 64
 #define ENGINE_BODY_MAX (4u << 20) /* an inspect or error body; more is an error */

@@ -194,3 +194,25 @@ int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, 
     buf_free(&body);
     return rc;
 }
+
+int engine_remove_at(const struct engine_at *at, const char *name, long timeout_ms,
+                     struct buf *err)
+{
+    /* as engine_remove: SIGKILL first, then DELETE without the stop timeout */
+    struct buf why = BUF_INIT;
+    int rc = engine_kill_at(at, name, "KILL", timeout_ms, &why);
+    if (rc != 0 && rc != ENGINE_NOT_RUNNING)
+        buf_puts(err, buf_str(&why));
+    buf_free(&why);
+    if (rc != 0 && rc != ENGINE_NOT_RUNNING)
+        return rc;
+    char path[160];
+    snprintf(path, sizeof path, "/containers/%s?force=true", name);
+    struct buf body = BUF_INIT;
+    int status = 0;
+    rc = engine_call_at(at, "DELETE", path, timeout_ms, &body, &status, err);
+    if (rc == 0 && status != 204 && status != 200)
+        rc = verb_status(at->sock, name, "remove", status, &body, err);
+    buf_free(&body);
+    return rc;
+}

@@ -49,6 +49,9 @@ int engine_call_at(const struct engine_at *at, const char *method, const char *p
 int engine_kill_at(const struct engine_at *at, const char *name, const char *signal,
                    long timeout_ms, struct buf *err);
 int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, struct buf *err);
+/* engine_remove through at: SIGKILL, then DELETE ?force=true. */
+int engine_remove_at(const struct engine_at *at, const char *name, long timeout_ms,
+                     struct buf *err);
 /* The lines a ct section holds for one rank, as engine_into writes them
  * (snapshot_local.c): the inspect line, "Error: no such container NAME",
  * or the error; returns 1 when the rank makes the CLI's exit status

@@ -1,5 +1,7 @@
 #include "node.h"
 
+#include "engine_at.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -70,8 +72,11 @@ int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t
 int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
                          long timeout_ms, struct buf *out, struct buf *err)
 {
-    return node_unix_exchange(ctx, sock, req, len, max, timeout_ms < 0 ? 30000 : (int)timeout_ms,
-                              out, err);
+    int rc = node_unix_exchange(ctx, sock, req, len, max,
+                                timeout_ms < 0 ? 30000 : (int)timeout_ms, out, err);
+    /* sshio's codes would read as the engine's (NOSUCH, NOT_RUNNING) to
+     * engine_at's callers: a socket that could not be asked is no answer */
+    return rc == SSHIO_UNIX_REFUSED || rc == SSHIO_UNIX_SILENT ? ENGINE_NO_ANSWER : rc;
 }
 
 int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh_result *res,

@@ -88,7 +88,8 @@ int node_expand_path(struct node *n, const char *path, char *out, size_t sz, str
  * codes (0, -1 the session, SSHIO_UNIX_REFUSED, SSHIO_UNIX_SILENT). */
 int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
                        int timeout_ms, struct buf *out, struct buf *err);
-/* node_unix_exchange as an engine_exchange_fn (engine_at.h): ctx is the node. */
+/* node_unix_exchange as an engine_exchange_fn (engine_at.h): ctx is the node;
+ * a refused or silent socket is ENGINE_NO_ANSWER. */
 int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
                          long timeout_ms, struct buf *out, struct buf *err);
 

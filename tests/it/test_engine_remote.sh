@@ -168,4 +168,14 @@ check "a socket that closes unanswered: status ends, the rank through the CLI" e
 check "a socket that closes unanswered: status within its usual time ($base_s s) + 15 s" \
     awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
 echo "    (status with a socket that closes unanswered took $took s)"
+
+# --- stop through the worker's socket: its stop, inspect and removal start no podman there ---
+kill "$hang" 2>/dev/null; hang=
+: > "$T/ran"
+out=$(top_head stop 2>&1); rc=$?
+check "stop: the worker's rank stopped" eval '[ $rc = 0 ] && grep -Eq "^stopped dsv41-r1 on worker after [0-9]+ s" <<<"$out"' ||
+    printf '%s\n' "$out" >&2
+check "stop: the worker's rank is gone" eval '! on_host worker podman container exists dsv41-r1'
+check "stop: no podman stop, inspect, rm or kill started on the worker" eval \
+    '! grep -Eq "^(stop|rm|kill|container inspect|inspect)( |$)" "$T/ran"' || cat "$T/ran" >&2
 summary

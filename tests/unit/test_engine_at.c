@@ -181,6 +181,33 @@ static void kill_stop_at(void **st)
     buf_free(&err);
 }
 
+/* remove through a transport: SIGKILL, then DELETE ?force=true; a
+ * container that is not there is said so, before any DELETE. */
+static void remove_at(void **st)
+{
+    (void)st;
+    struct canned cn = {"HTTP/1.1 204 No Content\r\n\r\n", 0, BUF_INIT};
+    struct engine_at at = {"/s", canned_exchange, &cn};
+    struct buf err = BUF_INIT;
+    assert_int_equal(engine_remove_at(&at, "dsv41-r1", 1000, &err), 0);
+    const char *kill = strstr(buf_str(&cn.seen), "POST /containers/dsv41-r1/kill?signal=KILL ");
+    const char *del = strstr(buf_str(&cn.seen), "DELETE /containers/dsv41-r1?force=true ");
+    assert_non_null(kill);
+    assert_non_null(del);
+    assert_true(kill < del);
+    struct buf a = answer("HTTP/1.1 404 Not Found\r\n", "{\"message\":\"no such container\"}");
+    cn.ans = buf_str(&a);
+    buf_reset(&cn.seen);
+    assert_int_equal(engine_remove_at(&at, "dsv41-r1", 1000, &err), ENGINE_NOSUCH);
+    assert_null(strstr(buf_str(&cn.seen), "DELETE"));
+    cn.ans = "";
+    assert_int_equal(engine_remove_at(&at, "dsv41-r1", 1000, &err), ENGINE_NO_ANSWER);
+    assert_int_equal(engine_remove_at(&at, "../x", 1000, &err), -1);
+    buf_free(&a);
+    buf_free(&cn.seen);
+    buf_free(&err);
+}
+
 /* The lines written from the answers, applied, read as the CLI's would. */
 static void ct_applied(void **st)
 {
@@ -239,6 +266,7 @@ int main(void)
         cmocka_unit_test(inspect_answers),
         cmocka_unit_test(inspect_at),
         cmocka_unit_test(kill_stop_at),
+        cmocka_unit_test(remove_at),
         cmocka_unit_test(ct_applied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
