@@ -36,10 +36,15 @@ run_status() { # name envs... : N timed runs, then one under strace
     local name=$1
     shift
     : > "$T/$name.times"
+    : > "$T/$name.wall"
+    local t0 t1
     for _ in $(seq "$N"); do
+        t0=$(date +%s%N)
         # shellcheck disable=SC2046
-        on_host head env $(head_env) "$@" /usr/bin/time -a -o "$T/$name.times" -f '%e %U %S' \
+        on_host head env $(head_env) "$@" /usr/bin/time -a -o "$T/$name.times" -f 'cpu %U %S' \
             "$BIN" status >/dev/null 2>&1
+        t1=$(date +%s%N)
+        echo $(( (t1 - t0) / 1000 )) >> "$T/$name.wall"
     done
     # shellcheck disable=SC2046
     on_host head env $(head_env) "$@" strace -f -qq -e trace=execve -o "$T/$name.trace" \
@@ -47,11 +52,13 @@ run_status() { # name envs... : N timed runs, then one under strace
 }
 figures() { # name -> "median W ms, CPU C ms (own + children), P processes (names)"
     local med cpu procs names
-    med=$(awk '{print $1 * 1000}' "$T/$1.times" | sort -n | awk '{a[NR]=$1} END {printf "%.0f", a[int((NR+1)/2)]}')
-    cpu=$(awk '{s += $2 + $3; n++} END {printf "%.1f", n ? s / n * 1000 : 0}' "$T/$1.times")
+    # wall from outside (ip netns exec and env included, the same both ways); the
+    # CPU lines are time's own (it adds "Command exited with non-zero status" lines)
+    med=$(sort -n "$T/$1.wall" | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] / 1000}')
+    cpu=$(awk '$1 == "cpu" {s += $2 + $3; n++} END {printf "%.1f", n ? s / n * 1000 : 0}' "$T/$1.times")
     procs=$(( $(grep -c 'execve(.*) = 0' "$T/$1.trace") - 1 ))
     names=$(grep 'execve(.*) = 0' "$T/$1.trace" | tail -n +2 | sed 's/.*execve("\([^"]*\)".*/\1/' |
-        xargs -r -n1 basename | sort | uniq -c | awk '{printf "%s%s x%d", NR > 1 ? ", " : "", $2, $1}')
+        xargs -r -n1 basename | sort | uniq -c | awk '{printf "%s%s x%d", (NR > 1 ? ", " : ""), $2, $1}')
     printf 'median %5s ms, CPU %6s ms (own + children), %2d processes%s' "$med" "$cpu" "$procs" \
         "${names:+ ($names)}"
 }
