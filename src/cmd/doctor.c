@@ -135,7 +135,12 @@ static void check_unit(const struct config *c, struct cluster *cl, int i, bool f
     char what[600], dir[512];
     if (!cn->configured)
         return;
-    if (units_probe(cn, &st, &err) < 0) {
+    /* the state dir lets the local node's answer come from the guard's lock */
+    struct buf derr = BUF_INIT;
+    if (cluster_state_dir(c, cn, dir, sizeof dir, &derr) < 0)
+        dir[0] = '\0';
+    buf_free(&derr);
+    if (units_probe_in(cn, dir, &st, &err) < 0) {
         report(d, "FAIL", nm, buf_str(&err), "");
     } else if (units_guard_ok(&st) && !fix) {
         /* with fix it is installed again: a unit written before an upgrade or

@@ -77,6 +77,8 @@ void alike_parse(const char *text, struct alike_print *p)
 
 int alike_collect(const struct config *c, struct cluster_node *cn, struct alike_print *p)
 {
+    if (cn->node.local && alike_collect_local(c, cn, p) == 0)
+        return 0;
     memset(p, 0, sizeof *p);
     struct shcmd cmd = SHCMD_INIT;
     shcmd_script(&cmd, ALIKE_SH);

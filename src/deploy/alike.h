@@ -32,6 +32,14 @@ const char *alike_field_name(int i);
 void alike_parse(const char *text, struct alike_print *p);
 /* Asks node cn (its rank is cn->rank). */
 int alike_collect(const struct config *c, struct cluster_node *cn, struct alike_print *p);
+/* The same answers found in this process on the local node (no process
+ * started: alike_local.c); -1 when the engine's API socket is not set or
+ * does not answer, and the script is the way (alike_collect does that). */
+int alike_collect_local(const struct config *c, struct cluster_node *cn, struct alike_print *p);
+/* Pure: the first mapped file in a /proc/PID/maps text whose path holds
+ * "libnccl", as `grep -o '/[^ ]*libnccl[^ ]*' | head -n 1` finds it, into
+ * path (cut to sz); false when none. */
+bool alike_maps_nccl(const char *maps, size_t len, char *path, size_t sz);
 /* Pure: a warning per field whose known values differ between nodes,
  * naming each node's value; returns how many were written (at most max). */
 int alike_compare(const struct alike_print *p, const char *const *names, int n, char (*warn)[320],

@@ -1,10 +1,12 @@
 #include "status.h"
 
+#include "engine.h"
 #include "guards.h"
 #include "mono.h"
 #include "phase.h"
 #include "ranks.h"
 #include "wedge.h"
+#include "text.h"
 #include "usage.h"
 
 #include <getopt.h>
@@ -48,7 +50,10 @@ static void *collect_one(void *arg)
     if (j->guard && j->snap->reachable) {
         *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
         struct buf ue = BUF_INIT;
-        units_probe(j->cn, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
+        char dir[512];
+        if (cluster_state_dir(j->c, j->cn, dir, sizeof dir, &ue) < 0)
+            dir[0] = '\0';
+        units_probe_in(j->cn, dir, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
         buf_free(&ue);
         alike_collect(j->c, j->cn, j->alike);
         const struct probe_container *ct = snapshot_rank_container(j->snap, j->cn->rank);
@@ -56,6 +61,36 @@ static void *collect_one(void *arg)
             drift_read(j->c, j->cn, j->started);
     }
     return NULL;
+}
+
+static int tail_line(void *ctx, int stream, const char *line, size_t len)
+{
+    (void)stream;
+    char clean[512];
+    text_clean(clean, sizeof clean, line, len);
+    strv_add(ctx, clean);
+    return 0;
+}
+
+/* The rank's last lines: from the engine's socket on the local node (no
+ * `RUNTIME logs` started), else as ranks_tail asks (the CLI; the socket's
+ * failure too). */
+static int tail_rank(struct node *n, const char *rt, int rank, int tail, struct strv *lines,
+                     struct buf *err)
+{
+    if (n->local && n->engine_sock[0]) {
+        char name[32];
+        snprintf(name, sizeof name, "dsv41-r%d", rank);
+        struct engine_logs_opt o = {.follow = false, .tail = tail, .timeout_ms = 10000,
+                                    .cancel_fd = -1};
+        struct buf e = BUF_INIT;
+        int rc = engine_logs(n->engine_sock, name, &o, tail_line, lines, &e);
+        buf_free(&e);
+        if (rc == 0)
+            return 0;
+        strv_free(lines);
+    }
+    return ranks_tail(n, rt, rank, tail, lines, err);
 }
 
 static void note(char (*list)[320], int *n, const char *fmt, ...)
@@ -328,8 +363,8 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
         if (ct && ct->running) {
             struct strv lines = STRV_INIT;
             struct buf e2 = BUF_INIT;
-            if (ranks_tail(&cl->nodes[i].node, config_get(c, "RUNTIME"), r->nodes[i].cn->rank,
-                           300, &lines, &e2) == 0) {
+            if (tail_rank(&cl->nodes[i].node, config_get(c, "RUNTIME"), r->nodes[i].cn->rank,
+                          300, &lines, &e2) == 0) {
                 struct phase_state ph;
                 phase_init(&ph);
                 for (int l = 0; l < lines.n; l++)

@@ -71,7 +71,15 @@ void units_describe(const struct units_state *st, char *out, size_t sz)
 
 int units_probe(struct cluster_node *cn, struct units_state *st, struct buf *err)
 {
+    return units_probe_in(cn, NULL, st, err);
+}
+
+int units_probe_in(struct cluster_node *cn, const char *state_dir, struct units_state *st,
+                   struct buf *err)
+{
     memset(st, 0, sizeof *st);
+    if (cn->node.local && units_probe_local("", state_dir, st) == 0)
+        return 0;
     struct shcmd cmd = SHCMD_INIT;
     shcmd_script(&cmd, "printf 'user=%s\\n' \"$(id -un 2>/dev/null)\"\n"
                        "command -v systemctl >/dev/null 2>&1 || exit 0\n"

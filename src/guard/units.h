@@ -40,6 +40,35 @@ bool units_guard_ok(const struct units_state *st);
 void units_describe(const struct units_state *st, char *out, size_t sz);
 /* Asks the node in one command; -1 when it could not be asked. */
 int units_probe(struct cluster_node *cn, struct units_state *st, struct buf *err);
+/* The same; on the local node first from files, with no process
+ * (units_probe_local, state_dir the node's STATE_DIR or NULL), and the
+ * command only where the files do not decide it. */
+int units_probe_in(struct cluster_node *cn, const char *state_dir, struct units_state *st,
+                   struct buf *err);
+
+/* The word units_probe_local gives for system= where systemd runs the node:
+ * is-system-running's own word (running, degraded, ...) is systemd's to
+ * say, and nothing but systemd vs not is read from it. */
+#define UNITS_BOOTED "booted"
+/* The local node's state from files under root ("" for /; the tests' own
+ * tree otherwise): the account from getpwuid(geteuid()); systemctl on
+ * PATH; systemd as sd_booted() decides it (root/run/systemd/system is a
+ * directory); enabled from units_file_state; active when the guard holding
+ * state_dir's lock lives in the unit's cgroup (root/proc/PID/cgroup), and
+ * inactive for a unit with no file. 0 with st filled as units_parse_state
+ * fills it; -1 when the files do not decide it (ask systemctl). */
+int units_probe_local(const char *root, const char *state_dir, struct units_state *st);
+/* is-enabled's word for unit from the unit search path under root:
+ * enabled (a link in /etc/systemd/system/T.wants/ or .requires/ for a
+ * WantedBy=/RequiredBy= target T), enabled-runtime (the same in /run),
+ * disabled, static (no [Install] targets), masked[-runtime] (a link to
+ * /dev/null), "" for no unit file (is-enabled prints nothing). -1 where
+ * links or generated units this does not follow decide it (Alias=, Also=,
+ * a linked unit, generator, transient and control directories). */
+int units_file_state(const char *root, const char *unit, char *out, size_t sz);
+/* True when a /proc/PID/cgroup text (v1 or v2) places it in unit's cgroup
+ * (a path component named unit). */
+bool units_cgroup_names(const char *text, const char *unit);
 
 /* A word for a unit file's command line or Environment=: double-quoted,
  * with \ " escaped and % $ doubled (systemd's specifiers and variables).

@@ -63,6 +63,7 @@ static struct {
     nvml_ret (*clock)(nvml_dev, int, unsigned *);
     nvml_ret (*procs1)(nvml_dev, unsigned *, struct nvml_proc1 *);
     nvml_ret (*procs2)(nvml_dev, unsigned *, struct nvml_proc2 *);
+    nvml_ret (*driver)(char *, unsigned);
 } L = {.once = PTHREAD_ONCE_INIT, .rc = -1};
 
 /* The first of the names the library has. */
@@ -107,6 +108,7 @@ static void load(void)
     *(void **)&L.procs1 = dlsym(h, "nvmlDeviceGetComputeRunningProcesses");
     *(void **)&L.procs2 = sym(h, "nvmlDeviceGetComputeRunningProcesses_v3",
                               "nvmlDeviceGetComputeRunningProcesses_v2");
+    *(void **)&L.driver = dlsym(h, "nvmlSystemGetDriverVersion");
     if (!init || !L.count || !L.handle) {
         snprintf(L.why, sizeof L.why, "%s: not the NVIDIA management library (no nvmlInit)",
                  path);
@@ -293,5 +295,25 @@ int nvml_apps_csv(struct buf *out, struct buf *why)
         if (L.handle(i, &d) == NVML_OK)
             apps_of(out, d);
     }
+    return 0;
+}
+
+int nvml_driver_version(char *out, size_t sz, struct buf *why)
+{
+    out[0] = '\0';
+    if (nvml_open(why) < 0)
+        return -1;
+    if (!L.driver) {
+        buf_puts(why, "the library has no nvmlSystemGetDriverVersion");
+        return -1;
+    }
+    char v[96] = ""; /* NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80 */
+    nvml_ret r = L.driver(v, sizeof v);
+    if (r != NVML_OK) {
+        buf_printf(why, "nvmlSystemGetDriverVersion: %s", err_name(r));
+        return -1;
+    }
+    v[sizeof v - 1] = '\0';
+    snprintf(out, sz, "%s", v);
     return 0;
 }

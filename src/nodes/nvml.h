@@ -14,6 +14,8 @@
 #ifndef DSV41_NVML_H
 #define DSV41_NVML_H
 
+#include <stddef.h>
+
 #include "buf.h"
 
 /* The library's path: DSV41_NVML_LIB when set (a driver installed
@@ -33,5 +35,9 @@ int nvml_gpu_csv(struct buf *out, struct buf *why);
 /* The compute processes on every GPU, one line each (gpu_uuid, pid,
  * process_name, used_memory in MiB); -1 when NVML is not there. */
 int nvml_apps_csv(struct buf *out, struct buf *why);
+
+/* The driver's version ("580.95.05"), as nvidia-smi's driver_version;
+ * -1 (with why) when NVML is not there or does not say. */
+int nvml_driver_version(char *out, size_t sz, struct buf *why);
 
 #endif

@@ -98,6 +98,9 @@ samples=$(printf '%s\n' "$out" | awk '/^samples/ {print $2}')
 goal=$(awk -v p="$pct" 'BEGIN {print (p <= 1.0) ? "met" : "NOT met"}')
 printf '%-44s %10s   (%s samples)  goal <= 1%%: %s\n' "head CPU, % of one core" "$pct" "$samples" "$goal"
 
+# status of the local node alone, direct vs the CLI path (time, CPU, processes)
+bash "$here/status_local.sh"
+
 echo "== launch: ready noticed after the API first answers, and launch overhead (10 launches)"
 model_skeleton
 on_host head podman rm -f -a -t 0 >/dev/null 2>&1

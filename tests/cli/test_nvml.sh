@@ -23,6 +23,8 @@ check "h200: the GPU line is the one the real library gave on the H200 under loa
     eval '[ $rc = 0 ] && [ "$(printf "%s\n" "$out" | head -1)" = "$(head -1 "$FIX/h200-nvml-load.csv")" ]'
 check "h200: the compute process as nvidia-smi names it" \
     eval 'printf "%s\n" "$out" | grep -qxE "GPU-f0f9f763-1b99-6737-76cb-3fd72b1216d3, [0-9]+, $PROBE, 8710"'
+check "h200: the driver's version from nvmlSystemGetDriverVersion (alike's where sysfs has none)" \
+    eval 'printf "%s\n" "$out" | grep -A1 -x "== driver" | tail -1 | grep -qx 580.159.04'
 out=$(probe gb10); rc=$?
 check "gb10: memory and the power limit [N/A], as the GB10 fixture" \
     eval '[ $rc = 0 ] && [ "$(printf "%s\n" "$out" | head -1)" = "$(cat "$FIX/gb10-query-gpu.csv")" ]'

@@ -112,8 +112,10 @@ int main(int argc, char **argv)
     }
     double open_s = secs(CLOCK_MONOTONIC) - t0;
     if (csv) {
+        char drv[96];
         printf("%s", buf_str(&gpu));
         printf("== apps\n%s", buf_str(&apps));
+        printf("== driver\n%s\n", nvml_driver_version(drv, sizeof drv, &why) == 0 ? drv : "n/a");
         return 0;
     }
     /* the two ways at the same moment */

@@ -10,6 +10,7 @@
  *   down  nvmlInit fails as with no driver loaded.
  * Loaded through DSV41_NVML_LIB; what the real library answers was checked
  * on the H200 (tests/bench/device_nvml.sh). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +49,14 @@ const char *nvmlErrorString(int r)
 }
 int nvmlInit_v2(void) { return is("down") ? DRIVER_NOT_LOADED : OK; }
 int nvmlDeviceGetCount_v2(unsigned *n) { *n = 1; return OK; }
+/* the H200's driver (tests/fixtures/nvidia-smi) */
+int nvmlSystemGetDriverVersion(char *s, unsigned n)
+{
+    if (n < 10)
+        return INSUFFICIENT_SIZE;
+    snprintf(s, n, "%s", "580.159.04");
+    return OK;
+}
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d)
 {
     if (i)

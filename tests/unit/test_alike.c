@@ -101,9 +101,46 @@ static void fabric_drift(void **st)
     assert_int_equal(d.gid_index, -1);
 }
 
+/* The rank's memory map as grep -o '/[^ ]*libnccl[^ ]*' | head -n 1 reads it. */
+static void maps_finds_nccl(void **st)
+{
+    (void)st;
+    char path[200];
+    const char *maps =
+        "55d0c2a00000-55d0c2a01000 r--p 00000000 00:2f 1234      /usr/bin/python3.12\n"
+        "7f01a0000000-7f01a0021000 rw-p 00000000 00:00 0 \n"
+        "7f01a1000000-7f01a3000000 r-xp 00000000 00:2f 99   /usr/local/lib/python3.12/"
+        "dist-packages/nvidia/nccl/lib/libnccl.so.2\n"
+        "7f01a4000000-7f01a4001000 r--p 00000000 00:2f 98   /opt/libnccl-other.so\n";
+    assert_true(alike_maps_nccl(maps, strlen(maps), path, sizeof path));
+    assert_string_equal(path, "/usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2");
+    /* a deleted file: the word before the blank, as grep's match ends there */
+    const char *del = "7f0-7f1 r-xp 00000000 00:2f 99 /model/nccl/r0/libnccl.so.2 (deleted)\n";
+    assert_true(alike_maps_nccl(del, strlen(del), path, sizeof path));
+    assert_string_equal(path, "/model/nccl/r0/libnccl.so.2");
+    /* a blank in the path: the match starts at the '/' after it */
+    const char *blank = "7f0-7f1 r-xp 00000000 00:2f 99 /tmp/a b/x/libnccl.so.2";
+    assert_true(alike_maps_nccl(blank, strlen(blank), path, sizeof path));
+    assert_string_equal(path, "/x/libnccl.so.2");
+    /* a directory named so counts (grep's would), the first line wins */
+    const char *dir = "1-2 r-xp 0 0:0 1 /opt/libnccl-2.28/lib/libfoo.so\n3-4 r-xp 0 0:0 1 /libnccl.so\n";
+    assert_true(alike_maps_nccl(dir, strlen(dir), path, sizeof path));
+    assert_string_equal(path, "/opt/libnccl-2.28/lib/libfoo.so");
+    /* none; "libnccl" with no '/' before it; the length given is honoured */
+    const char *none = "1-2 r-xp 0 0:0 1 /usr/lib/libcuda.so.1\n3-4 rw-p 0 0:0 0 [heap] libnccl\n";
+    assert_false(alike_maps_nccl(none, strlen(none), path, sizeof path));
+    assert_string_equal(path, "");
+    assert_false(alike_maps_nccl(maps, 60, path, sizeof path));
+    /* cut to the room there is */
+    char small[8];
+    assert_true(alike_maps_nccl(del, strlen(del), small, sizeof small));
+    assert_string_equal(small, "/model/");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(parse_and_compare),
-                                       cmocka_unit_test(fabric_drift)};
+                                       cmocka_unit_test(fabric_drift),
+                                       cmocka_unit_test(maps_finds_nccl)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "guard.h"
 #include "units.h"
 
 static void parses_systemctl_answers(void **state)
@@ -221,10 +224,214 @@ static void the_template_passes_systemd_analyze(void **state)
     buf_free(&err);
 }
 
+static char ROOT[64];
+
+/* mkdir -p of p's folder (no shell: a test below empties PATH) */
+static void parents(const char *p)
+{
+    char d[512];
+    snprintf(d, sizeof d, "%s", p);
+    for (char *s = d + 1; (s = strchr(s, '/')); s++) {
+        *s = '\0';
+        mkdir(d, 0755);
+        *s = '/';
+    }
+}
+
+static void put(const char *rel, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", ROOT, rel);
+    parents(p);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void link_to(const char *target, const char *rel)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", ROOT, rel);
+    parents(p);
+    unlink(p);
+    assert_int_equal(symlink(target, p), 0);
+}
+
+static void gone(const char *rel)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", ROOT, rel);
+    assert_int_equal(unlink(p), 0);
+}
+
+static const char *state_of(void)
+{
+    static char w[24];
+    if (units_file_state(ROOT, UNITS_GUARD, w, sizeof w) < 0)
+        return "(undecided)";
+    return w;
+}
+
+#define UNIT "/etc/systemd/system/dsv41-guard.service"
+#define WANTS "/etc/systemd/system/multi-user.target.wants/dsv41-guard.service"
+
+/* is-enabled's words from the unit search path under a root of our own */
+static void unit_files_decide_enabled(void **st)
+{
+    (void)st;
+    snprintf(ROOT, sizeof ROOT, "/tmp/dsv41-units-root.XXXXXX");
+    assert_non_null(mkdtemp(ROOT));
+    assert_string_equal(state_of(), ""); /* no unit file anywhere: not-found */
+    const char *unit = "[Unit]\nDescription=x\n[Service]\nExecStart=/bin/true\n"
+                       "[Install]\nWantedBy=multi-user.target\n";
+    put(UNIT, unit);
+    assert_string_equal(state_of(), "disabled");
+    link_to(UNIT + 0, WANTS);
+    assert_string_equal(state_of(), "enabled");
+    gone(WANTS);
+    link_to("/usr/lib/systemd/system/dsv41-guard.service",
+            "/run/systemd/system/multi-user.target.wants/dsv41-guard.service");
+    assert_string_equal(state_of(), "enabled-runtime");
+    gone("/run/systemd/system/multi-user.target.wants/dsv41-guard.service");
+    /* RequiredBy= and more than one target */
+    put(UNIT, "[Install]\nWantedBy=a.target b.target\nRequiredBy=c.target\n");
+    link_to(UNIT, "/etc/systemd/system/c.target.requires/dsv41-guard.service");
+    assert_string_equal(state_of(), "enabled");
+    gone("/etc/systemd/system/c.target.requires/dsv41-guard.service");
+    link_to(UNIT, "/etc/systemd/system/b.target.wants/dsv41-guard.service");
+    assert_string_equal(state_of(), "enabled");
+    gone("/etc/systemd/system/b.target.wants/dsv41-guard.service");
+    /* a WantedBy= outside [Install] is not one; none in it: static */
+    put(UNIT, "[Service]\nWantedBy=x.target\n[Install]\n# WantedBy=y.target\n");
+    assert_string_equal(state_of(), "static");
+    /* links and aliases this does not follow: systemctl decides */
+    put(UNIT, "[Install]\nWantedBy=multi-user.target\nAlias=g.service\n");
+    assert_string_equal(state_of(), "(undecided)");
+    put(UNIT, "[Install]\nWantedBy=%i.target\n");
+    assert_string_equal(state_of(), "(undecided)");
+    gone(UNIT);
+    link_to("/opt/dsv41-guard.service", UNIT);
+    assert_string_equal(state_of(), "(undecided)");
+    link_to("/dev/null", UNIT);
+    assert_string_equal(state_of(), "masked");
+    gone(UNIT);
+    /* the vendor directory, enabled from /etc; a generated one wins over both */
+    put("/usr/lib/systemd/system/dsv41-guard.service", unit);
+    assert_string_equal(state_of(), "disabled");
+    link_to("/usr/lib/systemd/system/dsv41-guard.service", WANTS);
+    assert_string_equal(state_of(), "enabled");
+    put("/run/systemd/generator/dsv41-guard.service", unit);
+    assert_string_equal(state_of(), "(undecided)"); /* it comes before the vendor's */
+    gone("/run/systemd/generator/dsv41-guard.service");
+    put("/run/systemd/transient/dsv41-guard.service", unit);
+    assert_string_equal(state_of(), "(undecided)");
+    gone("/run/systemd/transient/dsv41-guard.service");
+    assert_string_equal(state_of(), "enabled");
+}
+
+static void cgroups_name_the_unit(void **st)
+{
+    (void)st;
+    assert_true(units_cgroup_names("0::/system.slice/dsv41-guard.service\n", UNITS_GUARD));
+    assert_true(units_cgroup_names("12:pids:/\n1:name=systemd:/system.slice/dsv41-guard.service\n"
+                                   "0::/system.slice/dsv41-guard.service",
+                                   UNITS_GUARD));
+    assert_true(units_cgroup_names("0::/system.slice/dsv41-guard.service/sub\n", UNITS_GUARD));
+    assert_false(units_cgroup_names("0::/user.slice/user-0.slice/session-3.scope\n", UNITS_GUARD));
+    assert_false(units_cgroup_names("0::/system.slice/dsv41-guard.service-x\n", UNITS_GUARD));
+    assert_false(units_cgroup_names("0::/system.slice/xdsv41-guard.service\n", UNITS_GUARD));
+    assert_false(units_cgroup_names("/system.slice/dsv41-guard.service\n", UNITS_GUARD));
+    assert_false(units_cgroup_names("", UNITS_GUARD));
+}
+
+/* The whole local answer: the account, systemd or not, the unit's words */
+static void probes_the_local_node_from_files(void **st)
+{
+    (void)st;
+    char bin[128], path[160], state[128];
+    snprintf(bin, sizeof bin, "%s/bin", ROOT);
+    mkdir(bin, 0755);
+    char rm[160];
+    snprintf(rm, sizeof rm, "rm -rf '%s/run/systemd/system'", ROOT); /* the test above made it */
+    assert_int_equal(system(rm), 0);
+    setenv("PATH", bin, 1); /* restore_path puts it back */
+    struct units_state u;
+    /* no systemctl on PATH: no systemd, as the script's `command -v` says */
+    assert_int_equal(units_probe_local(ROOT, NULL, &u), 0);
+    assert_true(u.known && !u.systemd);
+    assert_string_equal(u.system, "");
+    assert_true(u.user[0]);
+    char d[200];
+    units_describe(&u, d, sizeof d);
+    assert_string_equal(d, "n/a (no systemd: no systemctl)");
+    put("/bin/systemctl", "#!/bin/sh\n");
+    snprintf(path, sizeof path, "%s/bin/systemctl", ROOT);
+    chmod(path, 0755);
+    /* systemctl, but systemd is not PID 1 (no /run/systemd/system) */
+    assert_int_equal(units_probe_local(ROOT, NULL, &u), 0);
+    assert_false(u.systemd);
+    units_describe(&u, d, sizeof d);
+    assert_string_equal(d, "n/a (no systemd: systemctl is-system-running says offline)");
+    /* booted; the unit enabled (from the test above); its guard in its cgroup */
+    put("/run/systemd/system/.keep", "");
+    snprintf(state, sizeof state, "%s/state", ROOT);
+    mkdir(state, 0700);
+    assert_int_equal(units_probe_local(ROOT, state, &u), -1); /* no guard: failed? inactive? */
+    char lock[768], pid[32], cg[96];
+    guard_file(state, "lock", lock, sizeof lock);
+    snprintf(pid, sizeof pid, "%ld systemd\n", (long)getpid());
+    put(lock + strlen(ROOT), pid);
+    snprintf(cg, sizeof cg, "/proc/%ld/cgroup", (long)getpid());
+    put(cg, "0::/user.slice/session-1.scope\n");
+    assert_int_equal(units_probe_local(ROOT, state, &u), -1); /* a guard, not the unit's */
+    put(cg, "0::/system.slice/dsv41-guard.service\n");
+    assert_int_equal(units_probe_local(ROOT, state, &u), 0);
+    assert_true(u.systemd);
+    assert_string_equal(u.system, UNITS_BOOTED);
+    assert_string_equal(u.enabled, "enabled");
+    assert_string_equal(u.active, "active");
+    assert_true(units_guard_ok(&u));
+    units_describe(&u, d, sizeof d);
+    assert_string_equal(d, "enabled, active");
+    /* no unit file at all: not-found, and it runs nothing */
+    gone(WANTS);
+    gone("/usr/lib/systemd/system/dsv41-guard.service");
+    put(cg, "0::/user.slice\n");
+    assert_int_equal(units_probe_local(ROOT, state, &u), 0);
+    assert_string_equal(u.enabled, "not-found");
+    assert_string_equal(u.active, "inactive");
+    assert_false(units_guard_ok(&u));
+}
+
+static char *saved_path;
+
+static int save_path(void **st)
+{
+    (void)st;
+    const char *p = getenv("PATH");
+    saved_path = strdup(p ? p : "/usr/bin:/bin");
+    return saved_path ? 0 : -1;
+}
+
+static int restore_path(void **st)
+{
+    (void)st;
+    setenv("PATH", saved_path, 1);
+    free(saved_path);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ROOT);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_systemctl_answers),
+        cmocka_unit_test(unit_files_decide_enabled),
+        cmocka_unit_test(cgroups_name_the_unit),
+        cmocka_unit_test_setup_teardown(probes_the_local_node_from_files, save_path,
+                                        restore_path),
         cmocka_unit_test(no_systemd_is_na),
         cmocka_unit_test(hostile_answers_stay_in_their_field),
         cmocka_unit_test(quotes_for_systemd),
