@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "engine_at.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,14 +73,9 @@ int engine_name_ok(const char *name, struct buf *err)
     return ok ? 0 : -1;
 }
 
-struct collect {
-    struct buf *body;
-    bool over;
-};
-
-static int collect_body(void *ctx, const char *d, size_t n)
+int engine_body_take(void *ctx, const char *d, size_t n)
 {
-    struct collect *c = ctx;
+    struct engine_body *c = ctx;
     if (c->body->len + n > ENGINE_BODY_MAX || buf_append(c->body, d, n) < 0) {
         c->over = true;
         return 1;
@@ -96,14 +92,14 @@ int engine_call_cancel(const char *sock, const char *method, const char *path, l
         buf_printf(err, "%s: cannot form the request %s %s", sock, method, path);
         return -1;
     }
-    struct collect c = {body, false};
+    struct engine_body c = {body, false};
     struct http1_resp *r = malloc(sizeof *r); /* 8 KiB of line buffer: not on the stack */
     if (!r) {
         buf_free(&req);
         buf_printf(err, "%s: out of memory", sock);
         return -1;
     }
-    http1_resp_init(r, collect_body, &c);
+    http1_resp_init(r, engine_body_take, &c);
     int rc = http1_unix(sock, req.data, req.len, timeout_ms, cancel_fd, r, err);
     *status = r->status;
     /* http1_unix ends a response early for the callback (too large) or for
@@ -156,7 +152,7 @@ int engine_ping(const char *sock, long timeout_ms, struct buf *err)
     return rc;
 }
 
-static int name_status(const char *sock, const char *name, const char *verb, int status,
+int engine_name_status(const char *sock, const char *name, const char *verb, int status,
                        const struct buf *body, struct buf *err)
 {
     char what[128];
@@ -177,7 +173,7 @@ int engine_inspect_as(const char *sock, const char *name, const char *verb, long
     int status = 0;
     int rc = engine_call(sock, "GET", path, timeout_ms, &body, &status, err);
     if (rc == 0 && status != 200) {
-        rc = name_status(sock, name, verb, status, &body, err);
+        rc = engine_name_status(sock, name, verb, status, &body, err);
     } else if (rc == 0) {
         const char *why = NULL;
         if (engine_parse_inspect(body.data, body.len, c, tty, &why) < 0) {
@@ -195,40 +191,12 @@ int engine_inspect(const char *sock, const char *name, long timeout_ms,
     return engine_inspect_as(sock, name, "inspect", timeout_ms, c, NULL, err);
 }
 
-static int post_name(const char *sock, const char *name, const char *verb, const char *query,
-                     long timeout_ms, int cancel_fd, int *status, struct buf *body,
-                     struct buf *err)
-{
-    if (engine_name_ok(name, err) < 0)
-        return -1;
-    char path[160];
-    snprintf(path, sizeof path, "/containers/%s/%s?%s", name, verb, query);
-    return engine_call_cancel(sock, "POST", path, timeout_ms, cancel_fd, body, status, err);
-}
-
+/* The verbs are engine_at's (written once for every transport); here
+ * the transport is the local socket itself (an engine_at without exchange). */
 int engine_kill(const char *sock, const char *name, const char *signal, long timeout_ms,
                 struct buf *err)
 {
-    bool ok = *signal && strlen(signal) < 16;
-    for (const char *p = signal; ok && *p; p++)
-        ok = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9');
-    if (!ok) {
-        buf_printf(err, "kill %s: signal \"%.20s\" is no signal name (KILL, TERM)", name, signal);
-        return -1;
-    }
-    char q[32];
-    snprintf(q, sizeof q, "signal=%s", signal);
-    struct buf body = BUF_INIT;
-    int status = 0;
-    int rc = post_name(sock, name, "kill", q, timeout_ms, -1, &status, &body, err);
-    if (rc == 0 && status != 204 && status != 200) {
-        rc = name_status(sock, name, "kill", status, &body, err);
-        /* docker says 409; podman 4.3 says 500 with this cause */
-        if (status == 409 || (status == 500 && strstr(buf_str(&body), "state improper")))
-            rc = ENGINE_NOT_RUNNING;
-    }
-    buf_free(&body);
-    return rc;
+    return engine_kill_at(&(struct engine_at){sock, NULL, NULL}, name, signal, timeout_ms, err);
 }
 
 int engine_stop(const char *sock, const char *name, int timeout_s, struct buf *err)
@@ -239,45 +207,11 @@ int engine_stop(const char *sock, const char *name, int timeout_s, struct buf *e
 int engine_stop_cancel(const char *sock, const char *name, int timeout_s, int cancel_fd,
                        struct buf *err)
 {
-    if (timeout_s < 0 || timeout_s > 3600) {
-        buf_printf(err, "stop %s: a timeout of %d s (0 to 3600)", name, timeout_s);
-        return -1;
-    }
-    char q[32];
-    snprintf(q, sizeof q, "t=%d", timeout_s);
-    struct buf body = BUF_INIT;
-    int status = 0;
-    /* the engine answers once the container is gone: up to t s, then the
-     * kill and its reaping */
-    int rc = post_name(sock, name, "stop", q, (long)timeout_s * 1000 + 15000, cancel_fd, &status,
-                       &body, err);
-    if (rc == 0 && status != 204 && status != 304 && status != 200)
-        rc = name_status(sock, name, "stop", status, &body, err);
-    buf_free(&body);
-    return rc;
+    return engine_stop_at_cancel(&(struct engine_at){sock, NULL, NULL}, name, timeout_s,
+                                 cancel_fd, err);
 }
 
 int engine_remove(const char *sock, const char *name, long timeout_ms, struct buf *err)
 {
-    if (engine_name_ok(name, err) < 0)
-        return -1;
-    /* SIGKILL first: podman's compatible DELETE ?force=true stops with the
-     * container's stop timeout (10 s), where the caller wants it gone now,
-     * as `rm -f -t 0` */
-    struct buf why = BUF_INIT; /* a container that is not running: not worth a word */
-    int rc = engine_kill(sock, name, "KILL", timeout_ms, &why);
-    if (rc == ENGINE_NOSUCH || rc == -1)
-        buf_puts(err, buf_str(&why));
-    buf_free(&why);
-    if (rc == ENGINE_NOSUCH || rc == -1)
-        return rc;
-    char path[160];
-    snprintf(path, sizeof path, "/containers/%s?force=true", name);
-    struct buf body = BUF_INIT;
-    int status = 0;
-    rc = engine_call(sock, "DELETE", path, timeout_ms, &body, &status, err);
-    if (rc == 0 && status != 204 && status != 200)
-        rc = name_status(sock, name, "remove", status, &body, err);
-    buf_free(&body);
-    return rc;
+    return engine_remove_at(&(struct engine_at){sock, NULL, NULL}, name, timeout_ms, err);
 }

@@ -96,6 +96,16 @@ int engine_call(const char *sock, const char *method, const char *path, long tim
  * ENGINE_CANCELLED. */
 int engine_call_cancel(const char *sock, const char *method, const char *path, long timeout_ms,
                        int cancel_fd, struct buf *body, int *status, struct buf *err);
+/* An answer's body collected into body (at most ENGINE_BODY_MAX; over:
+ * there was more), as http1's body callback with an engine_body ctx. */
+struct engine_body {
+    struct buf *body;
+    bool over;
+};
+int engine_body_take(void *ctx, const char *d, size_t n);
+/* A verb's error answer for NAME into err: ENGINE_NOSUCH for a 404, else -1. */
+int engine_name_status(const char *sock, const char *name, const char *verb, int status,
+                       const struct buf *body, struct buf *err);
 /* An error answer as a message: "SOCK: WHAT: the engine's message (HTTP N)". */
 void engine_error(struct buf *err, const char *sock, const char *what, int status,
                   const struct buf *body);

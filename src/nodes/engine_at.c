@@ -19,33 +19,19 @@ int engine_inspect_request(struct buf *req, const char *name, struct buf *err)
     return 0;
 }
 
-struct body {
-    struct buf *b;
-    bool over;
-};
-
-static int take_body(void *ctx, const char *d, size_t n)
-{
-    struct body *c = ctx;
-    if (c->b->len + n > ENGINE_BODY_MAX || buf_append(c->b, d, n) < 0) {
-        c->over = true;
-        return 1;
-    }
-    return 0;
-}
 
 int engine_inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
                           struct probe_container *c, struct buf *err)
 {
     memset(c, 0, sizeof *c);
     struct buf body = BUF_INIT;
-    struct body bc = {&body, false};
+    struct engine_body bc = {&body, false};
     struct http1_resp *r = malloc(sizeof *r); /* its line buffer: not on the stack */
     if (!r) {
         buf_printf(err, "%s: out of memory", sock);
         return -1;
     }
-    http1_resp_init(r, take_body, &bc);
+    http1_resp_init(r, engine_body_take, &bc);
     int fr = http1_feed(r, ans, len);
     if (fr == 0 && !r->complete)
         fr = http1_eof(r);
@@ -102,9 +88,25 @@ int engine_ct_line(struct buf *lines, const char *name, int rc, const struct pro
     return 1;
 }
 
+static int call_at(const struct engine_at *at, const char *method, const char *path,
+                   long timeout_ms, int cancel_fd, struct buf *body, int *status,
+                   struct buf *err);
+
 int engine_call_at(const struct engine_at *at, const char *method, const char *path,
                    long timeout_ms, struct buf *body, int *status, struct buf *err)
 {
+    return call_at(at, method, path, timeout_ms, -1, body, status, err);
+}
+
+/* The local socket (no exchange: engine_call_cancel, which cancel_fd may
+ * end), or the transport's exchange, its answer read here. */
+static int call_at(const struct engine_at *at, const char *method, const char *path,
+                   long timeout_ms, int cancel_fd, struct buf *body, int *status,
+                   struct buf *err)
+{
+    if (!at->exchange)
+        return engine_call_cancel(at->sock, method, path, timeout_ms, cancel_fd, body, status,
+                                  err);
     *status = 0;
     struct buf req = BUF_INIT, ans = BUF_INIT;
     int rc = 0;
@@ -121,8 +123,8 @@ int engine_call_at(const struct engine_at *at, const char *method, const char *p
         rc = -1;
     }
     if (r) {
-        struct body bc = {body, false};
-        http1_resp_init(r, take_body, &bc);
+        struct engine_body bc = {body, false};
+        http1_resp_init(r, engine_body_take, &bc);
         int fr = http1_feed(r, ans.data ? ans.data : "", ans.len);
         if (fr == 0 && !r->complete)
             fr = http1_eof(r);
@@ -138,15 +140,6 @@ int engine_call_at(const struct engine_at *at, const char *method, const char *p
     buf_free(&req);
     buf_free(&ans);
     return rc;
-}
-
-static int verb_status(const char *sock, const char *name, const char *verb, int status,
-                       const struct buf *body, struct buf *err)
-{
-    char what[128];
-    snprintf(what, sizeof what, "%s %s", verb, name);
-    engine_error(err, sock, what, status, body);
-    return status == 404 ? ENGINE_NOSUCH : -1;
 }
 
 int engine_kill_at(const struct engine_at *at, const char *name, const char *signal,
@@ -167,8 +160,8 @@ int engine_kill_at(const struct engine_at *at, const char *name, const char *sig
     int status = 0;
     int rc = engine_call_at(at, "POST", path, timeout_ms, &body, &status, err);
     if (rc == 0 && status != 204 && status != 200) {
-        rc = verb_status(at->sock, name, "kill", status, &body, err);
-        /* docker says 409; podman 4.3 says 500 with this cause (as engine_kill) */
+        rc = engine_name_status(at->sock, name, "kill", status, &body, err);
+        /* docker says 409; podman 4.3 says 500 with this cause */
         if (status == 409 || (status == 500 && strstr(buf_str(&body), "state improper")))
             rc = ENGINE_NOT_RUNNING;
     }
@@ -177,6 +170,12 @@ int engine_kill_at(const struct engine_at *at, const char *name, const char *sig
 }
 
 int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, struct buf *err)
+{
+    return engine_stop_at_cancel(at, name, timeout_s, -1, err);
+}
+
+int engine_stop_at_cancel(const struct engine_at *at, const char *name, int timeout_s,
+                          int cancel_fd, struct buf *err)
 {
     if (timeout_s < 0 || timeout_s > 3600) {
         buf_printf(err, "stop %s: a timeout of %d s (0 to 3600)", name, timeout_s);
@@ -188,9 +187,12 @@ int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, 
     snprintf(path, sizeof path, "/containers/%s/stop?t=%d", name, timeout_s);
     struct buf body = BUF_INIT;
     int status = 0;
-    int rc = engine_call_at(at, "POST", path, (long)timeout_s * 1000 + 15000, &body, &status, err);
+    /* the engine answers once the container is gone: up to t s, then the
+     * kill and its reaping */
+    int rc = call_at(at, "POST", path, (long)timeout_s * 1000 + 15000, cancel_fd, &body, &status,
+                     err);
     if (rc == 0 && status != 204 && status != 304 && status != 200)
-        rc = verb_status(at->sock, name, "stop", status, &body, err);
+        rc = engine_name_status(at->sock, name, "stop", status, &body, err);
     buf_free(&body);
     return rc;
 }
@@ -198,7 +200,9 @@ int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, 
 int engine_remove_at(const struct engine_at *at, const char *name, long timeout_ms,
                      struct buf *err)
 {
-    /* as engine_remove: SIGKILL first, then DELETE without the stop timeout */
+    /* SIGKILL first: podman's compatible DELETE ?force=true stops with the
+     * container's stop timeout (10 s), where the caller wants it gone now,
+     * as `rm -f -t 0`. A container that is not running: not worth a word. */
     struct buf why = BUF_INIT;
     int rc = engine_kill_at(at, name, "KILL", timeout_ms, &why);
     if (rc != 0 && rc != ENGINE_NOT_RUNNING)
@@ -212,7 +216,7 @@ int engine_remove_at(const struct engine_at *at, const char *name, long timeout_
     int status = 0;
     rc = engine_call_at(at, "DELETE", path, timeout_ms, &body, &status, err);
     if (rc == 0 && status != 204 && status != 200)
-        rc = verb_status(at->sock, name, "remove", status, &body, err);
+        rc = engine_name_status(at->sock, name, "remove", status, &body, err);
     buf_free(&body);
     return rc;
 }

@@ -26,7 +26,7 @@ typedef int (*engine_exchange_fn)(void *ctx, const char *sock, const char *req, 
 
 struct engine_at {
     const char *sock;           /* the socket's path where the transport reaches it */
-    engine_exchange_fn exchange;
+    engine_exchange_fn exchange; /* NULL: sock is a local socket, asked directly (engine.c) */
     void *ctx;
 };
 
@@ -49,6 +49,10 @@ int engine_call_at(const struct engine_at *at, const char *method, const char *p
 int engine_kill_at(const struct engine_at *at, const char *name, const char *signal,
                    long timeout_ms, struct buf *err);
 int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, struct buf *err);
+/* engine_stop_at that cancel_fd (-1: none) ends, on a local socket only
+ * (a transport's exchange takes no cancel): ENGINE_CANCELLED. */
+int engine_stop_at_cancel(const struct engine_at *at, const char *name, int timeout_s,
+                          int cancel_fd, struct buf *err);
 /* engine_remove through at: SIGKILL, then DELETE ?force=true. */
 int engine_remove_at(const struct engine_at *at, const char *name, long timeout_ms,
                      struct buf *err);

@@ -39,6 +39,29 @@ chmod 0755 "$IT_DIR/bin/podman"
 snap_inspects() { grep -c -- 'container inspect -f {{.Name}}' "$T/ran" 2>/dev/null; }
 cli() { on_host worker podman container inspect -f "$1" dsv41-r1; }
 
+# status with WORKER_RUNTIME_SOCKET=$1 (a socket that misbehaves): it ends, the
+# rank through the CLI, within its usual time ($base_s) and the exchange's
+# deadline (3 s), with room for a loaded machine. $2 names the case in the
+# checks, $3 in the line that says how long it took.
+status_with_socket() { # socket case said
+    local t0 sp watchdog rc took js
+    : > "$T/ran"
+    t0=$(date +%s.%N)
+    top_head WORKER_RUNTIME_SOCKET="$1" status --json > "$T/js" 2>/dev/null &
+    sp=$!
+    ( sleep 120; kill $sp 2>/dev/null ) &
+    watchdog=$!
+    wait $sp; rc=$?
+    kill $watchdog 2>/dev/null
+    took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    js=$(cat "$T/js")
+    check "$2: status ends, the rank through the CLI" eval \
+        '[ $rc != 143 ] && jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
+    check "$2: status within its usual time ($base_s s) + 15 s" \
+        awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
+    echo "    (status with $3 took $took s)"
+}
+
 model_skeleton
 stop_test_guards
 rm -rf "$IT_DIR/head/state" "$IT_DIR/worker/state"
@@ -131,43 +154,14 @@ held = []
 while True:
     held.append(s.accept()[0])' "$T/mute.sock" >/dev/null 2>&1 &
 for _ in $(seq 50); do [ -S "$T/mute.sock" ] && break; sleep 0.1; done
-: > "$T/ran"
-t0=$(date +%s.%N)
-top_head WORKER_RUNTIME_SOCKET="$T/mute.sock" status --json > "$T/js" 2>/dev/null &
-sp=$!
-( sleep 120; kill $sp 2>/dev/null ) &
-watchdog=$!
-wait $sp; rc=$?
-kill $watchdog 2>/dev/null
-took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-js=$(cat "$T/js")
-check "a socket that never answers: status ends, the rank through the CLI" eval \
-    '[ $rc != 143 ] && jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
-check "a socket that never answers: status within its usual time ($base_s s) + 15 s" \
-    awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
-echo "    (status with a mute socket on the worker took $took s)"
+status_with_socket "$T/mute.sock" "a socket that never answers" "a mute socket on the worker"
 kill_in_ns worker "$PY_COMM"
 
 # --- a socket on the worker that takes the connection and closes it unanswered -------------
 sleep 600 | on_host worker nc -lkU "$T/hang.sock" >/dev/null 2>&1 &
 hang=$!
 for _ in $(seq 50); do [ -S "$T/hang.sock" ] && break; sleep 0.1; done
-: > "$T/ran"
-t0=$(date +%s.%N)
-top_head WORKER_RUNTIME_SOCKET="$T/hang.sock" status --json > "$T/js" 2>/dev/null &
-sp=$!
-( sleep 120; kill $sp 2>/dev/null ) &
-watchdog=$!
-wait $sp; rc=$?
-kill $watchdog 2>/dev/null
-took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-js=$(cat "$T/js")
-check "a socket that closes unanswered: status ends, the rank through the CLI" eval \
-    '[ $rc != 143 ] && jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
-# its usual time, and the exchange's deadline (3 s) with room for a loaded machine
-check "a socket that closes unanswered: status within its usual time ($base_s s) + 15 s" \
-    awk -v a="$took" -v b="$base_s" 'BEGIN { exit !(a <= b + 15) }'
-echo "    (status with a socket that closes unanswered took $took s)"
+status_with_socket "$T/hang.sock" "a socket that closes unanswered" "a socket that closes unanswered"
 
 # --- stop through the worker's socket: its stop, inspect and removal start no podman there ---
 kill "$hang" 2>/dev/null; hang=
