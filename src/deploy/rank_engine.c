@@ -20,10 +20,11 @@ bool rank_engine_open(struct node *n, struct rank_engine *e)
         e->sock = n->engine_sock;
         return rc == 0;
     }
-    if (!n->worker_sock[0])
-        return false;
-    e->at = (struct engine_at){n->worker_sock, node_engine_exchange, n};
-    return true;
+    /* a worker's ranks through its socket (engine_at over the session)
+     * are not used yet: the post-stop CI found a stop that still ran podman
+     * on the worker and a runtime failure no longer quoted (test_first_contact's
+     * hostile node); until that is understood, remote nodes keep the CLI */
+    return false;
 }
 
 int rank_engine_inspect(const struct rank_engine *e, const char *name, long timeout_ms,

@@ -1,7 +1,7 @@
 /* rank_engine: a rank's container through its node's engine API instead
- * of the runtime's CLI: the local node's socket (when it answers a ping),
- * or a remote node's socket named by WORKER_RUNTIME_SOCKET through its ssh
- * session (direct-streamlocal). ENGINE_NO_ANSWER from any verb means the
+ * of the runtime's CLI: the local node's socket (when it answers a ping).
+ * A remote node's socket through its ssh session (engine_at) is meant to
+ * follow; remote nodes use the CLI for now (see rank_engine.c). ENGINE_NO_ANSWER from any verb means the
  * engine could not be asked: the caller uses the CLI then. A socket the
  * sampler found on a worker by itself (the setting empty) is not known
  * here: the CLI serves those. */
