@@ -28,19 +28,33 @@ static int said(const struct node *n, int rc, struct buf *why, struct buf *err)
 static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
                        struct buf *err);
 
-int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
-                  struct buf *err)
+/* The verbs below take the node's engine, opened by the caller (NULL: the
+ * CLI), so that one rank's steps ask whether it answers once. */
+static int inspect_with(struct node *n, const struct rank_engine *e, const char *rt, int rank,
+                        struct probe_container *ct, struct buf *err)
 {
-    struct rank_engine e;
-    if (rank_engine_open(n, &e)) {
+    if (e) {
         char name[32];
         rank_name(name, sizeof name, rank);
         struct buf why = BUF_INIT;
-        int rc = said(n, rank_engine_inspect(&e, name, RANKS_TIMEOUT_MS, ct, &why), &why, err);
+        int rc = said(n, engine_inspect_at(&e->at, name, RANKS_TIMEOUT_MS, ct, &why), &why, err);
         if (rc != ENGINE_NO_ANSWER)
             return rc == 0 ? 1 : rc == ENGINE_NOSUCH ? 0 : -1;
     }
     return inspect_cli(n, rt, rank, ct, err);
+}
+
+/* The node's engine, or NULL for the CLI. */
+static const struct rank_engine *engine_of(struct node *n, const char *rt, struct rank_engine *e)
+{
+    return rank_engine_open(n, rt, e) ? e : NULL;
+}
+
+int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
+                  struct buf *err)
+{
+    struct rank_engine e;
+    return inspect_with(n, engine_of(n, rt, &e), rt, rank, ct, err);
 }
 
 static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
@@ -103,18 +117,24 @@ static int rank_verb(struct node *n, const char *rt, int rank,
 }
 
 /* Gone is what the caller wants: a container that was never there is too. */
-int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
+static int remove_with(struct node *n, const struct rank_engine *e, const char *rt, int rank,
+                       struct buf *err)
 {
-    struct rank_engine e;
-    if (rank_engine_open(n, &e)) {
+    if (e) {
         char name[32];
         rank_name(name, sizeof name, rank);
         struct buf why = BUF_INIT;
-        int rc = said(n, rank_engine_remove(&e, name, RANKS_TIMEOUT_MS, &why), &why, err);
+        int rc = said(n, engine_remove_at(&e->at, name, RANKS_TIMEOUT_MS, &why), &why, err);
         if (rc != ENGINE_NO_ANSWER)
             return rc == -1 ? -1 : 0;
     }
     return rank_verb(n, rt, rank, runtime_cmd_rm, err);
+}
+
+int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
+{
+    struct rank_engine e;
+    return remove_with(n, engine_of(n, rt, &e), rt, rank, err);
 }
 
 /* Created and never started: podman's StartedAt then is the zero time. */
@@ -130,15 +150,15 @@ static int kill_engine(struct node *n, const struct rank_engine *e, const char *
     char name[32];
     rank_name(name, sizeof name, rank);
     struct buf why = BUF_INIT;
-    int rc = rank_engine_kill(e, name, RANKS_TIMEOUT_MS, &why);
+    int rc = engine_kill_at(&e->at, name, "KILL", RANKS_TIMEOUT_MS, &why);
     if (rc == ENGINE_NOT_RUNNING) {
         /* exited (its log is kept) or, interrupted between create and
          * start, created: half-started, with no log worth keeping */
         struct probe_container ct;
         buf_reset(&why);
-        rc = rank_engine_inspect(e, name, RANKS_TIMEOUT_MS, &ct, &why);
+        rc = engine_inspect_at(&e->at, name, RANKS_TIMEOUT_MS, &ct, &why);
         if (rc == 0 && never_started(&ct))
-            rc = ranks_remove(n, rt, rank, &why);
+            rc = remove_with(n, e, rt, rank, &why);
     }
     rc = said(n, rc, &why, err);
     return rc == -1 || rc == ENGINE_NO_ANSWER ? rc : 0;
@@ -149,7 +169,7 @@ static int kill_engine(struct node *n, const struct rank_engine *e, const char *
 int ranks_kill(struct node *n, const char *rt, int rank, struct buf *err)
 {
     struct rank_engine e;
-    if (rank_engine_open(n, &e)) {
+    if (rank_engine_open(n, rt, &e)) {
         int rc = kill_engine(n, &e, rt, rank, err);
         if (rc != ENGINE_NO_ANSWER)
             return rc;
@@ -189,7 +209,7 @@ int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *
                struct buf *err)
 {
     struct rank_engine e;
-    if (n->local && rank_engine_open(n, &e)) { /* a remote log: the CLI over ssh */
+    if (n->local && rank_engine_open(n, rt, &e)) { /* a remote log: the CLI over ssh */
         const char *sock = e.sock;
         char name[32];
         rank_name(name, sizeof name, rank);
@@ -230,10 +250,12 @@ static int survey(struct cluster *cl, const char *rt, bool force,
     int bad = 0;
     for (int i = 0; i < cl->n; i++) {
         struct cluster_node *cn = &cl->nodes[i];
+        struct rank_engine eng;
+        const struct rank_engine *e = cn->configured ? engine_of(&cn->node, rt, &eng) : NULL;
         for (int r = 0; cn->configured && r < cl->n; r++) {
             struct probe_container ct;
             struct buf err = BUF_INIT;
-            int have = ranks_inspect(&cn->node, rt, r, &ct, &err);
+            int have = inspect_with(&cn->node, e, rt, r, &ct, &err);
             if (have < 0) {
                 fprintf(out, "%s: cannot stop ranks: %s\n", cn->name, buf_str(&err));
                 bad++;
@@ -330,12 +352,13 @@ static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_
     fflush(out);
     double t0 = mono_s();
     bool stop_failed = true, interrupted = false;
-    struct rank_engine e;
+    struct rank_engine eng;
+    const struct rank_engine *e = engine_of(&cn->node, rt, &eng);
     int rc = ENGINE_NO_ANSWER;
-    if (rank_engine_open(&cn->node, &e)) {
+    if (e) {
         char name[32];
         rank_name(name, sizeof name, r);
-        rc = rank_engine_stop(&e, name, timeout_s, interrupt_fd(), &err);
+        rc = engine_stop_at_cancel(&e->at, name, timeout_s, interrupt_fd(), &err);
         if (rc == ENGINE_NO_ANSWER)
             buf_reset(&err);
     }
@@ -359,9 +382,9 @@ static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_
     /* the exit code tells a drained rank from one the runtime killed */
     struct probe_container ct = {0};
     buf_reset(&err);
-    int have = stop_failed ? 0 : ranks_inspect(&cn->node, rt, r, &ct, &err);
+    int have = stop_failed ? 0 : inspect_with(&cn->node, e, rt, r, &ct, &err);
     buf_reset(&err);
-    if (ranks_remove(&cn->node, rt, r, &err) < 0) {
+    if (remove_with(&cn->node, e, rt, r, &err) < 0) {
         fprintf(out, "%s\n", buf_str(&err));
         buf_free(&err);
         return -1;

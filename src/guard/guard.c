@@ -309,8 +309,7 @@ static int engine_pids(struct guard *g, pid_t *pids, char *out, size_t outsz)
     char sock[256];
     struct buf err = BUF_INIT;
     int n = 0;
-    if (!strcmp(g->o.socket, "none") ||
-        engine_socket(g->o.runtime, g->o.socket, sock, sizeof sock, &err) < 0)
+    if (engine_socket(g->o.runtime, g->o.socket, sock, sizeof sock, &err) < 0)
         n = -1;
     for (int i = 0; n >= 0 && i < g->o.nranks && i < GUARD_MAX_RANKS; i++) {
         char name[16];

@@ -284,7 +284,7 @@ int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_ac
             snprintf(o->proc_root, sizeof o->proc_root, "%s", v);
         else if (v && strcmp(f, "--runtime") == 0 && guard_runtime_ok(v) && ++i)
             snprintf(o->runtime, sizeof o->runtime, "%s", v);
-        else if (v && strcmp(f, "--socket") == 0 && (v[0] == '/' || !strcmp(v, "none")) && ++i)
+        else if (v && strcmp(f, "--socket") == 0 && (v[0] == '/' || !strncmp(v, "unix:///", 8) || !strcmp(v, "none")) && ++i)
             snprintf(o->socket, sizeof o->socket, "%s", v);
         else if (v && strcmp(f, "--ranks") == 0 && (n = whole(v, 0, GUARD_MAX_RANKS)) >= 0 && ++i)
             o->nranks = (int)n;

@@ -51,11 +51,12 @@ void guards_args(const struct config *c, const struct cluster_node *cn, int nran
     }
     strv_add(args, "--proc-root");
     strv_add(args, cn->node.proc_root);
-    /* RUNTIME_SOCKET is the head's; a worker's guard finds its own */
-    const char *sock = config_get(c, "RUNTIME_SOCKET");
-    if (cn->node.local && sock && *sock) {
+    /* RUNTIME_SOCKET is the head's, WORKER_RUNTIME_SOCKET the workers'
+     * (a guard finds its own where it is empty) */
+    const char *sock = config_get(c, cn->node.local ? "RUNTIME_SOCKET" : "WORKER_RUNTIME_SOCKET");
+    if (sock && *sock) {
         strv_add(args, "--socket");
-        strv_add(args, strncmp(sock, "unix://", 7) ? sock : sock + 7);
+        strv_add(args, sock);
     }
 }
 
@@ -131,8 +132,7 @@ void guard_opts_from_config(const struct config *c, struct guard_opts *o)
     snprintf(o->state_dir, sizeof o->state_dir, "%s", config_get(c, "STATE_DIR"));
     snprintf(o->runtime, sizeof o->runtime, "%s", config_get(c, "RUNTIME"));
     const char *sock = config_get(c, "RUNTIME_SOCKET");
-    snprintf(o->socket, sizeof o->socket, "%s",
-             sock && !strncmp(sock, "unix://", 7) ? sock + 7 : sock ? sock : "");
+    snprintf(o->socket, sizeof o->socket, "%s", sock ? sock : "");
     const char *w = config_get(c, "WORKERS");
     o->nranks = 2;
     if (w && *w) {

@@ -32,16 +32,16 @@ static int open_worker(const struct config *c, struct cluster *cl, const char *t
     if (w->node.t.notes[0])
         fprintf(stderr, "warning: %s: ssh config: %s\n", w->name, w->node.t.notes);
     /* the engine's socket there: found by the worker's own rules (empty),
-     * none, or the path set (unix:// taken); a path the check let through
-     * that is still no absolute one leaves the CLI */
+     * or the setting's (none, or a path the check let through that is still
+     * no unix socket, leave the CLI) */
     const char *ws = config_get(c, "WORKER_RUNTIME_SOCKET");
-    if (!ws || !*ws) {
+    struct buf why = BUF_INIT;
+    if (!ws || !*ws)
         w->node.worker_sock_find = true;
-    } else if (strcmp(ws, "none") != 0) {
-        const char *p = strncmp(ws, "unix://", 7) == 0 ? ws + 7 : ws;
-        if (p[0] == '/' && strlen(p) < sizeof w->node.worker_sock)
-            snprintf(w->node.worker_sock, sizeof w->node.worker_sock, "%s", p);
-    }
+    else if (engine_socket(config_get(c, "RUNTIME"), ws, w->node.worker_sock,
+                           sizeof w->node.worker_sock, &why) < 0)
+        w->node.worker_sock[0] = '\0';
+    buf_free(&why);
     w->configured = true;
     return 0;
 }
@@ -61,8 +61,7 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
      * leaves the CLI, as "none" does */
     const char *sock = config_get(c, "RUNTIME_SOCKET");
     struct buf why = BUF_INIT;
-    if ((!sock || strcmp(sock, "none") != 0) &&
-        engine_socket(config_get(c, "RUNTIME"), sock, h->node.engine_sock,
+    if (engine_socket(config_get(c, "RUNTIME"), sock, h->node.engine_sock,
                       sizeof h->node.engine_sock, &why) < 0)
         h->node.engine_sock[0] = '\0';
     buf_free(&why);

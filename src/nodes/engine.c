@@ -29,6 +29,10 @@ static int put_path(char *out, size_t sz, const char *path, const char *from, st
 int engine_socket(const char *runtime, const char *setting, char *out, size_t sz,
                   struct buf *err)
 {
+    if (setting && strcmp(setting, "none") == 0) {
+        buf_puts(err, "the engine socket setting is none: the runtime's CLI is used");
+        return -1;
+    }
     if (setting && *setting)
         return put_path(out, sz, setting, "the engine socket setting", err);
     bool docker = strcmp(runtime, "docker") == 0;

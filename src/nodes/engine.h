@@ -26,7 +26,7 @@
 #define ENGINE_LINE_MAX 65536      /* a log line longer than this comes in pieces */
 
 /* The API socket of runtime ("docker" or "podman"): setting (an explicit
- * path or unix://PATH; NULL or "" for none) first, then docker's
+ * path or unix://PATH; "none" for none, -1 then; NULL or "" to find it) first, then docker's
  * $DOCKER_HOST / podman's $CONTAINER_HOST when they name unix://PATH, then
  * /var/run/docker.sock, or podman's root socket /run/podman/podman.sock
  * (root) or $XDG_RUNTIME_DIR/podman/podman.sock (/run/user/UID/... without

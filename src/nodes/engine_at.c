@@ -61,12 +61,14 @@ int engine_inspect_answer(const char *sock, const char *name, const char *ans, s
 int engine_inspect_at(const struct engine_at *at, const char *name, long timeout_ms,
                       struct probe_container *c, struct buf *err)
 {
+    if (!at->exchange)
+        return engine_inspect(at->sock, name, timeout_ms, c, err);
     memset(c, 0, sizeof *c);
     struct buf req = BUF_INIT, ans = BUF_INIT;
     int rc = engine_inspect_request(&req, name, err);
     if (rc == 0)
         rc = at->exchange(at->ctx, at->sock, req.data, req.len, ENGINE_BODY_MAX + 65536,
-                          timeout_ms, &ans, err);
+                          timeout_ms, -1, &ans, err);
     if (rc == 0)
         rc = engine_inspect_answer(at->sock, name, ans.data ? ans.data : "", ans.len, c, err);
     buf_free(&req);
@@ -98,8 +100,8 @@ int engine_call_at(const struct engine_at *at, const char *method, const char *p
     return call_at(at, method, path, timeout_ms, -1, body, status, err);
 }
 
-/* The local socket (no exchange: engine_call_cancel, which cancel_fd may
- * end), or the transport's exchange, its answer read here. */
+/* The local socket (no exchange: engine_call_cancel) or the transport's
+ * exchange, its answer read here; cancel_fd may end either. */
 static int call_at(const struct engine_at *at, const char *method, const char *path,
                    long timeout_ms, int cancel_fd, struct buf *body, int *status,
                    struct buf *err)
@@ -116,7 +118,7 @@ static int call_at(const struct engine_at *at, const char *method, const char *p
     }
     if (rc == 0)
         rc = at->exchange(at->ctx, at->sock, req.data, req.len, ENGINE_BODY_MAX + 65536,
-                          timeout_ms, &ans, err);
+                          timeout_ms, cancel_fd, &ans, err);
     struct http1_resp *r = rc == 0 ? malloc(sizeof *r) : NULL;
     if (rc == 0 && !r) {
         buf_printf(err, "%s: out of memory", at->sock);

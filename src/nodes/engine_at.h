@@ -19,10 +19,12 @@
 #define ENGINE_NO_ANSWER (-4)
 
 /* One request, its whole answer into out (at most max bytes), within
- * timeout_ms. 0 when an answer came; otherwise negative with a message
- * (the transport's own codes pass through engine_inspect_at). */
+ * timeout_ms, unless cancel_fd (-1: none) turns readable first
+ * (ENGINE_CANCELLED). 0 when an answer came; otherwise negative with a
+ * message (the transport's own codes pass through engine_inspect_at). */
 typedef int (*engine_exchange_fn)(void *ctx, const char *sock, const char *req, size_t len,
-                                  size_t max, long timeout_ms, struct buf *out, struct buf *err);
+                                  size_t max, long timeout_ms, int cancel_fd, struct buf *out,
+                                  struct buf *err);
 
 struct engine_at {
     const char *sock;           /* the socket's path where the transport reaches it */
@@ -37,7 +39,8 @@ int engine_inspect_request(struct buf *req, const char *name, struct buf *err);
  * engine's error, or an inspect document that lacks a field). */
 int engine_inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
                           struct probe_container *c, struct buf *err);
-/* engine_inspect through at: the two above around the exchange. */
+/* engine_inspect through at: the two above around the exchange (or
+ * engine_inspect itself on a local socket). */
 int engine_inspect_at(const struct engine_at *at, const char *name, long timeout_ms,
                       struct probe_container *c, struct buf *err);
 /* engine_call through at: the answer's status and body (at most
@@ -49,8 +52,7 @@ int engine_call_at(const struct engine_at *at, const char *method, const char *p
 int engine_kill_at(const struct engine_at *at, const char *name, const char *signal,
                    long timeout_ms, struct buf *err);
 int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, struct buf *err);
-/* engine_stop_at that cancel_fd (-1: none) ends, on a local socket only
- * (a transport's exchange takes no cancel): ENGINE_CANCELLED. */
+/* engine_stop_at that cancel_fd (-1: none) ends: ENGINE_CANCELLED. */
 int engine_stop_at_cancel(const struct engine_at *at, const char *name, int timeout_s,
                           int cancel_fd, struct buf *err);
 /* engine_remove through at: SIGKILL, then DELETE ?force=true. */

@@ -57,28 +57,6 @@ struct sshio *node_io(struct node *n)
     return io;
 }
 
-int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
-                       int timeout_ms, struct buf *out, struct buf *err)
-{
-    struct sshio *io = node_io(n);
-    if (!io) {
-        buf_printf(err, "%s: %s", n->name,
-                   n->local ? "a local socket is asked directly (engine.c)" : "out of memory");
-        return -1;
-    }
-    return sshio_unix(io, sock, req, len, max, timeout_ms, out, err);
-}
-
-int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
-                         long timeout_ms, struct buf *out, struct buf *err)
-{
-    int rc = node_unix_exchange(ctx, sock, req, len, max,
-                                timeout_ms < 0 ? 30000 : (int)timeout_ms, out, err);
-    /* sshio's codes would read as the engine's (NOSUCH, NOT_RUNNING) to
-     * engine_at's callers: a socket that could not be asked is no answer */
-    return rc == SSHIO_UNIX_REFUSED || rc == SSHIO_UNIX_SILENT ? ENGINE_NO_ANSWER : rc;
-}
-
 int node_run(struct node *n, const struct shcmd *cmd, int timeout_ms, struct ssh_result *res,
              struct buf *err)
 {

@@ -30,11 +30,12 @@ struct node {
     char engine_sock[256];
     /* remote: the runtime's API socket on the node, asked through the ssh
      * session (direct-streamlocal) instead of the CLI ("": none known);
-     * engine_find: to be found on the node (WORKER_RUNTIME_SOCKET empty) */
+     * worker_sock_find: to be found on the node (WORKER_RUNTIME_SOCKET
+     * empty). After init, read and written under mu (node_engine_sock). */
     char worker_sock[256];
     bool worker_sock_find;
 
-    pthread_mutex_t mu; /* guards io's creation and home */
+    pthread_mutex_t mu; /* guards io's creation, home and the found socket */
     struct sshio *io;   /* remote: the I/O thread, started on first use */
     char home[512];     /* the account's home, once asked ("" until then) */
 };
@@ -85,13 +86,25 @@ int node_expand_path(struct node *n, const char *path, char *out, size_t sz, str
 
 /* One request/answer exchange with a unix socket on a remote node (the
  * engine's API socket) through its ssh session: see sshio_unix for the
- * codes (0, -1 the session, SSHIO_UNIX_REFUSED, SSHIO_UNIX_SILENT). */
+ * codes (0, -1 the session, SSHIO_UNIX_REFUSED, SSHIO_UNIX_SILENT).
+ * node_engine.c. */
 int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
                        int timeout_ms, struct buf *out, struct buf *err);
-/* node_unix_exchange as an engine_exchange_fn (engine_at.h): ctx is the node;
- * a refused or silent socket is ENGINE_NO_ANSWER. */
+/* node_unix_exchange that cancel_fd (-1: none) turning readable ends:
+ * ENGINE_CANCELLED (the request, once sent, goes on at the far end). */
+int node_unix_exchange_cancel(struct node *n, const char *sock, const char *req, size_t len,
+                              size_t max, int timeout_ms, int cancel_fd, struct buf *out,
+                              struct buf *err);
+/* node_unix_exchange_cancel as an engine_exchange_fn (engine_at.h): ctx is
+ * the node; a refused or silent socket is ENGINE_NO_ANSWER. */
 int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
-                         long timeout_ms, struct buf *out, struct buf *err);
+                         long timeout_ms, int cancel_fd, struct buf *out, struct buf *err);
+/* A remote node's engine socket: the setting's path, or (setting empty)
+ * found on the node by the engine_socket rules, once, and kept. 1 with the
+ * path in out, 0 when there is none (the CLI), -1 when the node could not
+ * be asked (ask again later). The local node: 0 (its engine_sock is it). */
+int node_engine_sock(struct node *n, const char *runtime, const atomic_int *cancel, char *out,
+                     size_t sz);
 
 /* The node's I/O thread (remote nodes only; started on first use). */
 struct sshio *node_io(struct node *n);

@@ -98,49 +98,20 @@ static void on_event(void *ctx, bool up)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* The worker's socket, as the engine_socket rules would find it there: the
- * first of $DOCKER_HOST / $CONTAINER_HOST (unix:// only) and the runtime's
- * default path that is a socket. Nothing printed: none. */
-#define FIND_SH                                                                                    \
-    "case $1 in docker) h=${DOCKER_HOST:-}; d=/var/run/docker.sock ;;\n"                          \
-    "*) h=${CONTAINER_HOST:-}; if [ \"$(id -u)\" = 0 ]; then d=/run/podman/podman.sock;\n"        \
-    "   else d=${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/podman/podman.sock; fi ;; esac\n"           \
-    "c=; case $h in unix://*) c=${h#unix://} ;; esac\n"                                           \
-    "for p in \"$c\" \"$d\"; do [ -n \"$p\" ] && [ -S \"$p\" ] && { printf '%s\\n' \"$p\"; exit 0; }; done\n" \
-    "exit 0\n"
-
+/* The socket, once found on the node (node_engine_sock keeps it there for
+ * the rank verbs too); a node that could not be asked: again later. */
 static void helper_find(struct sampler *s)
 {
-    struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, FIND_SH);
-    shcmd_arg(&cmd, s->runtime);
-    struct ssh_result res;
-    struct buf err = BUF_INIT;
-    int rc = cmd.failed ? -1
-                        : node_run_cancel(s->n, &cmd, s->n->timeout_ms + 5000, &s->cancel, &res,
-                                          &err);
-    char path[256] = "";
-    if (rc == 0) {
-        /* remote text: one absolute path of printable bytes, or nothing */
-        const char *o = buf_str(&res.out);
-        size_t len = strcspn(o, "\n");
-        bool ok = o[0] == '/' && len < sizeof path;
-        for (size_t i = 0; ok && i < len; i++)
-            ok = (unsigned char)o[i] > 0x20 && o[i] != 0x7f;
-        if (ok)
-            snprintf(path, sizeof path, "%.*s", (int)len, o);
-        ssh_result_free(&res);
-    }
+    char path[256];
+    int rc = node_engine_sock(s->n, s->runtime, &s->cancel, path, sizeof path);
     pthread_mutex_lock(&s->mu);
-    if (rc == 0) {
-        s->sock_state = path[0] ? SOCK_KNOWN : SOCK_NONE;
+    if (rc >= 0) {
+        s->sock_state = rc ? SOCK_KNOWN : SOCK_NONE;
         snprintf(s->sock, sizeof s->sock, "%s", path);
     } else {
         s->find_after = mono_ms() + SOCK_FIND_AGAIN_MS;
     }
     pthread_mutex_unlock(&s->mu);
-    shcmd_free(&cmd);
-    buf_free(&err);
 }
 
 /* After sshd would not open the socket: a socket there that we may write
@@ -223,12 +194,14 @@ struct sampler *sampler_start(struct node *n, const char *runtime, int nranks,
     pthread_cond_init(&s->cv, NULL);
     if (n->local)
         return s;
+    pthread_mutex_lock(&n->mu); /* a rank verb may have found it meanwhile */
     if (n->worker_sock_find) {
         s->sock_state = SOCK_FIND;
     } else if (n->worker_sock[0]) {
         s->sock_state = SOCK_KNOWN;
         snprintf(s->sock, sizeof s->sock, "%s", n->worker_sock);
     }
+    pthread_mutex_unlock(&n->mu);
     struct shcmd cmd = SHCMD_INIT;
     struct buf line = BUF_INIT;
     struct sshio *io = node_io(n);

@@ -99,7 +99,7 @@ not_ok() { FAILED=$((FAILED + 1)); echo "FAIL - $*"; }
 check() { # name condition-command...
     local name=$1
     shift
-    if "$@"; then ok "$name"; else not_ok "$name"; fi
+    if "$@"; then ok "$name"; else not_ok "$name"; return 1; fi
 }
 contains() { # haystack needle
     case $1 in *"$2"*) return 0 ;; esac

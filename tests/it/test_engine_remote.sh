@@ -5,7 +5,9 @@
 # the sampler already holds: status and watch start no podman on the worker
 # for their samples, the fields are the CLI's; none, a missing socket, an
 # sshd that refuses the forwarding (status warns, naming the setting), a
-# socket that never answers and one that closes unanswered leave the CLI. Needs the hosts of hosts.sh up.
+# socket that never answers and one that closes unanswered leave the CLI; a hostile
+# engine is quoted clean; stop goes through the socket (the worker guard's lookups too), and
+# Ctrl-C cuts a stop the socket holds. Needs the hosts of hosts.sh up.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_hosts
@@ -37,6 +39,7 @@ EOS
 chmod 0755 "$IT_DIR/bin/podman"
 # the snapshot's inspect, as runtime.c words it
 snap_inspects() { grep -c -- 'container inspect -f {{.Name}}' "$T/ran" 2>/dev/null; }
+ESC=$'\e'
 cli() { on_host worker podman container inspect -f "$1" dsv41-r1; }
 
 # status with WORKER_RUNTIME_SOCKET=$1 (a socket that misbehaves): it ends, the
@@ -163,11 +166,98 @@ hang=$!
 for _ in $(seq 50); do [ -S "$T/hang.sock" ] && break; sleep 0.1; done
 status_with_socket "$T/hang.sock" "a socket that closes unanswered" "a socket that closes unanswered"
 
-# --- stop: the worker's rank stopped and gone (its verbs still through the CLI) ---
+# --- a hostile engine on the worker: its error message (a title, a clear screen, colours)
+# quoted by stop, without one escape byte; the worker's rank not removed -------------------------
 kill "$hang" 2>/dev/null; hang=
+on_host worker /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(16)
+body = b"{\"message\":\"\\u001b]0;owned\\u0007\\u001b[2J\\u001b[31mEVIL-ENGINE\\u001b[0m\"}"
+while True:
+    c = s.accept()[0]
+    got = b""
+    while b"\r\n\r\n" not in got:
+        part = c.recv(4096)
+        if not part:
+            break
+        got += part
+    c.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+    c.close()' "$T/evil.sock" >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$T/evil.sock" ] && break; sleep 0.1; done
+out=$(top_head WORKER_RUNTIME_SOCKET="$T/evil.sock" stop 2>&1); rc=$?
+check "hostile engine: stop fails, quoting the engine's message" eval \
+    '[ $rc != 0 ] && contains "$out" "worker: " && contains "$out" "EVIL-ENGINE"'
+check "hostile engine: ... without one escape byte" eval '! printf "%s" "$out" | grep -q "$ESC"'
+# (the head's rank is stopped: the worker's then ends, as a rank does without its peer)
+check "hostile engine: the worker's rank not removed" on_host worker podman container exists dsv41-r1
+kill_in_ns worker "$PY_COMM"
+
+# --- stop: the worker's rank stopped and gone, through its socket (its guard's PID
+# lookups too: the guard there is given WORKER_RUNTIME_SOCKET) ---
+out=$(top_head "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
+check "launch again: ranks up" eval '[ $rc = 0 ]' || printf '%s\n' "$out" | tail -5 >&2
 : > "$T/ran"
 out=$(top_head stop 2>&1); rc=$?
-check "stop: the worker's rank stopped" eval '[ $rc = 0 ] && grep -Eq "^stopped dsv41-r1 on worker after [0-9]+ s" <<<"$out"' ||
+check "stop: the worker's rank stopped" eval '[ $rc = 0 ] && grep -Eq "^stopped dsv41-r1 on worker after [0-9]+ s( \(exit code [0-9]+\))?$" <<<"$out"' ||
     printf '%s\n' "$out" >&2
 check "stop: the worker's rank is gone" eval '! on_host worker podman container exists dsv41-r1'
+check "stop: no podman stop, inspect, rm or kill started on the worker" eval \
+    '! grep -Eq "^(stop|rm|kill|container inspect|inspect)( |$)" "$T/ran"' || cat "$T/ran" >&2
+
+# --- Ctrl-C during the worker's stop through its socket: a proxy before podman's socket
+# passes every request but holds the stop unanswered (without a cancel the stop would wait
+# its 10 s + 15 s); the interrupt ends it and the rank is removed at once ----------------
+on_host worker /usr/bin/python3 -c 'import socket, sys, threading
+up, held = sys.argv[2], []
+def serve(c):
+    got = b""
+    while b"\r\n\r\n" not in got:
+        part = c.recv(65536)
+        if not part:
+            return
+        got += part
+    if b"/stop" in got.split(b"\r\n", 1)[0]:
+        held.append(c)
+        return
+    u = socket.socket(socket.AF_UNIX)
+    u.connect(up)
+    u.sendall(got)
+    while True:
+        part = u.recv(65536)
+        if not part:
+            break
+        c.sendall(part)
+    u.close()
+    c.close()
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(16)
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()' \
+    "$T/hold.sock" "$IT_DIR/worker/podman.sock" >/dev/null 2>&1 &
+for _ in $(seq 50); do [ -S "$T/hold.sock" ] && break; sleep 0.1; done
+out=$(top_head "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
+check "ctrl-c: ranks up" eval '[ $rc = 0 ]' || printf '%s\n' "$out" | tail -5 >&2
+top_head WORKER_RUNTIME_SOCKET="$T/hold.sock" stop > "$T/stop-int.log" 2>&1 &
+spid=$!
+for _ in $(seq 300); do grep -q "stopping dsv41-r1" "$T/stop-int.log" && break; sleep 0.05; done
+sleep 0.5
+t0=$(date +%s.%N)
+for p in $(ip netns pids "$NS_HEAD"); do
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = dsv41-top ] && kill -INT "$p"
+done
+wait "$spid"; rc=$?
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+out=$(cat "$T/stop-int.log")
+check "ctrl-c: the worker's held stop was being waited for" contains "$out" "r1 worker: stopping dsv41-r1"
+check "ctrl-c: says it switched to --now" contains "$out" "interrupted by SIGINT (Ctrl-C): removing the remaining ranks at once"
+check "ctrl-c: the worker's rank removed at once" eval \
+    '[ $rc = 0 ] && contains "$out" "stopped dsv41-r1 on worker (removed at once after" && ! on_host worker podman container exists dsv41-r1'
+# the proxy never answers the stop: only the cancel can end it before 25 s
+check "ctrl-c: the stop ended well before its own bound (10 s + 15 s)" \
+    awk -v a="$took" 'BEGIN { exit !(a < 15) }'
+echo "    (the stop ended $took s after the Ctrl-C)"
+kill_in_ns worker "$PY_COMM"
 summary

@@ -113,13 +113,15 @@ struct canned {
     const char *ans;
     int rc;
     struct buf seen;
+    int cancel_fd; /* the last exchange's */
 };
 
 static int canned_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
-                           long timeout_ms, struct buf *out, struct buf *err)
+                           long timeout_ms, int cancel_fd, struct buf *out, struct buf *err)
 {
     struct canned *c = ctx;
     (void)sock, (void)max, (void)timeout_ms;
+    c->cancel_fd = cancel_fd;
     buf_append(&c->seen, req, len);
     if (c->rc)
         buf_puts(err, "refused");
@@ -133,7 +135,7 @@ static void inspect_at(void **st)
     (void)st;
     struct buf doc = fixture_load("engine/podman-4.3-inspect-exited.json");
     struct buf a = answer("HTTP/1.1 200 OK\r\n", buf_str(&doc));
-    struct canned cn = {buf_str(&a), 0, BUF_INIT};
+    struct canned cn = {buf_str(&a), 0, BUF_INIT, 0};
     struct engine_at at = {"/run/x.sock", canned_exchange, &cn};
     struct probe_container c;
     struct buf err = BUF_INIT;
@@ -153,7 +155,7 @@ static void inspect_at(void **st)
 static void kill_stop_at(void **st)
 {
     (void)st;
-    struct canned cn = {"HTTP/1.1 204 No Content\r\n\r\n", 0, BUF_INIT};
+    struct canned cn = {"HTTP/1.1 204 No Content\r\n\r\n", 0, BUF_INIT, 0};
     struct engine_at at = {"/s", canned_exchange, &cn};
     struct buf err = BUF_INIT;
     assert_int_equal(engine_kill_at(&at, "dsv41-r1", "TERM", 1000, &err), 0);
@@ -176,6 +178,12 @@ static void kill_stop_at(void **st)
     assert_int_equal(engine_stop_at(&at, "dsv41-r1", -1, &err), -1);
     cn.ans = "";
     assert_int_equal(engine_stop_at(&at, "dsv41-r1", 0, &err), ENGINE_NO_ANSWER);
+    assert_int_equal(cn.cancel_fd, -1);
+    /* the stop's cancel fd reaches the transport, and its cancel comes back */
+    cn.rc = ENGINE_CANCELLED;
+    assert_int_equal(engine_stop_at_cancel(&at, "dsv41-r1", 10, 7, &err), ENGINE_CANCELLED);
+    assert_int_equal(cn.cancel_fd, 7);
+    cn.rc = 0;
     buf_free(&a);
     buf_free(&cn.seen);
     buf_free(&err);
@@ -186,7 +194,7 @@ static void kill_stop_at(void **st)
 static void remove_at(void **st)
 {
     (void)st;
-    struct canned cn = {"HTTP/1.1 204 No Content\r\n\r\n", 0, BUF_INIT};
+    struct canned cn = {"HTTP/1.1 204 No Content\r\n\r\n", 0, BUF_INIT, 0};
     struct engine_at at = {"/s", canned_exchange, &cn};
     struct buf err = BUF_INIT;
     assert_int_equal(engine_remove_at(&at, "dsv41-r1", 1000, &err), 0);

@@ -201,6 +201,9 @@ static void socket_discovery(void **state)
     assert_int_equal(engine_socket("docker", "/y.sock", p, sizeof p, &err), 0);
     assert_string_equal(p, "/y.sock");
     assert_int_equal(engine_socket("docker", "relative.sock", p, sizeof p, &err), -1);
+    /* none wins over the variables: the CLI */
+    assert_int_equal(engine_socket("docker", "none", p, sizeof p, &err), -1);
+    assert_non_null(strstr(buf_str(&err), "none"));
     unsetenv("DOCKER_HOST");
     setenv("CONTAINER_HOST", "ssh://core@h/run/podman/podman.sock", 1);
     assert_int_equal(engine_socket("podman", NULL, p, sizeof p, &err), -1);
