@@ -143,8 +143,8 @@ static const struct config_key KEYS[] = {
      false, CK_SOCKET, true, 0, 0},
     {"WORKER_RUNTIME_SOCKET", "",
      "the runtime's API socket on the workers, asked through the ssh session "
-     "(direct-streamlocal) instead of starting their CLI (empty: found on the worker as "
-     "RUNTIME_SOCKET's rules find it on the head; none: the CLI always)",
+     "(direct-streamlocal) instead of starting their CLI, and by their memory guards (empty: "
+     "found on the worker as RUNTIME_SOCKET's rules find it on the head; none: the CLI always)",
      false, CK_SOCKET, true, 0, 0},
     {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false,
      CK_GPUS, true, 0, 0},

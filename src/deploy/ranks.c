@@ -209,18 +209,18 @@ int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *
                struct buf *err)
 {
     struct rank_engine e;
-    if (n->local && rank_engine_open(n, rt, &e)) { /* a remote log: the CLI over ssh */
-        const char *sock = e.sock;
+    if (rank_engine_open(n, rt, &e)) {
         char name[32];
         rank_name(name, sizeof name, rank);
-        struct engine_logs_opt o = {.follow = false, .tail = tail, .timeout_ms = RANKS_TIMEOUT_MS,
-                                    .cancel_fd = -1};
         struct buf why = BUF_INIT;
-        int rc = engine_logs(sock, name, &o, add_engine_line, lines, &why);
-        if (rc < 0)
-            buf_printf(err, "%s: %s", n->name, buf_str(&why));
-        buf_free(&why);
-        return rc < 0 ? -1 : 0;
+        int rc = engine_logs_at(&e.at, name, tail, RANKS_TIMEOUT_MS, add_engine_line, lines, &why);
+        if (rc != ENGINE_NO_ANSWER) {
+            if (rc < 0)
+                buf_printf(err, "%s: %s", n->name, buf_str(&why));
+            buf_free(&why);
+            return rc < 0 ? -1 : 0;
+        }
+        buf_free(&why); /* no answer brought no line: the CLI's follow */
     }
     struct shcmd cmd = SHCMD_INIT;
     char name[32];

@@ -88,6 +88,21 @@ struct engine_logs_opt {
 int engine_logs(const char *sock, const char *name, const struct engine_logs_opt *o,
                 engine_line_fn fn, void *ctx, struct buf *err);
 
+/* The pieces of engine_logs for any transport (a remote node's socket
+ * through its session, logstream.c): the request; a reader fed the answer's
+ * bytes as they come (tty: the container's Config.Tty, which podman's
+ * content type does not tell), the lines to fn; its end (eof: the far end
+ * closed, so a body that runs to the close is complete) with engine_logs's
+ * codes. feed: non-zero once it takes no more (fn stopped it, or the
+ * answer is malformed: end says which). */
+int engine_logs_request(struct buf *req, const char *name, bool follow, int tail);
+struct engine_logs_reader;
+struct engine_logs_reader *engine_logs_reader_new(bool tty, engine_line_fn fn, void *ctx);
+int engine_logs_reader_feed(struct engine_logs_reader *rd, const char *d, size_t n);
+int engine_logs_reader_end(struct engine_logs_reader *rd, const char *sock, const char *name,
+                           bool eof, struct buf *err);
+void engine_logs_reader_free(struct engine_logs_reader *rd);
+
 /* For engine.c and engine_logs.c: one request, its body collected (at most
  * ENGINE_BODY_MAX) and its status. 0 when an answer came (any status). */
 int engine_call(const char *sock, const char *method, const char *path, long timeout_ms,

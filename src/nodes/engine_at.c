@@ -20,8 +20,8 @@ int engine_inspect_request(struct buf *req, const char *name, struct buf *err)
 }
 
 
-int engine_inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
-                          struct probe_container *c, struct buf *err)
+static int inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
+                          struct probe_container *c, bool *tty, struct buf *err)
 {
     memset(c, 0, sizeof *c);
     struct buf body = BUF_INIT;
@@ -48,7 +48,7 @@ int engine_inspect_answer(const char *sock, const char *name, const char *ans, s
         rc = status == 404 ? ENGINE_NOSUCH : -1;
     } else {
         const char *why = NULL;
-        if (engine_parse_inspect(body.data, body.len, c, NULL, &why) < 0) {
+        if (engine_parse_inspect(body.data, body.len, c, tty, &why) < 0) {
             buf_printf(err, "%s: inspect %s: %s", sock, name, why);
             rc = -1;
         }
@@ -58,11 +58,23 @@ int engine_inspect_answer(const char *sock, const char *name, const char *ans, s
     return rc;
 }
 
+int engine_inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
+                          struct probe_container *c, struct buf *err)
+{
+    return inspect_answer(sock, name, ans, len, c, NULL, err);
+}
+
 int engine_inspect_at(const struct engine_at *at, const char *name, long timeout_ms,
                       struct probe_container *c, struct buf *err)
 {
+    return engine_inspect_tty_at(at, name, timeout_ms, c, NULL, err);
+}
+
+int engine_inspect_tty_at(const struct engine_at *at, const char *name, long timeout_ms,
+                          struct probe_container *c, bool *tty, struct buf *err)
+{
     if (!at->exchange)
-        return engine_inspect(at->sock, name, timeout_ms, c, err);
+        return engine_inspect_as(at->sock, name, "inspect", timeout_ms, c, tty, err);
     memset(c, 0, sizeof *c);
     struct buf req = BUF_INIT, ans = BUF_INIT;
     int rc = engine_inspect_request(&req, name, err);
@@ -70,7 +82,7 @@ int engine_inspect_at(const struct engine_at *at, const char *name, long timeout
         rc = at->exchange(at->ctx, at->sock, req.data, req.len, ENGINE_BODY_MAX + 65536,
                           timeout_ms, -1, &ans, err);
     if (rc == 0)
-        rc = engine_inspect_answer(at->sock, name, ans.data ? ans.data : "", ans.len, c, err);
+        rc = inspect_answer(at->sock, name, ans.data ? ans.data : "", ans.len, c, tty, err);
     buf_free(&req);
     buf_free(&ans);
     return rc;

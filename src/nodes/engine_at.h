@@ -43,6 +43,10 @@ int engine_inspect_answer(const char *sock, const char *name, const char *ans, s
  * engine_inspect itself on a local socket). */
 int engine_inspect_at(const struct engine_at *at, const char *name, long timeout_ms,
                       struct probe_container *c, struct buf *err);
+/* engine_inspect_at that also says whether the container has a TTY (how
+ * its log is read: engine_logs_reader_new). */
+int engine_inspect_tty_at(const struct engine_at *at, const char *name, long timeout_ms,
+                          struct probe_container *c, bool *tty, struct buf *err);
 /* engine_call through at: the answer's status and body (at most
  * ENGINE_BODY_MAX). 0 when the engine answered (any status),
  * ENGINE_NO_ANSWER, or the transport's code. */
@@ -55,6 +59,11 @@ int engine_stop_at(const struct engine_at *at, const char *name, int timeout_s, 
 /* engine_stop_at that cancel_fd (-1: none) ends: ENGINE_CANCELLED. */
 int engine_stop_at_cancel(const struct engine_at *at, const char *name, int timeout_s,
                           int cancel_fd, struct buf *err);
+/* A log's last tail lines (< 0: all) through at, as engine_logs gives
+ * them (not followed): one exchange with a transport. engine_logs's codes,
+ * ENGINE_NO_ANSWER, or the transport's. */
+int engine_logs_at(const struct engine_at *at, const char *name, int tail, long timeout_ms,
+                   engine_line_fn fn, void *ctx, struct buf *err);
 /* engine_remove through at: SIGKILL, then DELETE ?force=true. */
 int engine_remove_at(const struct engine_at *at, const char *name, long timeout_ms,
                      struct buf *err);

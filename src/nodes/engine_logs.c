@@ -2,6 +2,7 @@
  * (engine_frames) or a TTY container's raw stream, cut into lines per
  * stream, so a stdout line and a stderr line written at once never mix. */
 #include "engine.h"
+#include "engine_at.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,24 +86,49 @@ static int on_body(void *ctx, const char *d, size_t n)
     return rc != 0;
 }
 
-static int logs_run(struct logs *l, const char *sock, const char *name,
-                    const struct engine_logs_opt *o, struct buf *err)
+int engine_logs_request(struct buf *req, const char *name, bool follow, int tail)
 {
-    char path[200], tail[16];
-    snprintf(tail, sizeof tail, o->tail < 0 ? "all" : "%d", o->tail);
-    snprintf(path, sizeof path, "/containers/%s/logs?stdout=1&stderr=1&timestamps=0&follow=%d&tail=%s",
-             name, o->follow ? 1 : 0, tail);
-    struct buf req = BUF_INIT;
-    if (http1_request(&req, "GET", path, NULL) < 0) {
-        buf_free(&req);
-        buf_printf(err, "%s: logs %s: out of memory", sock, name);
+    char path[200], t[16];
+    snprintf(t, sizeof t, tail < 0 ? "all" : "%d", tail);
+    snprintf(path, sizeof path,
+             "/containers/%s/logs?stdout=1&stderr=1&timestamps=0&follow=%d&tail=%s", name,
+             follow ? 1 : 0, t);
+    return http1_request(req, "GET", path, NULL);
+}
+
+struct engine_logs_reader *engine_logs_reader_new(bool tty, engine_line_fn fn, void *ctx)
+{
+    struct logs *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->tty = tty;
+    l->fn = fn;
+    l->ctx = ctx;
+    engine_frames_init(&l->fr);
+    http1_resp_init(&l->r, on_body, l);
+    return (struct engine_logs_reader *)l;
+}
+
+int engine_logs_reader_feed(struct engine_logs_reader *rd, const char *d, size_t n)
+{
+    struct logs *l = (struct logs *)rd;
+    if (l->stopped || l->bad || l->r.error)
+        return 1;
+    return http1_feed(&l->r, d, n) != 0;
+}
+
+int engine_logs_reader_end(struct engine_logs_reader *rd, const char *sock, const char *name,
+                           bool eof, struct buf *err)
+{
+    struct logs *l = (struct logs *)rd;
+    bool cut = l->stopped || l->bad || l->r.error;
+    if (eof && !l->r.complete && !cut)
+        http1_eof(&l->r);
+    if (!l->r.status) {
+        buf_printf(err, "%s: logs %s: no answer of the engine's (%s)", sock, name,
+                   l->bad ? l->bad : l->r.error ? l->r.error : "nothing came");
         return -1;
     }
-    http1_resp_init(&l->r, on_body, l);
-    int rc = http1_unix(sock, req.data, req.len, o->timeout_ms, o->cancel_fd, &l->r, err);
-    buf_free(&req);
-    if (rc < 0)
-        return -1;
     if (l->r.status != 200) {
         char what[128];
         snprintf(what, sizeof what, "logs %s", name);
@@ -111,15 +137,32 @@ static int logs_run(struct logs *l, const char *sock, const char *name,
     }
     if (!l->bad && l->r.complete && !l->raw && engine_frames_end(&l->fr) < 0)
         l->bad = l->fr.error;
-    if (l->bad) {
-        buf_printf(err, "%s: logs %s: a malformed log stream: %s", sock, name, l->bad);
-        return -1;
-    }
-    /* a last line without its newline (the container's last words) */
-    for (int s = 0; s < 3 && !l->stopped; s++)
+    /* a last line without its newline (the container's last words, or
+     * what came before the cut) */
+    for (int s = 0; s < 3 && !l->stopped && !l->bad; s++)
         if (l->line[s].len)
             line_out(l, s);
+    if (l->bad || (l->r.error && !l->stopped)) {
+        buf_printf(err, "%s: logs %s: a malformed log stream: %s", sock, name,
+                   l->bad ? l->bad : l->r.error);
+        return -1;
+    }
+    if (!l->r.complete && !l->stopped) {
+        buf_printf(err, "%s: logs %s: the stream was cut short", sock, name);
+        return -1;
+    }
     return 0;
+}
+
+void engine_logs_reader_free(struct engine_logs_reader *rd)
+{
+    struct logs *l = (struct logs *)rd;
+    if (!l)
+        return;
+    for (int s = 0; s < 3; s++)
+        buf_free(&l->line[s]);
+    buf_free(&l->errbody);
+    free(l);
 }
 
 int engine_logs(const char *sock, const char *name, const struct engine_logs_opt *o,
@@ -131,22 +174,57 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
     bool tty = false;
     long t = o->timeout_ms;
     int rc = engine_inspect_as(sock, name, "logs", t < 0 || t > 10000 ? 10000 : t, &c, &tty, err);
-    struct logs *l = rc == 0 ? calloc(1, sizeof *l) : NULL;
-    if (rc == 0 && !l) {
+    if (rc != 0)
+        return rc;
+    struct engine_logs_reader *rd = engine_logs_reader_new(tty, fn, ctx);
+    struct buf req = BUF_INIT;
+    if (!rd || engine_logs_request(&req, name, o->follow, o->tail) < 0) {
         buf_printf(err, "%s: logs %s: out of memory", sock, name);
+        engine_logs_reader_free(rd);
+        buf_free(&req);
+        return -1;
+    }
+    struct logs *l = (struct logs *)rd;
+    rc = http1_unix(sock, req.data, req.len, o->timeout_ms, o->cancel_fd, &l->r, err);
+    buf_free(&req);
+    if (rc == 0)
+        rc = engine_logs_reader_end(rd, sock, name, false, err);
+    engine_logs_reader_free(rd);
+    return rc < 0 && rc != ENGINE_NOSUCH ? -1 : rc;
+}
+
+/* a log's tail in one answer through a transport: room for the frames of
+ * a long tail; more is cut (the reader says so) */
+#define LOGS_AT_MAX (16u << 20)
+
+int engine_logs_at(const struct engine_at *at, const char *name, int tail, long timeout_ms,
+                   engine_line_fn fn, void *ctx, struct buf *err)
+{
+    if (!at->exchange) {
+        struct engine_logs_opt o = {.follow = false, .tail = tail, .timeout_ms = timeout_ms,
+                                    .cancel_fd = -1};
+        return engine_logs(at->sock, name, &o, fn, ctx, err);
+    }
+    struct probe_container c;
+    bool tty = false;
+    int rc = engine_inspect_tty_at(at, name, timeout_ms, &c, &tty, err);
+    if (rc != 0)
+        return rc;
+    struct engine_logs_reader *rd = engine_logs_reader_new(tty, fn, ctx);
+    struct buf req = BUF_INIT, ans = BUF_INIT;
+    if (!rd || engine_logs_request(&req, name, false, tail) < 0) {
+        buf_printf(err, "%s: logs %s: out of memory", at->sock, name);
         rc = -1;
-    } else if (rc == 0) {
-        l->tty = tty;
-        l->fn = fn;
-        l->ctx = ctx;
-        engine_frames_init(&l->fr);
-        rc = logs_run(l, sock, name, o, err);
     }
-    if (l) {
-        for (int s = 0; s < 3; s++)
-            buf_free(&l->line[s]);
-        buf_free(&l->errbody);
-        free(l);
+    if (rc == 0)
+        rc = at->exchange(at->ctx, at->sock, req.data, req.len, LOGS_AT_MAX, timeout_ms, -1, &ans,
+                          err);
+    if (rc == 0) {
+        engine_logs_reader_feed(rd, ans.data ? ans.data : "", ans.len);
+        rc = engine_logs_reader_end(rd, at->sock, name, true, err);
     }
+    engine_logs_reader_free(rd);
+    buf_free(&req);
+    buf_free(&ans);
     return rc;
 }

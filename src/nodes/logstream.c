@@ -1,7 +1,9 @@
-/* A rank's log through the engine's socket or the runtime CLI. The socket
- * is pinged first (one short question): a log that fails half-way through
- * ends the stream as a dying CLI would, and the caller's follow logic
- * (the console re-attaches on the next sample) takes it from there. */
+/* A rank's log through the engine's socket or the runtime CLI. The local
+ * socket is pinged first (one short question), a remote one (through the
+ * node's session) asked for the container (its Config.Tty, needed to read
+ * the log): a log that fails half-way through ends the stream as a dying
+ * CLI would, and the caller's follow logic (the console re-attaches on the
+ * next sample) takes it from there. */
 #include "logstream.h"
 
 #include <fcntl.h>
@@ -11,14 +13,20 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "engine_at.h"
 #include "runtime.h"
 
 /* the ping that chooses the socket; a hung engine costs this once */
 #define LOGSTREAM_PING_MS 1000
+/* a remote socket's first question: the sampler's deadline for its own */
+#define LOGSTREAM_REMOTE_ASK_MS 3000
 
 struct logstream {
     struct node_stream *cli; /* or the engine's, below */
+    /* remote: the socket's stream through the session and its reader */
+    struct node *n;
+    struct sshio_stream *ux;
+    struct engine_logs_reader *rd;
     pthread_t th;
     int stop[2];
     char sock[256], name[64];
@@ -73,6 +81,61 @@ static struct logstream *engine_open(struct logstream *ls, const char *sock, con
     return ls;
 }
 
+static void remote_bytes(void *ctx, const char *d, size_t n)
+{
+    struct logstream *ls = ctx;
+    engine_logs_reader_feed(ls->rd, d, n); /* past a stop or a fault: end says */
+}
+
+static void remote_event(void *ctx, bool up)
+{
+    struct logstream *ls = ctx;
+    if (up) {
+        if (ls->on_event)
+            ls->on_event(ls->ctx, true);
+        return;
+    }
+    struct buf err = BUF_INIT;
+    /* said in the log's place, as the CLI's stderr is (a close runs no callback) */
+    if (engine_logs_reader_end(ls->rd, ls->sock, ls->name, true, &err) != 0 && err.len)
+        ls->on_line(ls->ctx, buf_str(&err), err.len);
+    buf_free(&err);
+    if (ls->on_event)
+        ls->on_event(ls->ctx, false);
+}
+
+/* The worker's socket, when it is known and answers for the container
+ * (not found yet: the CLI this time, the sampler finds it). */
+static struct logstream *remote_open(struct logstream *ls, struct node *n, const char *name,
+                                     bool follow, int tail)
+{
+    struct sshio *io = node_io(n);
+    if (!io || node_engine_sock_known(n, ls->sock, sizeof ls->sock) != 1)
+        return NULL;
+    struct engine_at at = {ls->sock, node_engine_exchange, n};
+    struct probe_container c;
+    bool tty = false;
+    struct buf err = BUF_INIT, req = BUF_INIT;
+    int rc = engine_inspect_tty_at(&at, name, LOGSTREAM_REMOTE_ASK_MS, &c, &tty, &err);
+    buf_free(&err);
+    if (rc != 0 || engine_logs_request(&req, name, follow, tail) < 0 ||
+        !(ls->rd = engine_logs_reader_new(tty, one_line, ls))) {
+        buf_free(&req);
+        return NULL;
+    }
+    snprintf(ls->name, sizeof ls->name, "%s", name);
+    ls->n = n;
+    ls->ux = sshio_stream_open_unix(io, ls->sock, req.data, req.len, remote_bytes, remote_event,
+                                    ls);
+    buf_free(&req);
+    if (!ls->ux) {
+        engine_logs_reader_free(ls->rd);
+        ls->rd = NULL;
+        return NULL;
+    }
+    return ls;
+}
+
 struct logstream *logstream_open(struct node *n, const char *runtime, const char *name,
                                  bool follow, int tail, sshio_line_fn on_line,
                                  sshio_event_fn on_event, void *ctx)
@@ -85,6 +148,8 @@ struct logstream *logstream_open(struct node *n, const char *runtime, const char
     ls->ctx = ctx;
     ls->stop[0] = ls->stop[1] = -1;
     if (n->local && n->engine_sock[0] && engine_open(ls, n->engine_sock, name, follow, tail))
+        return ls;
+    if (!n->local && remote_open(ls, n, name, follow, tail))
         return ls;
     struct shcmd cmd = SHCMD_INIT;
     runtime_cmd_logs(&cmd, runtime, name, follow, tail);
@@ -103,6 +168,9 @@ void logstream_close(struct node *n, struct logstream *ls)
         return;
     if (ls->cli) {
         node_stream_close(n, ls->cli);
+    } else if (ls->ux) {
+        sshio_stream_close(node_io(n), ls->ux);
+        engine_logs_reader_free(ls->rd);
     } else {
         if (write(ls->stop[1], "x", 1) < 0) {
             /* a full pipe already says stop */

@@ -65,9 +65,8 @@ int node_unix_exchange_cancel(struct node *n, const char *sock, const char *req,
 int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
                          long timeout_ms, int cancel_fd, struct buf *out, struct buf *err)
 {
-    int rc = node_unix_exchange_cancel(ctx, sock, req, len, max,
-                                       timeout_ms < 0 ? 30000 : (int)timeout_ms, cancel_fd, out,
-                                       err);
+    int rc = node_unix_exchange_cancel(
+        ctx, sock, req, len, max, timeout_ms < 0 ? 30000 : (int)timeout_ms, cancel_fd, out, err);
     /* sshio's codes would read as the engine's (NOSUCH, NOT_RUNNING) to
      * engine_at's callers: a socket that could not be asked is no answer */
     return rc == SSHIO_UNIX_REFUSED || rc == SSHIO_UNIX_SILENT ? ENGINE_NO_ANSWER : rc;
@@ -77,11 +76,12 @@ int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t le
  * first of $DOCKER_HOST / $CONTAINER_HOST (unix:// only) and the runtime's
  * default path that is a socket. Nothing printed: none. */
 #define FIND_SH                                                                                    \
-    "case $1 in docker) h=${DOCKER_HOST:-}; d=/var/run/docker.sock ;;\n"                          \
-    "*) h=${CONTAINER_HOST:-}; if [ \"$(id -u)\" = 0 ]; then d=/run/podman/podman.sock;\n"        \
-    "   else d=${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/podman/podman.sock; fi ;; esac\n"           \
-    "c=; case $h in unix://*) c=${h#unix://} ;; esac\n"                                           \
-    "for p in \"$c\" \"$d\"; do [ -n \"$p\" ] && [ -S \"$p\" ] && { printf '%s\\n' \"$p\"; exit 0; }; done\n" \
+    "case $1 in docker) h=${DOCKER_HOST:-}; d=/var/run/docker.sock ;;\n"                           \
+    "*) h=${CONTAINER_HOST:-}; if [ \"$(id -u)\" = 0 ]; then d=/run/podman/podman.sock;\n"         \
+    "   else d=${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/podman/podman.sock; fi ;; esac\n"            \
+    "c=; case $h in unix://*) c=${h#unix://} ;; esac\n"                                            \
+    "for p in \"$c\" \"$d\"; do [ -n \"$p\" ] && [ -S \"$p\" ] && { printf '%s\\n' \"$p\"; exit "  \
+    "0; }; done\n"                                                                                 \
     "exit 0\n"
 
 /* The remote text: one absolute path of printable bytes, or "" for none. */
@@ -95,8 +95,7 @@ static void found_path(const struct buf *o, char *path, size_t sz)
     snprintf(path, sz, "%.*s", ok ? (int)len : 0, s);
 }
 
-int node_engine_sock(struct node *n, const char *runtime, const atomic_int *cancel, char *out,
-                     size_t sz)
+int node_engine_sock_known(struct node *n, char *out, size_t sz)
 {
     out[0] = '\0';
     if (n->local)
@@ -105,16 +104,22 @@ int node_engine_sock(struct node *n, const char *runtime, const atomic_int *canc
     bool find = n->worker_sock_find;
     snprintf(out, sz, "%s", n->worker_sock);
     pthread_mutex_unlock(&n->mu);
-    if (!find)
-        return out[0] ? 1 : 0;
+    return find ? -1 : out[0] ? 1 : 0;
+}
+
+int node_engine_sock(struct node *n, const char *runtime, const atomic_int *cancel, char *out,
+                     size_t sz)
+{
+    int known = node_engine_sock_known(n, out, sz);
+    if (known >= 0 || n->local)
+        return known;
     /* two threads asking at once both ask: harmless, the answer is the same */
     struct shcmd cmd = SHCMD_INIT;
     shcmd_script(&cmd, FIND_SH);
     shcmd_arg(&cmd, runtime);
     struct ssh_result res;
     struct buf err = BUF_INIT;
-    int rc = cmd.failed ? -1
-                        : node_run_cancel(n, &cmd, n->timeout_ms + 5000, cancel, &res, &err);
+    int rc = cmd.failed ? -1 : node_run_cancel(n, &cmd, n->timeout_ms + 5000, cancel, &res, &err);
     shcmd_free(&cmd);
     buf_free(&err);
     if (rc < 0 || res.exit_status != 0) {

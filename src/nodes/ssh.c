@@ -903,6 +903,7 @@ struct ssh_unix {
     struct buf req;
     size_t off;
     bool started; /* an open was asked of libssh2: it must be seen through */
+    bool stream;  /* no EOF after the request (see ssh_unix_new_stream) */
 };
 
 struct ssh_unix *ssh_unix_new(const char *sock, const char *req, size_t len)
@@ -914,6 +915,14 @@ struct ssh_unix *ssh_unix_new(const char *sock, const char *req, size_t len)
         ssh_unix_free(NULL, u);
         return NULL;
     }
+    return u;
+}
+
+struct ssh_unix *ssh_unix_new_stream(const char *sock, const char *req, size_t len)
+{
+    struct ssh_unix *u = ssh_unix_new(sock, req, len);
+    if (u)
+        u->stream = true;
     return u;
 }
 
@@ -969,7 +978,9 @@ int ssh_unix_step(struct ssh_conn *c, struct ssh_unix *u, bool may_open, struct 
                     goto fail;
                 u->off += (size_t)w;
             }
-            u->st = UX_EOF;
+            /* a stream's server would read the EOF as the client gone (Go's
+             * net/http cancels the request: a followed log would end) */
+            u->st = u->stream ? UX_READ : UX_EOF;
             break;
         case UX_EOF:
             rc = libssh2_channel_send_eof(u->ch);

@@ -70,6 +70,10 @@ struct ssh_unix;
  * path or out of memory. */
 int ssh_streamlocal_msg(struct buf *out, const char *path);
 struct ssh_unix *ssh_unix_new(const char *sock, const char *req, size_t len);
+/* One whose request is not followed by EOF and whose answer the caller
+ * takes from out as it comes (a followed log): it ends when the far end
+ * closes. */
+struct ssh_unix *ssh_unix_new_stream(const char *sock, const char *req, size_t len);
 /* 1 when the answer is in out (whole: the far end closed), 0 when it must
  * wait, -1 when the session failed, -2 when the node's sshd would not open
  * the socket (missing, or forwarding refused: why says), -3 when the answer

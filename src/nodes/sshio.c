@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,12 @@ struct work {
     struct ssh_unix *ux;
     struct buf ux_out, ux_err;
     bool ux_started, ux_opened, orphan;
-    /* W_STREAM */
+    /* W_STREAM; raw: a unix socket's stream (cmd the socket, ux_req the
+     * request, ux the channel), its bytes handed on as they come (on_bytes),
+     * never run again (the request would be answered twice) */
+    bool raw;
+    struct buf ux_req;
+    sshio_bytes_fn on_bytes;
     sshio_line_fn on_line;
     sshio_event_fn on_event;
     void *ctx;
@@ -158,6 +164,14 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
             w->pend_drop = true; /* the unfinished line went with the session */
             w->running = false;
         }
+        if (w->kind == W_STREAM && w->ux) {
+            /* a socket's stream ends with its session: its owner asks again */
+            ssh_unix_free(io->conn, w->ux);
+            w->ux = NULL;
+            w->running = false;
+            w->ended = true;
+            w->pend_down = true;
+        }
     }
     bool flapping = !connect_failed && mono_ms() - io->connected_at < 2000;
     if (connect_failed || flapping) {
@@ -242,6 +256,8 @@ static int step_one(struct sshio *io, struct work *w, bool may_open, struct buf 
         w->ux_opened |= !ssh_unix_opening(w->ux);
         return r;
     }
+    if (w->raw)
+        return ssh_unix_step(io->conn, w->ux, may_open, &w->out, SIZE_MAX / 2, why);
     if (w->pending_in.len) {
         ssh_chan_write(w->ch, w->pending_in.data, w->pending_in.len);
         buf_reset(&w->pending_in);
@@ -253,18 +269,21 @@ static int step_one(struct sshio *io, struct work *w, bool may_open, struct buf 
  * when its command ended. */
 static void stream_after(struct sshio *io, struct work *w, int r)
 {
-    if (!w->running && !ssh_chan_opening(w->ch)) {
+    if (!w->running && !(w->raw ? ssh_unix_opening(w->ux) : ssh_chan_opening(w->ch))) {
         w->running = true;
         w->pend_up = true;
     }
     buf_reset(&w->errbuf);
-    if (r == 1) {
+    /* a socket's stream also ends when sshd would not open it (-2) */
+    if (r == 1 || (w->raw && r < -1)) {
         /* the remote command ended: a last unfinished line is flushed, and
          * it starts again on the next pass if its owner asked for that */
         ssh_chan_free(io->conn, w->ch);
+        ssh_unix_free(io->conn, w->ux);
         w->ch = NULL;
+        w->ux = NULL;
         w->running = false;
-        if (!w->restart)
+        if (!w->restart || w->raw)
             w->ended = true;
         w->pend_end = true;
         w->pend_down = true;
@@ -298,6 +317,10 @@ static void deliver(struct sshio *io)
         struct work *w = ws[i];
         if (w->pend_up && w->on_event)
             w->on_event(w->ctx, true);
+        if (w->raw && w->out.len)
+            w->on_bytes(w->ctx, w->out.data, w->out.len);
+        if (w->raw)
+            buf_reset(&w->out);
         buf_drain_lines(&w->out, LINE_MAX_BYTES, w->on_line, w->ctx);
         if (w->pend_end && w->out.len)
             w->on_line(w->ctx, w->out.data, w->out.len);
@@ -310,6 +333,31 @@ static void deliver(struct sshio *io)
     free(ws); /* out of memory: delivered on a later pass */
 }
 
+/* A channel no one waits for whose open libssh2 was asked (a W_UNIX
+ * zombie, a closed socket stream): stepped until the open is answered, then
+ * freed. 0 meanwhile or once freed, -1 when the session broke (why). */
+static int see_open_through(struct sshio *io, struct work *w, struct buf *why)
+{
+    if (io->opener && io->opener != w)
+        return 0;
+    struct buf zo = BUF_INIT, zwhy = BUF_INIT;
+    int r = ssh_unix_step(io->conn, w->ux, true, &zo, 0, &zwhy);
+    buf_free(&zo);
+    if (r == 0 && ssh_unix_open_pending(w->ux)) {
+        io->opener = w;
+        buf_free(&zwhy);
+        return 0;
+    }
+    if (io->opener == w)
+        io->opener = NULL;
+    ssh_unix_free(io->conn, w->ux);
+    w->ux = NULL;
+    if (r == -1)
+        buf_puts(why, buf_str(&zwhy));
+    buf_free(&zwhy);
+    return r == -1 ? -1 : 0;
+}
+
 /* One pass over every channel. libssh2 opens one channel of a session at a
  * time, so one work item at most (io->opener) is in its opening step.
  * Returns -1 when the session broke. */
@@ -318,29 +366,12 @@ static int step_all(struct sshio *io, struct buf *why)
     pthread_mutex_lock(&io->mu);
     int rc = 0;
     for (struct work *w = io->works; w; w = w->next) {
-        if (w->kind == W_UNIX && w->done && w->ux) {
-            /* a zombie: its open is seen through, then the channel goes */
-            if (io->opener && io->opener != w)
-                continue;
-            struct buf zo = BUF_INIT, zwhy = BUF_INIT;
-            int r = ssh_unix_step(io->conn, w->ux, true, &zo, 0, &zwhy);
-            buf_free(&zo);
-            if (r == 0 && ssh_unix_open_pending(w->ux)) {
-                io->opener = w;
-                buf_free(&zwhy);
-                continue;
-            }
-            if (io->opener == w)
-                io->opener = NULL;
-            ssh_unix_free(io->conn, w->ux);
-            w->ux = NULL;
-            if (r == -1) {
-                buf_puts(why, buf_str(&zwhy));
-                buf_free(&zwhy);
+        if ((w->kind == W_UNIX && w->done && w->ux) ||
+            (w->kind == W_STREAM && w->closing && w->ux && ssh_unix_open_pending(w->ux))) {
+            if (see_open_through(io, w, why) < 0) {
                 rc = -1;
                 break;
             }
-            buf_free(&zwhy);
             continue;
         }
         if (w->kind == W_STREAM ? (w->closing || w->ended) : w->done)
@@ -366,7 +397,9 @@ static int step_all(struct sshio *io, struct buf *why)
         }
         if (w->kind == W_PUT && !w->put)
             w->put = ssh_put_new(w->cmd, w->put_data, w->put_len, w->put_mode);
-        else if (w->kind != W_PUT && w->kind != W_UNIX && !w->ch &&
+        else if (w->raw && !w->ux)
+            w->ux = ssh_unix_new_stream(w->cmd, w->ux_req.data, w->ux_req.len);
+        else if (w->kind != W_PUT && w->kind != W_UNIX && !w->raw && !w->ch &&
                  (w->ch = ssh_chan_new(w->cmd)) && w->kind == W_STREAM)
             ssh_chan_hold(w->ch); /* a flood waits in the channel, never dropped */
         if (!w->put && !w->ch && !w->ux) {
@@ -415,6 +448,8 @@ static void free_unix(struct work *w)
 static void free_stream(struct sshio *io, struct work *w)
 {
     ssh_chan_free(io->conn, w->ch);
+    ssh_unix_free(io->conn, w->ux);
+    buf_free(&w->ux_req);
     buf_free(&w->out);
     buf_free(&w->errbuf);
     buf_free(&w->pending_in);
@@ -430,7 +465,10 @@ static void reap_closed(struct sshio *io)
     bool any = false;
     for (struct work **pw = &io->works; *pw;) {
         struct work *w = *pw;
-        if (w->kind == W_STREAM && w->closing) {
+        if (w->kind == W_STREAM && w->closing && w->ux && io->conn &&
+            ssh_unix_open_pending(w->ux)) {
+            pw = &w->next; /* its open is seen through first (step_all) */
+        } else if (w->kind == W_STREAM && w->closing) {
             *pw = w->next;
             if (io->opener == w)
                 io->opener = NULL;
@@ -749,6 +787,17 @@ int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, 
     return wait_work(io, &w, NULL);
 }
 
+/* A stream's work, handed to the I/O thread. */
+static struct sshio_stream *stream_queue(struct sshio *io, struct work *w)
+{
+    pthread_mutex_lock(&io->mu);
+    w->next = io->works;
+    io->works = w;
+    pthread_mutex_unlock(&io->mu);
+    wake(io);
+    return (struct sshio_stream *)w;
+}
+
 struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, bool restart,
                                        sshio_line_fn on_line, sshio_event_fn on_event, void *ctx)
 {
@@ -765,12 +814,29 @@ struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, bool r
     w->on_event = on_event;
     w->restart = restart;
     w->ctx = ctx;
-    pthread_mutex_lock(&io->mu);
-    w->next = io->works;
-    io->works = w;
-    pthread_mutex_unlock(&io->mu);
-    wake(io);
-    return (struct sshio_stream *)w;
+    return stream_queue(io, w);
+}
+
+struct sshio_stream *sshio_stream_open_unix(struct sshio *io, const char *sock, const char *req,
+                                            size_t len, sshio_bytes_fn on_bytes,
+                                            sshio_event_fn on_event, void *ctx)
+{
+    struct work *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->kind = W_STREAM;
+    w->raw = true;
+    w->cmd = strdup(sock);
+    if (!w->cmd || buf_append(&w->ux_req, req, len) < 0) {
+        free(w->cmd);
+        buf_free(&w->ux_req);
+        free(w);
+        return NULL;
+    }
+    w->on_bytes = on_bytes;
+    w->on_event = on_event;
+    w->ctx = ctx;
+    return stream_queue(io, w);
 }
 
 int sshio_stream_write(struct sshio *io, struct sshio_stream *s, const char *data, size_t len)

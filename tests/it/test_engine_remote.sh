@@ -91,6 +91,24 @@ check "status: no warning about the socket" eval \
     '! jq -r ".warnings[]" <<<"$js" | grep -q AllowStreamLocalForwarding'
 echo "    (status through the socket took $base_s s, exit $base_rc)"
 
+# --- logs through the worker's socket (the engine's frames over the session): the CLI's
+# lines, in order; followed too; no podman logs on the worker --------------------------------
+: > "$T/ran"
+got=$(top_head logs --tail 5 r1 2>&1); rc=$?
+want=$(on_host worker podman logs --tail 5 dsv41-r1 2>&1) # an idle rank writes nothing more
+check "logs: the worker's last 5 lines through the socket, as the CLI gives them" eval \
+    '[ $rc = 0 ] && [ -n "$got" ] && [ "$got" = "$want" ]' ||
+    printf 'got:\n%s\nwant:\n%s\n' "$got" "$want" >&2
+top_head logs -f --tail 3 r1 > "$T/follow.out" 2>&1 &
+fp=$!
+for _ in $(seq 100); do [ "$(wc -l < "$T/follow.out")" -ge 3 ] && break; sleep 0.1; done
+kill_in_ns head dsv41-top
+wait "$fp" 2>/dev/null
+check "logs -f: the tail came through the socket" eval '[ "$(wc -l < "$T/follow.out")" -ge 3 ]' ||
+    cat "$T/follow.out" >&2
+check "logs, logs -f: no podman logs started on the worker" eval '! grep -q "^logs" "$T/ran"' ||
+    cat "$T/ran" >&2
+
 # --- watch: its full samples too --------------------------------------------------------
 : > "$T/ran"
 top_head watch > "$T/watch.out" 2>&1 &
@@ -101,6 +119,8 @@ kill_in_ns head dsv41-top
 wait $wp 2>/dev/null
 check "watch: the worker's rank seen running" grep -q "dsv41-r1 running" "$T/watch.out"
 check "watch: no podman inspect started on the worker" [ "$(snap_inspects)" = 0 ]
+check "watch: the worker's log followed without podman logs there" eval '! grep -q "^logs" "$T/ran"' ||
+    cat "$T/ran" >&2
 
 # --- none: the CLI ---------------------------------------------------------------------------
 : > "$T/ran"

@@ -1,9 +1,11 @@
-/* Helpers shared by the unit tests: fixture paths and file loading. */
+/* Helpers shared by the unit tests: fixture paths and file loading, and
+ * the engine's log frames built by hand. */
 #ifndef DSV41_TEST_FIXTURE_H
 #define DSV41_TEST_FIXTURE_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "buf.h"
 
@@ -26,6 +28,17 @@ static inline struct buf fixture_load(const char *rel)
     if (!b.data)
         buf_puts(&b, "");
     return b;
+}
+
+/* One frame of the engine's multiplexed log stream (REFERENCE §7): stream,
+ * three zero bytes, the payload's length big-endian, the payload. */
+static inline void fixture_frame(struct buf *out, int stream, const char *payload)
+{
+    size_t n = strlen(payload);
+    unsigned char h[8] = {(unsigned char)stream, 0, 0, 0, (unsigned char)(n >> 24),
+                          (unsigned char)(n >> 16), (unsigned char)(n >> 8), (unsigned char)n};
+    buf_append(out, (const char *)h, 8);
+    buf_append(out, payload, n);
 }
 
 #endif

@@ -267,6 +267,67 @@ static void ct_applied(void **st)
     buf_free(&lines);
 }
 
+/* A transport whose answers come in turn (the inspect, then the log). */
+struct turns {
+    const struct buf *ans[2];
+    int i;
+    struct buf seen;
+};
+
+static int turns_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
+                          long timeout_ms, int cancel_fd, struct buf *out, struct buf *err)
+{
+    struct turns *t = ctx;
+    (void)sock, (void)max, (void)timeout_ms, (void)cancel_fd, (void)err;
+    buf_append(&t->seen, req, len);
+    const struct buf *a = t->ans[t->i < 1 ? t->i++ : 1];
+    buf_append(out, a->data, a->len);
+    return 0;
+}
+
+static int take_line(void *ctx, int stream, const char *line, size_t len)
+{
+    buf_printf(ctx, "%d:%.*s|", stream, (int)len, line);
+    return 0;
+}
+
+/* A log's tail through a transport: the inspect (its Tty), then the
+ * multiplexed frames read into lines per stream; a cut answer is said. */
+static void logs_at(void **st)
+{
+    (void)st;
+    struct buf doc = fixture_load("engine/podman-4.3-inspect.json");
+    struct buf insp = answer("HTTP/1.1 200 OK\r\n", buf_str(&doc));
+    struct buf body = BUF_INIT, logs = BUF_INIT;
+    fixture_frame(&body, 1, "INFO started\nhalf ");
+    fixture_frame(&body, 2, "WARN a warning\n");
+    fixture_frame(&body, 1, "a line\n");
+    buf_printf(&logs, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                      "Content-Length: %zu\r\n\r\n", body.len);
+    buf_append(&logs, body.data, body.len);
+    struct turns t = {{&insp, &logs}, 0, BUF_INIT};
+    struct engine_at at = {"/s", turns_exchange, &t};
+    struct buf got = BUF_INIT, err = BUF_INIT;
+    assert_int_equal(engine_logs_at(&at, "dsv41-r1", 50, 1000, take_line, &got, &err), 0);
+    assert_string_equal(buf_str(&got), "1:INFO started|2:WARN a warning|1:half a line|");
+    assert_non_null(strstr(buf_str(&t.seen), "GET /containers/dsv41-r1/logs?stdout=1&stderr=1"
+                                             "&timestamps=0&follow=0&tail=50 "));
+    /* cut inside the last frame: the lines before it, and the cut said */
+    logs.len -= 3;
+    t.i = 0;
+    buf_reset(&got);
+    assert_int_equal(engine_logs_at(&at, "dsv41-r1", 50, 1000, take_line, &got, &err), -1);
+    assert_non_null(strstr(buf_str(&got), "2:WARN a warning|"));
+    assert_non_null(strstr(buf_str(&err), "logs dsv41-r1"));
+    buf_free(&doc);
+    buf_free(&insp);
+    buf_free(&body);
+    buf_free(&logs);
+    buf_free(&t.seen);
+    buf_free(&got);
+    buf_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +337,7 @@ int main(void)
         cmocka_unit_test(kill_stop_at),
         cmocka_unit_test(remove_at),
         cmocka_unit_test(ct_applied),
+        cmocka_unit_test(logs_at),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,23 +27,14 @@ static int record(void *ctx, int stream, const char *d, size_t n)
     return buf_append(b, d, n);
 }
 
-static void frame(struct buf *out, int stream, const char *payload)
-{
-    size_t n = strlen(payload);
-    unsigned char h[8] = {(unsigned char)stream, 0, 0, 0, (unsigned char)(n >> 24),
-                          (unsigned char)(n >> 16), (unsigned char)(n >> 8), (unsigned char)n};
-    buf_append(out, (const char *)h, 8);
-    buf_append(out, payload, n);
-}
-
 static void split_everywhere(void **state)
 {
     (void)state;
     struct buf s = BUF_INIT;
-    frame(&s, 1, "out 0\n");
-    frame(&s, 2, "err 0\n");
-    frame(&s, 1, "");
-    frame(&s, 1, "x");
+    fixture_frame(&s, 1, "out 0\n");
+    fixture_frame(&s, 2, "err 0\n");
+    fixture_frame(&s, 1, "");
+    fixture_frame(&s, 1, "x");
     for (size_t cut = 0; cut <= s.len; cut++) {
         for (size_t cut2 = cut; cut2 <= s.len; cut2++) {
             struct engine_frames f;
