@@ -63,36 +63,6 @@ static void *collect_one(void *arg)
     return NULL;
 }
 
-static int tail_line(void *ctx, int stream, const char *line, size_t len)
-{
-    (void)stream;
-    char clean[512];
-    text_clean(clean, sizeof clean, line, len);
-    strv_add(ctx, clean);
-    return 0;
-}
-
-/* The rank's last lines: from the engine's socket on the local node (no
- * `RUNTIME logs` started), else as ranks_tail asks (the CLI; the socket's
- * failure too). */
-static int tail_rank(struct node *n, const char *rt, int rank, int tail, struct strv *lines,
-                     struct buf *err)
-{
-    if (n->local && n->engine_sock[0]) {
-        char name[32];
-        snprintf(name, sizeof name, "dsv41-r%d", rank);
-        struct engine_logs_opt o = {.follow = false, .tail = tail, .timeout_ms = 10000,
-                                    .cancel_fd = -1};
-        struct buf e = BUF_INIT;
-        int rc = engine_logs(n->engine_sock, name, &o, tail_line, lines, &e);
-        buf_free(&e);
-        if (rc == 0)
-            return 0;
-        strv_free(lines);
-    }
-    return ranks_tail(n, rt, rank, tail, lines, err);
-}
-
 static void note(char (*list)[320], int *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void note(char (*list)[320], int *n, const char *fmt, ...)
@@ -363,7 +333,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
         if (ct && ct->running) {
             struct strv lines = STRV_INIT;
             struct buf e2 = BUF_INIT;
-            if (tail_rank(&cl->nodes[i].node, config_get(c, "RUNTIME"), r->nodes[i].cn->rank,
+            if (ranks_tail(&cl->nodes[i].node, config_get(c, "RUNTIME"), r->nodes[i].cn->rank,
                           300, &lines, &e2) == 0) {
                 struct phase_state ph;
                 phase_init(&ph);
