@@ -602,7 +602,7 @@ static void *io_main(void *arg)
             pthread_mutex_lock(&io->mu);
             bool active = false;
             for (struct work *w = io->works; w; w = w->next)
-                active |= w->ch != NULL || w->put != NULL || (w->ux && w->ux_started);
+                active |= w->ch != NULL || w->put != NULL || (w->ux && (w->ux_started || w->raw));
             pthread_mutex_unlock(&io->mu);
             if (check_alive(io, active) < 0)
                 continue;
