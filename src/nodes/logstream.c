@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "engine_at.h"
+#include "interrupt.h"
 #include "runtime.h"
 
 /* the ping that chooses the socket; a hung engine costs this once */
@@ -104,13 +105,14 @@ static void remote_event(void *ctx, bool up)
         ls->on_event(ls->ctx, false);
 }
 
-/* The worker's socket, when it is known and answers for the container
- * (not found yet: the CLI this time, the sampler finds it). */
-static struct logstream *remote_open(struct logstream *ls, struct node *n, const char *name,
-                                     bool follow, int tail)
+/* The worker's socket, when it is there and answers for the container.
+ * Found on the node if no one has yet (the console's sampler usually has:
+ * then this asks nothing). */
+static struct logstream *remote_open(struct logstream *ls, struct node *n, const char *runtime,
+                                     const char *name, bool follow, int tail)
 {
     struct sshio *io = node_io(n);
-    if (!io || node_engine_sock_known(n, ls->sock, sizeof ls->sock) != 1)
+    if (!io || node_engine_sock(n, runtime, interrupt_token(), ls->sock, sizeof ls->sock) != 1)
         return NULL;
     struct engine_at at = {ls->sock, node_engine_exchange, n};
     struct probe_container c;
@@ -149,7 +151,7 @@ struct logstream *logstream_open(struct node *n, const char *runtime, const char
     ls->stop[0] = ls->stop[1] = -1;
     if (n->local && n->engine_sock[0] && engine_open(ls, n->engine_sock, name, follow, tail))
         return ls;
-    if (!n->local && remote_open(ls, n, name, follow, tail))
+    if (!n->local && remote_open(ls, n, runtime, name, follow, tail))
         return ls;
     struct shcmd cmd = SHCMD_INIT;
     runtime_cmd_logs(&cmd, runtime, name, follow, tail);

@@ -105,9 +105,6 @@ int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t le
  * be asked (ask again later). The local node: 0 (its engine_sock is it). */
 int node_engine_sock(struct node *n, const char *runtime, const atomic_int *cancel, char *out,
                      size_t sz);
-/* node_engine_sock without asking the node: -1 while it is still to be
- * found there. */
-int node_engine_sock_known(struct node *n, char *out, size_t sz);
 
 /* The node's I/O thread (remote nodes only; started on first use). */
 struct sshio *node_io(struct node *n);

@@ -95,7 +95,9 @@ static void found_path(const struct buf *o, char *path, size_t sz)
     snprintf(path, sz, "%.*s", ok ? (int)len : 0, s);
 }
 
-int node_engine_sock_known(struct node *n, char *out, size_t sz)
+/* node_engine_sock without asking the node: -1 while it is still to be
+ * found there. */
+static int sock_known(struct node *n, char *out, size_t sz)
 {
     out[0] = '\0';
     if (n->local)
@@ -110,7 +112,7 @@ int node_engine_sock_known(struct node *n, char *out, size_t sz)
 int node_engine_sock(struct node *n, const char *runtime, const atomic_int *cancel, char *out,
                      size_t sz)
 {
-    int known = node_engine_sock_known(n, out, sz);
+    int known = sock_known(n, out, sz);
     if (known >= 0 || n->local)
         return known;
     /* two threads asking at once both ask: harmless, the answer is the same */

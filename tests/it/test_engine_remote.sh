@@ -21,8 +21,8 @@ restore() {
     kill_in_ns worker nc
     kill_in_ns worker "$PY_COMM"
     rm -f "$IT_DIR/bin/podman"
-    if grep -q '^AllowStreamLocalForwarding no' "$SSHD_CONF"; then
-        sed -i '/^AllowStreamLocalForwarding no/d' "$SSHD_CONF"
+    if grep -q '^AllowStreamLocalForwarding no\|CONTAINER_HOST=' "$SSHD_CONF"; then
+        sed -i '/^AllowStreamLocalForwarding no/d; s| CONTAINER_HOST=[^ ]*||' "$SSHD_CONF"
         "$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
         "$IT_ROOT/tests/it/hosts.sh" start-sshd worker
     fi
@@ -214,17 +214,27 @@ check "hostile engine: ... without one escape byte" eval '! printf "%s" "$out" |
 check "hostile engine: the worker's rank not removed" on_host worker podman container exists dsv41-r1
 kill_in_ns worker "$PY_COMM"
 
-# --- stop: the worker's rank stopped and gone, through its socket (its guard's PID
-# lookups too: the guard there is given WORKER_RUNTIME_SOCKET) ---
-out=$(top_head "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
+# --- a socket found on the worker (WORKER_RUNTIME_SOCKET empty; the worker's sshd names it
+# in CONTAINER_HOST): logs, stop and the worker's guard (given no --socket: it finds its own)
+# through it, no podman stop, inspect, rm, kill or logs started there ---
+sed -i "s|^SetEnv PATH=.*|& CONTAINER_HOST=unix://$IT_DIR/worker/podman.sock|" "$SSHD_CONF"
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+"$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+out=$(top_head WORKER_RUNTIME_SOCKET= "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
 check "launch again: ranks up" eval '[ $rc = 0 ]' || printf '%s\n' "$out" | tail -5 >&2
 : > "$T/ran"
-out=$(top_head stop 2>&1); rc=$?
+got=$(top_head WORKER_RUNTIME_SOCKET= logs --tail 2 r1 2>&1)
+check "found socket: logs through it" eval \
+    '[ -n "$got" ] && [ "$got" = "$(on_host worker podman logs --tail 2 dsv41-r1 2>&1)" ]'
+out=$(top_head WORKER_RUNTIME_SOCKET= stop 2>&1); rc=$?
 check "stop: the worker's rank stopped" eval '[ $rc = 0 ] && grep -Eq "^stopped dsv41-r1 on worker after [0-9]+ s( \(exit code [0-9]+\))?$" <<<"$out"' ||
     printf '%s\n' "$out" >&2
 check "stop: the worker's rank is gone" eval '! on_host worker podman container exists dsv41-r1'
-check "stop: no podman stop, inspect, rm or kill started on the worker" eval \
-    '! grep -Eq "^(stop|rm|kill|container inspect|inspect)( |$)" "$T/ran"' || cat "$T/ran" >&2
+check "stop: no podman stop, inspect, rm, kill or logs started on the worker" eval \
+    '! grep -Eq "^(stop|rm|kill|container inspect|inspect|logs)( |$)" "$T/ran"' || cat "$T/ran" >&2
+sed -i "s| CONTAINER_HOST=unix://$IT_DIR/worker/podman.sock||" "$SSHD_CONF"
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+"$IT_ROOT/tests/it/hosts.sh" start-sshd worker
 
 # --- Ctrl-C during the worker's stop through its socket: a proxy before podman's socket
 # passes every request but holds the stop unanswered (without a cancel the stop would wait
