@@ -10,6 +10,8 @@
 #include "text.h"
 
 #define RANKS_TIMEOUT_MS 60000
+/* a tail through the engine: status and launch wait on it, the CLI follows */
+#define RANKS_TAIL_ENGINE_MS 10000
 
 static void rank_name(char *out, size_t sz, int rank)
 {
@@ -213,14 +215,19 @@ int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *
         char name[32];
         rank_name(name, sizeof name, rank);
         struct buf why = BUF_INIT;
-        int rc = engine_logs_at(&e.at, name, tail, RANKS_TIMEOUT_MS, add_engine_line, lines, &why);
-        if (rc != ENGINE_NO_ANSWER) {
-            if (rc < 0)
-                buf_printf(err, "%s: %s", n->name, buf_str(&why));
-            buf_free(&why);
-            return rc < 0 ? -1 : 0;
-        }
-        buf_free(&why); /* no answer brought no line: the CLI's follow */
+        struct strv got = STRV_INIT;
+        int rc = engine_logs_at(&e.at, name, tail, RANKS_TAIL_ENGINE_MS, add_engine_line, &got,
+                                &why);
+        for (int i = 0; rc == 0 && i < got.n; i++)
+            strv_add(lines, got.v[i]);
+        strv_free(&got);
+        if (rc == ENGINE_NOSUCH)
+            buf_printf(err, "%s: %s", n->name, buf_str(&why));
+        buf_free(&why);
+        if (rc == 0 || rc == ENGINE_NOSUCH)
+            return rc == 0 ? 0 : -1;
+        /* a log is only read: any other failure of the engine's leaves the
+         * CLI, with what the engine gave dropped (no line twice) */
     }
     struct shcmd cmd = SHCMD_INIT;
     char name[32];

@@ -33,7 +33,7 @@ static int run_guard(struct cluster_node *cn, const char *state_dir, const struc
     return rc;
 }
 
-void guards_args(const struct config *c, const struct cluster_node *cn, int nranks,
+void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
                  struct strv *args)
 {
     strv_add(args, "--runtime");
@@ -52,8 +52,14 @@ void guards_args(const struct config *c, const struct cluster_node *cn, int nran
     strv_add(args, "--proc-root");
     strv_add(args, cn->node.proc_root);
     /* RUNTIME_SOCKET is the head's, WORKER_RUNTIME_SOCKET the workers'
-     * (a guard finds its own where it is empty) */
+     * (empty: the one found on the worker, whose guard may run where its
+     * environment lacks the variables that found it; else the guard finds
+     * its own) */
     const char *sock = config_get(c, cn->node.local ? "RUNTIME_SOCKET" : "WORKER_RUNTIME_SOCKET");
+    char found[256];
+    if ((!sock || !*sock) && !cn->node.local &&
+        node_engine_sock(&cn->node, config_get(c, "RUNTIME"), NULL, found, sizeof found) == 1)
+        sock = found;
     if (sock && *sock) {
         strv_add(args, "--socket");
         strv_add(args, sock);

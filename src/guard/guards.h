@@ -33,7 +33,7 @@ struct guard_opts;
 /* The static guard's settings flags for node cn, from the configuration
  * (what launch starts it with, less --state-dir and the action). */
 struct strv;
-void guards_args(const struct config *c, const struct cluster_node *cn, int nranks,
+void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
                  struct strv *args);
 void guard_opts_from_config(const struct config *c, struct guard_opts *o);
 

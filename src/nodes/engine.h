@@ -93,9 +93,9 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
  * bytes as they come (tty: the container's Config.Tty, which podman's
  * content type does not tell), the lines to fn; its end (eof: the far end
  * closed, so a body that runs to the close is complete) with engine_logs's
- * codes. feed: non-zero once it takes no more (fn stopped it, or the
- * answer is malformed: end says which). */
-int engine_logs_request(struct buf *req, const char *name, bool follow, int tail);
+ * codes. feed: non-zero once it takes no more (the answer is whole, fn
+ * stopped it, or it is malformed: end says which). */
+int engine_logs_request(struct buf *req, const char *name, bool follow, int tail); /* -1: bad name */
 struct engine_logs_reader;
 struct engine_logs_reader *engine_logs_reader_new(bool tty, engine_line_fn fn, void *ctx);
 int engine_logs_reader_feed(struct engine_logs_reader *rd, const char *d, size_t n);

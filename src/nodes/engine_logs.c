@@ -4,6 +4,7 @@
 #include "engine.h"
 #include "engine_at.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,7 @@ static int on_body(void *ctx, const char *d, size_t n)
     struct logs *l = ctx;
     if (l->r.status != 200) {
         if (l->errbody.len < 65536)
-            buf_append(&l->errbody, d, n);
+            buf_append(&l->errbody, d, n < 65536 - l->errbody.len ? n : 65536 - l->errbody.len);
         return 0;
     }
     if (!l->decided) {
@@ -88,6 +89,11 @@ static int on_body(void *ctx, const char *d, size_t n)
 
 int engine_logs_request(struct buf *req, const char *name, bool follow, int tail)
 {
+    struct buf why = BUF_INIT;
+    int ok = engine_name_ok(name, &why);
+    buf_free(&why);
+    if (ok < 0)
+        return -1;
     char path[200], t[16];
     snprintf(t, sizeof t, tail < 0 ? "all" : "%d", tail);
     snprintf(path, sizeof path,
@@ -112,9 +118,9 @@ struct engine_logs_reader *engine_logs_reader_new(bool tty, engine_line_fn fn, v
 int engine_logs_reader_feed(struct engine_logs_reader *rd, const char *d, size_t n)
 {
     struct logs *l = (struct logs *)rd;
-    if (l->stopped || l->bad || l->r.error)
+    if (l->stopped || l->bad || l->r.error || l->r.complete)
         return 1;
-    return http1_feed(&l->r, d, n) != 0;
+    return http1_feed(&l->r, d, n) != 0 || l->r.complete;
 }
 
 int engine_logs_reader_end(struct engine_logs_reader *rd, const char *sock, const char *name,
@@ -127,7 +133,7 @@ int engine_logs_reader_end(struct engine_logs_reader *rd, const char *sock, cons
     if (!l->r.status) {
         buf_printf(err, "%s: logs %s: no answer of the engine's (%s)", sock, name,
                    l->bad ? l->bad : l->r.error ? l->r.error : "nothing came");
-        return -1;
+        return ENGINE_NO_ANSWER;
     }
     if (l->r.status != 200) {
         char what[128];
@@ -187,6 +193,9 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
     struct logs *l = (struct logs *)rd;
     rc = http1_unix(sock, req.data, req.len, o->timeout_ms, o->cancel_fd, &l->r, err);
     buf_free(&req);
+    struct pollfd cancel = {o->cancel_fd, POLLIN, 0};
+    if (o->cancel_fd >= 0 && poll(&cancel, 1, 0) > 0)
+        l->stopped = true; /* its caller ended it: no cut to speak of */
     if (rc == 0)
         rc = engine_logs_reader_end(rd, sock, name, false, err);
     engine_logs_reader_free(rd);
@@ -194,7 +203,7 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
 }
 
 /* a log's tail in one answer through a transport: room for the frames of
- * a long tail; more is cut (the reader says so) */
+ * a long tail; a larger answer is no answer (the caller's CLI then) */
 #define LOGS_AT_MAX (16u << 20)
 
 int engine_logs_at(const struct engine_at *at, const char *name, int tail, long timeout_ms,

@@ -28,6 +28,7 @@ struct logstream {
     struct node *n;
     struct sshio_stream *ux;
     struct engine_logs_reader *rd;
+    bool tty, rd_ended; /* a new reader for the answer after a broken session */
     pthread_t th;
     int stop[2];
     char sock[256], name[64];
@@ -82,24 +83,33 @@ static struct logstream *engine_open(struct logstream *ls, const char *sock, con
     return ls;
 }
 
-static void remote_bytes(void *ctx, const char *d, size_t n)
+/* The callbacks run on the node's I/O thread, one at a time. */
+static int remote_bytes(void *ctx, const char *d, size_t n)
 {
     struct logstream *ls = ctx;
-    engine_logs_reader_feed(ls->rd, d, n); /* past a stop or a fault: end says */
+    /* whole, stopped or malformed: the stream ends, and end says which */
+    return ls->rd ? engine_logs_reader_feed(ls->rd, d, n) : 1;
 }
 
 static void remote_event(void *ctx, bool up)
 {
     struct logstream *ls = ctx;
     if (up) {
+        if (ls->rd_ended) { /* the request again, after a broken session */
+            engine_logs_reader_free(ls->rd);
+            ls->rd = engine_logs_reader_new(ls->tty, one_line, ls);
+            ls->rd_ended = false;
+        }
         if (ls->on_event)
             ls->on_event(ls->ctx, true);
         return;
     }
     struct buf err = BUF_INIT;
     /* said in the log's place, as the CLI's stderr is (a close runs no callback) */
-    if (engine_logs_reader_end(ls->rd, ls->sock, ls->name, true, &err) != 0 && err.len)
+    if (ls->rd && !ls->rd_ended &&
+        engine_logs_reader_end(ls->rd, ls->sock, ls->name, true, &err) != 0 && err.len)
         ls->on_line(ls->ctx, buf_str(&err), err.len);
+    ls->rd_ended = true;
     buf_free(&err);
     if (ls->on_event)
         ls->on_event(ls->ctx, false);
@@ -127,6 +137,7 @@ static struct logstream *remote_open(struct logstream *ls, struct node *n, const
     }
     snprintf(ls->name, sizeof ls->name, "%s", name);
     ls->n = n;
+    ls->tty = tty;
     ls->ux = sshio_stream_open_unix(io, ls->sock, req.data, req.len, remote_bytes, remote_event,
                                     ls);
     buf_free(&req);

@@ -46,8 +46,9 @@ struct work {
     bool ux_started, ux_opened, orphan;
     /* W_STREAM; raw: a unix socket's stream (cmd the socket, ux_req the
      * request, ux the channel), its bytes handed on as they come (on_bytes),
-     * never run again (the request would be answered twice) */
-    bool raw;
+     * sent again only after a broken session; had_enough: on_bytes wants
+     * no more (the stream ends at the next pass) */
+    bool raw, had_enough;
     struct buf ux_req;
     sshio_bytes_fn on_bytes;
     sshio_line_fn on_line;
@@ -165,12 +166,15 @@ static void session_down(struct sshio *io, const char *why, bool connect_failed)
             w->running = false;
         }
         if (w->kind == W_STREAM && w->ux) {
-            /* a socket's stream ends with its session: its owner asks again */
+            /* the request goes again on the next session, as a CLI
+             * stream's command does (its owner reads a new answer) */
             ssh_unix_free(io->conn, w->ux);
             w->ux = NULL;
+            if (w->running)
+                w->pend_down = true;
+            w->pend_drop = true;
             w->running = false;
-            w->ended = true;
-            w->pend_down = true;
+            w->had_enough = false;
         }
     }
     bool flapping = !connect_failed && mono_ms() - io->connected_at < 2000;
@@ -317,8 +321,8 @@ static void deliver(struct sshio *io)
         struct work *w = ws[i];
         if (w->pend_up && w->on_event)
             w->on_event(w->ctx, true);
-        if (w->raw && w->out.len)
-            w->on_bytes(w->ctx, w->out.data, w->out.len);
+        if (w->raw && w->out.len && !w->had_enough)
+            w->had_enough = w->on_bytes(w->ctx, w->out.data, w->out.len) != 0;
         if (w->raw)
             buf_reset(&w->out);
         buf_drain_lines(&w->out, LINE_MAX_BYTES, w->on_line, w->ctx);
@@ -372,6 +376,11 @@ static int step_all(struct sshio *io, struct buf *why)
                 rc = -1;
                 break;
             }
+            continue;
+        }
+        if (w->raw && w->had_enough && !w->closing && !w->ended && w->ux &&
+            !ssh_unix_open_pending(w->ux)) {
+            stream_after(io, w, 1); /* its owner has the whole answer */
             continue;
         }
         if (w->kind == W_STREAM ? (w->closing || w->ended) : w->done)
@@ -602,7 +611,10 @@ static void *io_main(void *arg)
             pthread_mutex_lock(&io->mu);
             bool active = false;
             for (struct work *w = io->works; w; w = w->next)
-                active |= w->ch != NULL || w->put != NULL || (w->ux && (w->ux_started || w->raw));
+                active |= w->ch != NULL || w->put != NULL || w->ux != NULL ||
+                          (w->kind == W_UNIX && !w->done);
+            /* a ping that holds the opening slot must be seen through */
+            active |= io->pinging;
             pthread_mutex_unlock(&io->mu);
             if (check_alive(io, active) < 0)
                 continue;

@@ -22,7 +22,9 @@ struct sshio_stream;
  * or the session broke; it restarts by itself when the session is back. */
 typedef void (*sshio_line_fn)(void *ctx, const char *line, size_t len);
 typedef void (*sshio_event_fn)(void *ctx, bool up);
-typedef void (*sshio_bytes_fn)(void *ctx, const char *data, size_t len);
+/* Non-zero: no more is wanted (the answer is whole, or cannot be read):
+ * the stream ends. */
+typedef int (*sshio_bytes_fn)(void *ctx, const char *data, size_t len);
 
 struct sshio *sshio_start(const char *name, const struct ssh_target *t, const char *known_hosts,
                           int timeout_ms);
@@ -71,9 +73,11 @@ struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, bool r
 /* A stream from a unix socket on the node (a followed log): req written on
  * a direct-streamlocal channel (no EOF after it), the answer's bytes handed
  * to on_bytes as they come, on the I/O thread. on_event(true) once the
- * channel is open; on_event(false) when it ended: the far end closed, sshd
- * would not open it, or the session broke (it is never sent again: its
- * owner opens a new one). Closed with sshio_stream_close. */
+ * channel is open; on_event(false) when it ended: the far end closed,
+ * on_bytes wanted no more, sshd would not open it, or the session broke;
+ * after a break the request is sent again on the next session (a new
+ * answer follows on_event(true), as a CLI stream's command runs again).
+ * Closed with sshio_stream_close. */
 struct sshio_stream *sshio_stream_open_unix(struct sshio *io, const char *sock, const char *req,
                                             size_t len, sshio_bytes_fn on_bytes,
                                             sshio_event_fn on_event, void *ctx);

@@ -215,14 +215,18 @@ check "hostile engine: the worker's rank not removed" on_host worker podman cont
 kill_in_ns worker "$PY_COMM"
 
 # --- a socket found on the worker (WORKER_RUNTIME_SOCKET empty; the worker's sshd names it
-# in CONTAINER_HOST): logs, stop and the worker's guard (given no --socket: it finds its own)
-# through it, no podman stop, inspect, rm, kill or logs started there ---
+# in CONTAINER_HOST): logs, stop and the worker's guard
+# through it (the guard is given the one found), no podman stop, inspect, rm, kill or logs
+# started there ---
 sed -i "s|^SetEnv PATH=.*|& CONTAINER_HOST=unix://$IT_DIR/worker/podman.sock|" "$SSHD_CONF"
 "$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
 "$IT_ROOT/tests/it/hosts.sh" start-sshd worker
 out=$(top_head WORKER_RUNTIME_SOCKET= "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?
 check "launch again: ranks up" eval '[ $rc = 0 ]' || printf '%s\n' "$out" | tail -5 >&2
 : > "$T/ran"
+check "found socket: the worker's guard is given it" eval \
+    'ps -eo args | grep "^$IT_DIR/worker/state/bin/dsv41-guard " | grep -q -- "--socket $IT_DIR/worker/podman.sock"' ||
+    ps -eo args | grep dsv41-guard >&2
 got=$(top_head WORKER_RUNTIME_SOCKET= logs --tail 2 r1 2>&1)
 check "found socket: logs through it" eval \
     '[ -n "$got" ] && [ "$got" = "$(on_host worker podman logs --tail 2 dsv41-r1 2>&1)" ]'
