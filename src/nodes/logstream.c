@@ -105,10 +105,17 @@ static void remote_event(void *ctx, bool up)
         return;
     }
     struct buf err = BUF_INIT;
-    /* said in the log's place, as the CLI's stderr is (a close runs no callback) */
+    /* said in the log's place, as the CLI's stderr is (a close runs no
+     * callback); a broken session cut the answer, whatever it looks like */
     if (ls->rd && !ls->rd_ended &&
-        engine_logs_reader_end(ls->rd, ls->sock, ls->name, true, &err) != 0 && err.len)
+        engine_logs_reader_end(ls->rd, ls->sock, ls->name, true, &err) != 0 && err.len) {
+        if (!sshio_connected(node_io(ls->n))) {
+            buf_reset(&err);
+            buf_printf(&err, "%s: logs %s: cut short: the ssh session ended", ls->n->name,
+                       ls->name);
+        }
         ls->on_line(ls->ctx, buf_str(&err), err.len);
+    }
     ls->rd_ended = true;
     buf_free(&err);
     if (ls->on_event)
