@@ -86,16 +86,12 @@ int node_expand_path(struct node *n, const char *path, char *out, size_t sz, str
 
 /* One request/answer exchange with a unix socket on a remote node (the
  * engine's API socket) through its ssh session: see sshio_unix for the
- * codes (0, -1 the session, SSHIO_UNIX_REFUSED, SSHIO_UNIX_SILENT).
- * node_engine.c. */
+ * codes (0, -1 the session, SSHIO_UNIX_REFUSED, SSHIO_UNIX_SILENT), and
+ * ENGINE_CANCELLED when cancel_fd (-1: none) turns readable first (the
+ * request, once sent, goes on at the far end). node_engine.c. */
 int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
-                       int timeout_ms, struct buf *out, struct buf *err);
-/* node_unix_exchange that cancel_fd (-1: none) turning readable ends:
- * ENGINE_CANCELLED (the request, once sent, goes on at the far end). */
-int node_unix_exchange_cancel(struct node *n, const char *sock, const char *req, size_t len,
-                              size_t max, int timeout_ms, int cancel_fd, struct buf *out,
-                              struct buf *err);
-/* node_unix_exchange_cancel as an engine_exchange_fn (engine_at.h): ctx is
+                       int timeout_ms, int cancel_fd, struct buf *out, struct buf *err);
+/* node_unix_exchange as an engine_exchange_fn (engine_at.h): ctx is
  * the node; a refused or silent socket is ENGINE_NO_ANSWER. */
 int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
                          long timeout_ms, int cancel_fd, struct buf *out, struct buf *err);

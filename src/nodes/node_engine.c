@@ -14,21 +14,14 @@
 /* how often a cancellable exchange looks at its cancel fd */
 #define EXCHANGE_SLICE_MS 100
 
-int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
-                       int timeout_ms, struct buf *out, struct buf *err)
-{
-    return node_unix_exchange_cancel(n, sock, req, len, max, timeout_ms, -1, out, err);
-}
-
 static bool readable(int fd)
 {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     return fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
-int node_unix_exchange_cancel(struct node *n, const char *sock, const char *req, size_t len,
-                              size_t max, int timeout_ms, int cancel_fd, struct buf *out,
-                              struct buf *err)
+int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
+                       int timeout_ms, int cancel_fd, struct buf *out, struct buf *err)
 {
     struct sshio *io = node_io(n);
     if (!io) {
@@ -65,8 +58,8 @@ int node_unix_exchange_cancel(struct node *n, const char *sock, const char *req,
 int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
                          long timeout_ms, int cancel_fd, struct buf *out, struct buf *err)
 {
-    int rc = node_unix_exchange_cancel(
-        ctx, sock, req, len, max, timeout_ms < 0 ? 30000 : (int)timeout_ms, cancel_fd, out, err);
+    int rc = node_unix_exchange(ctx, sock, req, len, max, timeout_ms < 0 ? 30000 : (int)timeout_ms,
+                                cancel_fd, out, err);
     /* sshio's codes would read as the engine's (NOSUCH, NOT_RUNNING) to
      * engine_at's callers: a socket that could not be asked is no answer */
     return rc == SSHIO_UNIX_REFUSED || rc == SSHIO_UNIX_SILENT ? ENGINE_NO_ANSWER : rc;
