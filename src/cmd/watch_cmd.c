@@ -99,7 +99,9 @@ static int facts(const struct state *s, struct fact *f)
             sn->snap.late_s >= 3 ? "NO ANSWER to the last sample (its sshd hung, or the link cut)" : "reachable");
         const struct probe_container *ct = snapshot_rank_container(&sn->snap, i);
         snprintf(key, sizeof key, "rank.%s", sn->name);
-        if (ct && ct->running)
+        if (!sn->snap.ct_sampled)
+            add(f, &n, ALARM_NONE, key, "n/a (its containers not sampled yet)");
+        else if (ct && ct->running)
             add(f, &n, ALARM_NONE, key, "%s running", ct->name);
         else if (ct)
             add(f, &n, ALARM_RANK, key, "%s exited with code %d%s", ct->name, ct->exit_code,
@@ -168,17 +170,19 @@ static void print_fact(const struct fact *x, bool json)
     }
 }
 
-/* Ready once every configured node and the server were sampled, and the
- * guards read (they are polled every 2 s; give up waiting on them after
- * 10 s: a guard that cannot be asked is then what is shown). */
+/* Ready once every configured node and the server were sampled, with the
+ * nodes' containers, and the guards read (they are polled every 2 s; give
+ * up waiting on them after 10 s: what could not be asked is then what is
+ * shown). */
 static bool complete(const struct state *s, double waited_s)
 {
-    for (int i = 0; i < s->nnodes; i++)
-        if (s->nodes[i].configured &&
-            (!s->nodes[i].have ||
-             (s->nodes[i].guard == GUARD_VIEW_UNKNOWN && s->nodes[i].snap.reachable &&
-              waited_s < 10)))
+    for (int i = 0; i < s->nnodes; i++) {
+        const struct state_node *sn = &s->nodes[i];
+        bool partial = sn->snap.reachable &&
+                       (sn->guard == GUARD_VIEW_UNKNOWN || !sn->snap.ct_sampled);
+        if (sn->configured && (!sn->have || (partial && waited_s < 10)))
             return false;
+    }
     return s->server.have;
 }
 

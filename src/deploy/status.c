@@ -280,7 +280,9 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
 {
     /* a lite round reuses the containers r holds from the round before */
     struct kept_containers *kept = NULL;
-    if (flags & STATUS_LITE) {
+    /* a quick round's full sample may come without them too (a node's
+     * late answer, its socket's exchange not back in time) */
+    if (flags & (STATUS_LITE | STATUS_QUICK)) {
         kept = calloc(CLUSTER_MAX_NODES, sizeof *kept);
         for (int i = 0; kept && i < r->n && i < CLUSTER_MAX_NODES; i++)
             keep_containers(&r->nodes[i].snap, &kept[i]);

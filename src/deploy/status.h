@@ -50,7 +50,9 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
 #define STATUS_NO_TAIL 1u
 #define STATUS_ONE_SCRAPE 2u
 /* No container state asked: the containers r holds from its previous round
- * are kept (the runtime CLI is the dearest part of a sample). */
+ * are kept (the runtime CLI is the dearest part of a sample). With
+ * STATUS_QUICK, so are they for a node whose answer came without them; a
+ * node with none known yet has ct_sampled false. */
 #define STATUS_LITE 4u
 /* Without asking each node's memory guard (the console reads them itself). */
 #define STATUS_NO_GUARD 8u

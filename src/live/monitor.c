@@ -41,6 +41,7 @@ struct monitor {
     pthread_cond_t cv;
     bool stop, poke;
     bool full_next; /* under mu */
+    bool no_ct;     /* the monitor thread's: a node's containers not known yet */
     unsigned round, jobs_ended;
     struct status_report *r;
     struct log_follow logs[CLUSTER_MAX_NODES];
@@ -227,7 +228,7 @@ static void sample(struct monitor *m, bool full)
     state_lock(s);
     unsigned ended = s->jobs_ended;
     state_unlock(s);
-    full |= m->round % FULL_EVERY == 0 || ended != m->jobs_ended;
+    full |= m->round % FULL_EVERY == 0 || ended != m->jobs_ended || m->no_ct;
     m->jobs_ended = ended;
     m->round++;
     status_collect_opt(m->c, m->cl, r,
@@ -239,6 +240,8 @@ static void sample(struct monitor *m, bool full)
         struct state_node *sn = &s->nodes[i];
         if (!m->cl->nodes[i].configured)
             continue;
+        if (r->nodes[i].snap.pending && !sn->have)
+            continue; /* shown as not sampled yet ("..."), watch --once waits */
         sn->snap = r->nodes[i].snap;
         sn->have = true;
         sn->down_since = r->nodes[i].down_since;
@@ -260,6 +263,12 @@ static void sample(struct monitor *m, bool full)
     }
     apply_server(m, &s->server, now);
     state_unlock(s);
+    /* a node whose containers are not known yet is asked in full again
+     * next round, not FULL_EVERY rounds later */
+    m->no_ct = false;
+    for (int i = 0; i < r->n && i < s->nnodes; i++)
+        if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && !r->nodes[i].snap.ct_sampled)
+            m->no_ct = true;
     for (int i = 0; i < r->n && i < s->nnodes; i++)
         if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && r->nodes[i].snap.runtime_ok)
             follow_rank(m, i, snapshot_rank_container(&r->nodes[i].snap, m->cl->nodes[i].rank));

@@ -4,13 +4,13 @@
 #include "engine.h"
 #include "engine_at.h"
 
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_frames.h"
 #include "http1.h"
+#include "interrupt.h"
 
 struct logs {
     struct http1_resp r;
@@ -193,8 +193,7 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
     struct logs *l = (struct logs *)rd;
     rc = http1_unix(sock, req.data, req.len, o->timeout_ms, o->cancel_fd, &l->r, err);
     buf_free(&req);
-    struct pollfd cancel = {o->cancel_fd, POLLIN, 0};
-    if (o->cancel_fd >= 0 && poll(&cancel, 1, 0) > 0)
+    if (cancel_fd_set(o->cancel_fd))
         l->stopped = true; /* its caller ended it: no cut to speak of */
     if (rc == 0)
         rc = engine_logs_reader_end(rd, sock, name, false, err);

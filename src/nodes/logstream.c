@@ -53,9 +53,8 @@ static void *engine_main(void *arg)
     if (ls->on_event)
         ls->on_event(ls->ctx, true);
     int r = engine_logs(ls->sock, ls->name, &ls->o, one_line, ls, &err);
-    struct pollfd stopped = {ls->stop[0], POLLIN, 0};
     /* said in the log's place, as the CLI's stderr is; not when closed */
-    if (r != 0 && err.len && poll(&stopped, 1, 0) == 0)
+    if (r != 0 && err.len && !cancel_fd_set(ls->stop[0]))
         ls->on_line(ls->ctx, buf_str(&err), err.len);
     if (ls->on_event)
         ls->on_event(ls->ctx, false);

@@ -4,21 +4,15 @@
  * (direct-streamlocal, sshio_unix), which a cancel fd may cut short. */
 #include "node.h"
 
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "engine_at.h"
+#include "interrupt.h"
 #include "mono.h"
 
 /* how often a cancellable exchange looks at its cancel fd */
 #define EXCHANGE_SLICE_MS 100
-
-static bool readable(int fd)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    return fd >= 0 && poll(&p, 1, 0) > 0;
-}
 
 int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t len, size_t max,
                        int timeout_ms, int cancel_fd, struct buf *out, struct buf *err)
@@ -36,13 +30,13 @@ int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t
         return -1;
     long long until = mono_ms() + timeout_ms;
     int rc = 1;
-    while (rc == 1 && !readable(cancel_fd)) {
+    while (rc == 1 && !cancel_fd_set(cancel_fd)) {
         long long slice = mono_ms() + EXCHANGE_SLICE_MS;
         rc = sshio_unix_wait(io, u, slice < until ? slice : until);
         if (rc == 1 && mono_ms() >= until)
             break;
     }
-    if (rc == 1 && readable(cancel_fd)) {
+    if (rc == 1 && cancel_fd_set(cancel_fd)) {
         /* abandoned: the I/O thread finishes and frees it; what the far
          * end was asked (a stop) goes on there */
         struct buf drop = BUF_INIT, why = BUF_INIT;

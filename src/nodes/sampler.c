@@ -299,8 +299,12 @@ static int wait_frame(struct sampler *s, const char *trigger, bool lite, bool la
             return fail_unreachable(s, out, "unreachable");
         if (mono_ms() >= deadline) {
             bool up = late_ok && sshio_connected(io); /* not under s->mu: lock order */
+            /* a session not (yet) failed: its connect and sshio's liveness
+             * bound how long a first snapshot can stay pending */
+            bool alive = late_ok && node_reachable(s->n, NULL, NULL, 0);
             pthread_mutex_lock(&s->mu);
             bool have = up && s->seq > 0 && s->latest.reachable;
+            bool first = alive && s->seq == 0;
             if (have) {
                 *out = s->latest;
                 out->late_s = (int)((mono_ms() - s->latest_at) / 1000);
@@ -310,7 +314,10 @@ static int wait_frame(struct sampler *s, const char *trigger, bool lite, bool la
             pthread_mutex_unlock(&s->mu);
             if (have)
                 return 0;
-            return fail_unreachable(s, out, "timed out waiting for a snapshot");
+            int rc = fail_unreachable(s, out, first ? "waiting for its first snapshot"
+                                                    : "timed out waiting for a snapshot");
+            out->pending = first;
+            return rc;
         }
     }
     return out->reachable ? 0 : -1;

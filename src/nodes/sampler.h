@@ -22,7 +22,8 @@ int sampler_request(struct sampler *s, int timeout_ms, struct snapshot *out);
 int sampler_request_opt(struct sampler *s, int timeout_ms, bool lite, struct snapshot *out);
 /* For a display that must not wait on one node: asks (unless a request is
  * still on its way) and waits at most wait_ms; then, while the session is
- * up, gives the last snapshot with late_s set. The node is called
+ * up, gives the last snapshot with late_s set; before the node's first
+ * snapshot, one marked pending (no verdict yet). The node is called
  * unreachable once sshio drops a silent session (see sshio's liveness). */
 int sampler_sample(struct sampler *s, int wait_ms, bool lite, struct snapshot *out);
 void sampler_stop(struct sampler *s);

@@ -20,6 +20,11 @@ struct snapshot {
     bool reachable;
     char error[1024]; /* why not reachable */
     int late_s; /* > 0: the node's last snapshot, this old: no fresh one came in time */
+    /* not reachable, and no verdict either: a display's request found the
+     * node's first snapshot not yet come (the session still connecting or
+     * starting its sampler). Its caller shows nothing yet: "unreachable"
+     * here would be a false alarm on a slow machine. */
+    bool pending;
     char hostname[64];
     bool mem_ok;
     struct probe_mem mem;

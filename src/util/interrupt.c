@@ -1,6 +1,7 @@
 #include "interrupt.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
@@ -101,4 +102,10 @@ const char *interrupt_name(int sig)
 void interrupt_on_usr(void (*fn)(int sig))
 {
     atomic_store(&g_usr, fn);
+}
+
+bool cancel_fd_set(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return fd >= 0 && poll(&p, 1, 0) > 0;
 }

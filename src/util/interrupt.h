@@ -14,6 +14,7 @@
 #define DSV41_INTERRUPT_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 void interrupt_install(void);
 /* From now on a signal sets the flag instead of ending the process. */
@@ -29,6 +30,9 @@ atomic_int *interrupt_token(void);
  * interrupt_install or when it has none. A command that sets the token
  * itself does not make it readable. */
 int interrupt_fd(void);
+/* True once a cancel fd (interrupt_fd, a stop pipe's read end) has been
+ * made readable; false for -1. Never waits. */
+bool cancel_fd_set(int fd);
 const char *interrupt_name(int sig);
 void interrupt_on_usr(void (*fn)(int sig));
 
