@@ -17,11 +17,16 @@ rc=0
 for t in $(for p in ${DSV41_IT_ONLY:-test_*.sh}; do echo "$here"/$p "$root"/tests/tui/$p; done); do
     [ -e "$t" ] || continue
     echo "== $(basename "$t")"
+    t0=$SECONDS
     bash "$t" || rc=1
+    echo "== $(basename "$t"): $((SECONDS - t0)) s"
     if [ -x "$root/build-thread/dsv41-top" ]; then
         echo "== $(basename "$t") (TSan build)"
+        t0=$SECONDS
         DSV41_BIN=$root/build-thread/dsv41-top DSV41_SESSION=$root/build-thread/tests/it-session \
             TSAN_OPTIONS="halt_on_error=1 exitcode=66" bash "$t" || rc=1
+        echo "== $(basename "$t") (TSan build): $((SECONDS - t0)) s"
     fi
 done
+echo "== integration tests: $SECONDS s in all"
 exit $rc
