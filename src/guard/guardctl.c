@@ -246,11 +246,23 @@ static long whole(const char *s, long lo, long hi)
     return *s && !*end && !errno && v >= lo && v <= hi ? v : -1;
 }
 
-int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a)
+/* A path into dst whole, or false: a path cut to fit would name another
+ * file (a socket or a state directory that is not the one asked). */
+static bool put_path(char *dst, size_t sz, const char *v)
+{
+    size_t len = strlen(v);
+    if (len >= sz)
+        return false;
+    memcpy(dst, v, len + 1);
+    return true;
+}
+
+int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a, int *bad)
 {
     *a = GUARD_RUN;
     long n;
     for (int i = 1; i < argc; i++) {
+        *bad = i;
         const char *f = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(f, "--daemon") == 0)
@@ -276,16 +288,18 @@ int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_ac
         else if (v && strcmp(f, "--kmsg-warn") == 0 && (n = whole(v, 0, GUARD_KMSG_RING)) >= 0 &&
                  ++i)
             o->kmsg_warn = (int)n;
-        else if (v && strcmp(f, "--kmsg") == 0 && ++i)
-            snprintf(o->kmsg_path, sizeof o->kmsg_path, "%s", v);
-        else if (v && strcmp(f, "--state-dir") == 0 && ++i)
-            snprintf(o->state_dir, sizeof o->state_dir, "%s", v);
-        else if (v && strcmp(f, "--proc-root") == 0 && ++i)
-            snprintf(o->proc_root, sizeof o->proc_root, "%s", v);
+        else if (v && strcmp(f, "--kmsg") == 0 && put_path(o->kmsg_path, sizeof o->kmsg_path, v) && ++i)
+            ;
+        else if (v && strcmp(f, "--state-dir") == 0 && put_path(o->state_dir, sizeof o->state_dir, v) && ++i)
+            ;
+        else if (v && strcmp(f, "--proc-root") == 0 && put_path(o->proc_root, sizeof o->proc_root, v) && ++i)
+            ;
         else if (v && strcmp(f, "--runtime") == 0 && guard_runtime_ok(v) && ++i)
             snprintf(o->runtime, sizeof o->runtime, "%s", v);
-        else if (v && strcmp(f, "--socket") == 0 && (v[0] == '/' || !strncmp(v, "unix:///", 8) || !strcmp(v, "none")) && ++i)
-            snprintf(o->socket, sizeof o->socket, "%s", v);
+        else if (v && strcmp(f, "--socket") == 0 &&
+                 (v[0] == '/' || !strncmp(v, "unix:///", 8) || !strcmp(v, "none")) &&
+                 put_path(o->socket, sizeof o->socket, v) && ++i)
+            ;
         else if (v && strcmp(f, "--ranks") == 0 && (n = whole(v, 0, GUARD_MAX_RANKS)) >= 0 && ++i)
             o->nranks = (int)n;
         else if (v && strcmp(f, "--pid") == 0 && (n = whole(v, 1, 1L << 22)) > 0 &&
@@ -294,5 +308,6 @@ int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_ac
         else
             return -1;
     }
+    *bad = 0;
     return 0;
 }

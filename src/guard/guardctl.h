@@ -25,7 +25,9 @@ int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t 
  * warn=LIST") as ", psi F%, 4M blocks N, NVRM N[, WARN LIST]" ("" for a
  * guard from before them); true when a warning is set. */
 bool guardctl_signals(const char *line, size_t len, char *out, size_t sz);
-/* Parses the static binary's flags into o and an action; -1 on bad usage. */
-int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a);
+/* Parses the static binary's flags into o and an action; -1 on bad usage,
+ * with *bad the index of the argument not understood (a path too long for
+ * its field is refused, never cut). */
+int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a, int *bad);
 
 #endif

@@ -31,9 +31,13 @@ struct node {
     /* remote: the runtime's API socket on the node, asked through the ssh
      * session (direct-streamlocal) instead of the CLI ("": none known);
      * worker_sock_find: to be found on the node (WORKER_RUNTIME_SOCKET
-     * empty). After init, read and written under mu (node_engine_sock). */
+     * empty; still so after a search found none: it is searched again
+     * NODE_SOCK_AGAIN_MS after worker_sock_none_at, for a podman.socket
+     * started later). After init, read and written under mu
+     * (node_engine_sock). */
     char worker_sock[256];
     bool worker_sock_find;
+    long long worker_sock_none_at; /* mono ms of a search that found none; 0: none */
 
     pthread_mutex_t mu; /* guards io's creation, home and the found socket */
     struct sshio *io;   /* remote: the I/O thread, started on first use */
@@ -95,8 +99,11 @@ int node_unix_exchange(struct node *n, const char *sock, const char *req, size_t
  * the node; a refused or silent socket is ENGINE_NO_ANSWER. */
 int node_engine_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
                          long timeout_ms, int cancel_fd, struct buf *out, struct buf *err);
+/* A search for a worker's socket that found none is trusted this long. */
+#define NODE_SOCK_AGAIN_MS 60000
 /* A remote node's engine socket: the setting's path, or (setting empty)
- * found on the node by the engine_socket rules, once, and kept. 1 with the
+ * found on the node by the engine_socket rules, once, and kept (none found:
+ * looked for again after NODE_SOCK_AGAIN_MS). 1 with the
  * path in out, 0 when there is none (the CLI), -1 when the node could not
  * be asked (ask again later). The local node: 0 (its engine_sock is it). */
 int node_engine_sock(struct node *n, const char *runtime, const atomic_int *cancel, char *out,

@@ -83,7 +83,7 @@ static void found_path(const struct buf *o, char *path, size_t sz)
 }
 
 /* node_engine_sock without asking the node: -1 while it is still to be
- * found there. */
+ * found there (or again: a search that found none is a minute old). */
 static int sock_known(struct node *n, char *out, size_t sz)
 {
     out[0] = '\0';
@@ -91,8 +91,11 @@ static int sock_known(struct node *n, char *out, size_t sz)
         return 0;
     pthread_mutex_lock(&n->mu);
     bool find = n->worker_sock_find;
+    long long none_at = n->worker_sock_none_at;
     snprintf(out, sz, "%s", n->worker_sock);
     pthread_mutex_unlock(&n->mu);
+    if (find && none_at && mono_ms() - none_at < NODE_SOCK_AGAIN_MS)
+        return 0;
     return find ? -1 : out[0] ? 1 : 0;
 }
 
@@ -121,7 +124,8 @@ int node_engine_sock(struct node *n, const char *runtime, const atomic_int *canc
     ssh_result_free(&res);
     pthread_mutex_lock(&n->mu);
     snprintf(n->worker_sock, sizeof n->worker_sock, "%s", path);
-    n->worker_sock_find = false;
+    n->worker_sock_find = !path[0]; /* none: looked for again later */
+    n->worker_sock_none_at = path[0] ? 0 : mono_ms();
     pthread_mutex_unlock(&n->mu);
     snprintf(out, sz, "%s", path);
     return path[0] ? 1 : 0;

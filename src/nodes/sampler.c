@@ -99,17 +99,18 @@ static void on_event(void *ctx, bool up)
 }
 
 /* The socket, once found on the node (node_engine_sock keeps it there for
- * the rank verbs too); a node that could not be asked: again later. */
+ * the rank verbs too); a node that could not be asked: again later; none
+ * there: again after NODE_SOCK_AGAIN_MS (a podman.socket started later). */
 static void helper_find(struct sampler *s)
 {
     char path[256];
     int rc = node_engine_sock(s->n, s->runtime, &s->cancel, path, sizeof path);
     pthread_mutex_lock(&s->mu);
-    if (rc >= 0) {
-        s->sock_state = rc ? SOCK_KNOWN : SOCK_NONE;
+    if (rc > 0) {
+        s->sock_state = SOCK_KNOWN;
         snprintf(s->sock, sizeof s->sock, "%s", path);
     } else {
-        s->find_after = mono_ms() + SOCK_FIND_AGAIN_MS;
+        s->find_after = mono_ms() + (rc == 0 ? NODE_SOCK_AGAIN_MS : SOCK_FIND_AGAIN_MS);
     }
     pthread_mutex_unlock(&s->mu);
 }

@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "guard.h"
+#include "guardctl.h"
 
 static char dir[64];
 
@@ -403,6 +404,44 @@ static void trace_every_10s_and_heartbeat(void **st)
     guard_close(&g);
     assert_int_equal(guard_open(&g2, &o, err, sizeof err), 0);
     guard_close(&g2);
+}
+
+/* A path longer than its field is refused, never cut into another path;
+ * one that fits exactly is taken whole. */
+static void parse_refuses_long_paths(void **st)
+{
+    (void)st;
+    char longest[256], over[257];
+    memset(longest, 'a', sizeof longest - 1);
+    longest[0] = '/';
+    longest[sizeof longest - 1] = '\0';
+    memset(over, 'a', sizeof over - 1);
+    over[0] = '/';
+    over[sizeof over - 1] = '\0';
+    struct guard_opts o;
+    enum guardctl_action a;
+    int bad = -1;
+    guard_opts_defaults(&o);
+    char *fit[] = {"dsv41-guard", "--state-dir", "/s", "--socket", longest, "--stop", NULL};
+    assert_int_equal(guardctl_parse(6, fit, &o, &a, &bad), 0);
+    assert_string_equal(o.socket, longest);
+    assert_int_equal(a, GUARD_STOP);
+    const char *flags[] = {"--socket", "--kmsg", "--proc-root"};
+    for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
+        guard_opts_defaults(&o);
+        char *cut[] = {"dsv41-guard", "--state-dir", "/s", (char *)flags[k], over, NULL};
+        assert_int_equal(guardctl_parse(5, cut, &o, &a, &bad), -1);
+        assert_int_equal(bad, 3);
+    }
+    char sdir[600];
+    memset(sdir, 'd', sizeof sdir - 1);
+    sdir[0] = '/';
+    sdir[sizeof sdir - 1] = '\0';
+    guard_opts_defaults(&o);
+    char *sd[] = {"dsv41-guard", "--state-dir", sdir, NULL};
+    assert_int_equal(guardctl_parse(3, sd, &o, &a, &bad), -1);
+    assert_int_equal(bad, 1);
+    assert_string_not_equal(o.state_dir, sdir);
 }
 
 static void unreadable_meminfo(void **st)
@@ -833,6 +872,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(floor_kill_hysteresis_rearm, setup, teardown),
         cmocka_unit_test_setup_teardown(trace_every_10s_and_heartbeat, setup, teardown),
         cmocka_unit_test_setup_teardown(unreadable_meminfo, setup, teardown),
+        cmocka_unit_test(parse_refuses_long_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
