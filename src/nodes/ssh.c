@@ -904,6 +904,7 @@ struct ssh_unix {
     size_t off;
     bool started; /* an open was asked of libssh2: it must be seen through */
     bool stream;  /* no EOF after the request (see ssh_unix_new_stream) */
+    bool full;    /* a stream's last step stopped reading at max: more is waiting */
 };
 
 struct ssh_unix *ssh_unix_new(const char *sock, const char *req, size_t len)
@@ -924,6 +925,11 @@ struct ssh_unix *ssh_unix_new_stream(const char *sock, const char *req, size_t l
     if (u)
         u->stream = true;
     return u;
+}
+
+bool ssh_unix_full(const struct ssh_unix *u)
+{
+    return u && u->full;
 }
 
 bool ssh_unix_opening(const struct ssh_unix *u)
@@ -992,14 +998,19 @@ int ssh_unix_step(struct ssh_conn *c, struct ssh_unix *u, bool may_open, struct 
             break;
         case UX_READ: {
             bool full = false;
-            /* one byte over max tells "too large" from "exactly max" */
-            int a = read_stream(u->ch, 0, out, max + 1, &full);
+            /* a stream's max is what one step reads (the rest waits in the
+             * channel's window); an answer's is its size, and one byte over
+             * it tells "too large" from "exactly max" */
+            int a = read_stream(u->ch, 0, out, u->stream ? max : max + 1, &full);
+            u->full = u->stream && full;
             struct buf junk = BUF_INIT;
             int b = read_stream(u->ch, SSH_EXTENDED_DATA_STDERR, &junk, 4096, NULL);
             buf_free(&junk);
             if (a < 0 || b < 0)
                 goto fail;
-            if (out->len > max) {
+            if (u->full)
+                return 0;
+            if (!u->stream && out->len > max) {
                 u->st = UX_DONE;
                 buf_printf(why, "%s: the answer on the socket is larger than %zu bytes", c->name,
                            max);

@@ -77,9 +77,12 @@ struct ssh_unix *ssh_unix_new_stream(const char *sock, const char *req, size_t l
 /* 1 when the answer is in out (whole: the far end closed), 0 when it must
  * wait, -1 when the session failed, -2 when the node's sshd would not open
  * the socket (missing, or forwarding refused: why says), -3 when the answer
- * grew past max. Only one channel of a session may be opening at a time. */
+ * grew past max. A stream's max is what one step reads at most: it stops
+ * there (ssh_unix_full) and the rest waits for the next step. Only one
+ * channel of a session may be opening at a time. */
 int ssh_unix_step(struct ssh_conn *c, struct ssh_unix *u, bool may_open, struct buf *out,
                   size_t max, struct buf *why);
+bool ssh_unix_full(const struct ssh_unix *u);
 bool ssh_unix_opening(const struct ssh_unix *u);
 /* An open asked of libssh2 and not yet answered: libssh2 1.10 keeps its
  * state in the session, so the next open of any channel would take this

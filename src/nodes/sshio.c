@@ -15,6 +15,8 @@
 #define BACKOFF_MIN_MS 500
 #define BACKOFF_MAX_MS 30000
 #define LINE_MAX_BYTES (1u << 20)
+/* what a socket's stream reads in one pass, before its owner is handed it */
+#define RAW_PASS_MAX (256u << 10)
 
 enum work_kind { W_RUN, W_STREAM, W_PUT, W_UNIX };
 
@@ -260,8 +262,8 @@ static int step_one(struct sshio *io, struct work *w, bool may_open, struct buf 
         w->ux_opened |= !ssh_unix_opening(w->ux);
         return r;
     }
-    if (w->raw)
-        return ssh_unix_step(io->conn, w->ux, may_open, &w->out, SIZE_MAX / 2, why);
+    if (w->raw) /* at most a pass's worth: the other channels get their turn */
+        return ssh_unix_step(io->conn, w->ux, may_open, &w->out, RAW_PASS_MAX, why);
     if (w->pending_in.len) {
         ssh_chan_write(w->ch, w->pending_in.data, w->pending_in.len);
         buf_reset(&w->pending_in);
@@ -431,7 +433,7 @@ static int step_all(struct sshio *io, struct buf *why)
         }
         if (w->kind == W_STREAM) {
             stream_after(io, w, r);
-            io->again |= w->ch && ssh_chan_full(w->ch);
+            io->again |= (w->ch && ssh_chan_full(w->ch)) || (w->ux && ssh_unix_full(w->ux));
         }
         else if (w->kind == W_UNIX && r != 0)
             finish_unix(io, w, r == 1 ? 0 : r == -2 ? SSHIO_UNIX_REFUSED : SSHIO_UNIX_SILENT,
