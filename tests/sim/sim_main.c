@@ -250,6 +250,32 @@ static void boot_lines(const struct sim_opts *o)
     }
 }
 
+/* Rank 0 serves only once every peer has loaded (each sends one byte when
+ * its startup lines are done), as vLLM's API comes up only after the
+ * workers' collective init: a worker that dies while loading leaves rank 0
+ * stuck, never ready, until it is stopped. */
+static int wait_peers_loaded(void)
+{
+    for (int i = 0; i < npeers && !g_stop; i++) {
+        for (;;) {
+            struct pollfd p = {peers[i], POLLIN, 0};
+            if (g_stop)
+                return -1;
+            if (poll(&p, 1, 200) <= 0)
+                continue;
+            char c;
+            if (read(peers[i], &c, 1) == 1)
+                break;
+            printf("NCCL WARN peer rank closed the connection during startup\n");
+            fflush(stdout);
+            while (!g_stop)
+                sleep_ms(200);
+            return -1;
+        }
+    }
+    return g_stop ? -1 : 0;
+}
+
 static void *watch_peers(void *arg)
 {
     (void)arg;
@@ -299,6 +325,8 @@ int main(int argc, char **argv)
         if (fd < 0)
             return 1;
         boot_lines(&o);
+        if (write(fd, "L", 1) != 1)
+            return 1; /* rank 0 is gone */
         sim_log("headless rank %d ready", o.node_rank);
         sim_chatter_start(&g_stop);
         char c;
@@ -314,6 +342,8 @@ int main(int argc, char **argv)
     if (o.nnodes > 1 && rendezvous_master(&o) < 0)
         return 1;
     boot_lines(&o);
+    if (wait_peers_loaded() < 0)
+        return 1;
     sim_chatter_start(&g_stop);
     pthread_t th;
     bool watching = npeers > 0 && pthread_create(&th, NULL, watch_peers, NULL) == 0;

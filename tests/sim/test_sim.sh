@@ -51,6 +51,22 @@ check "nnodes mismatch: the joining rank fails" [ $rc1 -ne 0 ]
 check "nnodes mismatch: rank 0 fails" [ $rc0 -ne 0 ]
 check "nnodes mismatch: rank 0 names it" contains "$(cat "$T/r0.log")" "joined with --nnodes 3 but rank 0 has --nnodes 2"
 
+# --- a worker that dies while loading: rank 0 never serves (vLLM's API waits for the
+# workers' init), says the peer is gone, and ends when stopped ----------------------
+# shellcheck disable=SC2086
+DSV41_SIM_BOOT_MS=300 "$SIM" $BASE --node-rank 0 --port "$PORT" --host 127.0.0.1 >"$T/r0.log" 2>&1 &
+r0=$!; PIDS+=($r0)
+# shellcheck disable=SC2086
+DSV41_SIM_BOOT_MS=300 DSV41_SIM_DIE_AT=3 "$SIM" $BASE --node-rank 1 --headless >"$T/r1.log" 2>&1; rc1=$?
+check "worker dies loading: it fails" [ $rc1 -eq 1 ]
+for _ in $(seq 100); do grep -q "closed the connection during startup" "$T/r0.log" && break; sleep 0.05; done
+check "worker dies loading: rank 0 says the peer is gone" grep -q "closed the connection during startup" "$T/r0.log"
+sleep 0.5 # rank 0's own boot (300 ms) is over: it would serve by now
+check "worker dies loading: rank 0 never serves" eval '! curl -s -o /dev/null "http://127.0.0.1:$PORT/health"'
+kill -TERM $r0
+wait $r0; rc0=$?
+check "worker dies loading: rank 0 ends when stopped" [ $rc0 -eq 1 ]
+
 # --- a good pair: rendezvous, startup log, API ----------------------------------------
 export VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=600 DSV41_SIM_DECODE_TPS=200 DSV41_SIM_PREFILL_TPS=100000
 t0=$(date +%s%N)
