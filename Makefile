@@ -284,7 +284,7 @@ cli-test: all
 	    tests/cli/test_key.sh
 
 # Integration: real sshd in a network namespace, real podman containers; the
-# tests run twice, the second time with the TSan build of the program.
+# tests of our threads' concurrency run again with the TSan build (run.sh).
 it: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/it/run.sh
@@ -300,19 +300,20 @@ fuzz:
 fuzz-smoke:
 	tests/fuzz/run.sh 2
 
+# each step's time printed after it (tests/timed.sh)
 test: deps
-	$(MAKE) check
-	$(MAKE) builds
-	$(MAKE) unit
-	$(MAKE) SAN=address,undefined unit
-	$(MAKE) SAN=thread CFLAGS='-O1 -g' unit
-	$(MAKE) sim-test
-	$(MAKE) hub-test
-	$(MAKE) pi-test
-	$(MAKE) cli-test
-	$(MAKE) fuzz-smoke
-	$(MAKE) it
-	$(MAKE) demo-test
+	tests/timed.sh check $(MAKE) check
+	tests/timed.sh builds $(MAKE) builds
+	tests/timed.sh unit $(MAKE) unit
+	tests/timed.sh unit-asan $(MAKE) SAN=address,undefined unit
+	tests/timed.sh unit-tsan $(MAKE) SAN=thread CFLAGS='-O1 -g' unit
+	tests/timed.sh sim-test $(MAKE) sim-test
+	tests/timed.sh hub-test $(MAKE) hub-test
+	tests/timed.sh pi-test $(MAKE) pi-test
+	tests/timed.sh cli-test $(MAKE) cli-test
+	tests/timed.sh fuzz-smoke $(MAKE) fuzz-smoke
+	tests/timed.sh it $(MAKE) it
+	tests/timed.sh demo-test $(MAKE) demo-test
 
 bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/tests/bench-guard
 	tests/bench/run.sh
