@@ -257,7 +257,8 @@ static void coalesce(struct incident *in, const struct capture *cp)
     snprintf(path, sizeof path, "%s/summary.txt", in->last_dir);
     struct buf old = BUF_INIT, text = BUF_INIT;
     buf_read_file(&old, path, 1 << 20);
-    if (cause_rank(cp->slug) > cause_rank(in->last_slug)) {
+    bool upgraded = cause_rank(cp->slug) > cause_rank(in->last_slug);
+    if (upgraded) {
         char dir[800];
         size_t dl = strlen(in->last_dir), sl = strlen(in->last_slug);
         /* "...-rank-exited" becomes "...-guard-fired" (not a "-2" twin: kept) */
@@ -278,6 +279,22 @@ static void coalesce(struct incident *in, const struct capture *cp)
         buf_puts(&text, buf_str(&old));
     }
     buf_printf(&text, "  %s %s\n", when, cp->what);
+    /* a guard's firing seen after what it caused (a rank's exit, sampled
+     * every second; the guards are read every 2 s): the nodes' files are
+     * read again, so they hold the FIRED lines the first capture may have
+     * come too early for */
+    if (upgraded && strcmp(cp->slug, "guard-fired") == 0) {
+        struct buf fired = BUF_INIT;
+        for (int i = 0; i < in->cl->n; i++) {
+            char node[900]; /* our own 0700 directory: the old file goes, a new one is made */
+            snprintf(node, sizeof node, "%s/node-%s.txt", in->last_dir, in->cl->nodes[i].name);
+            if (in->cl->nodes[i].configured && unlink(node) == 0)
+                write_node(in, i, in->last_dir, &fired);
+        }
+        if (fired.len)
+            buf_printf(&text, "  the guards' last FIRED lines:\n%s", buf_str(&fired));
+        buf_free(&fired);
+    }
     if (buf_write_file(path, buf_str(&text), text.len, 0600) < 0)
         fprintf(stderr, "incident: cannot write %s: %s\n", path, strerror(errno));
     buf_free(&old);

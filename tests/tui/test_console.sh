@@ -191,6 +191,21 @@ key e
 check "next error: none in a clean log says so" wait_for "no older match"
 key 1
 
+# --- the worker's log across its sshd's restart: the followed log (through the
+# worker's engine socket, lib.sh's WORKER_RUNTIME_SOCKET) is asked again on the new
+# session, and lines the rank writes after it show ----------------------------------
+say_r1() { on_host worker podman exec dsv41-r1 sh -c "echo $1 > /proc/1/fd/1"; }
+key 2
+wait_for "log r1 worker" >/dev/null
+say_r1 BEFORE-SSHD-RESTART
+check "worker's log: a line its rank writes shows" wait_for "BEFORE-SSHD-RESTART" 100
+"$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
+"$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+say_r1 AFTER-SSHD-RESTART
+check "worker's log: a line written after its sshd restarted shows" wait_for "AFTER-SSHD-RESTART" 300 ||
+    { screen; printf '%s\n' "$SCREEN" | tail -12 | sed 's/^/#   /'; }
+key 1
+
 # --- a rank restart re-attaches, hostile log bytes stay inert --------------------
 {
     seq -f 'flood line %g' 1 10000
