@@ -137,6 +137,9 @@ static void write_metrics(FILE *f, const struct metrics *m)
     }
 }
 
+/* The summary's section of what the guards logged when they fired */
+#define FIRED_HEAD "  the guards' last FIRED lines:\n"
+
 /* The last FIRED line of a guard log's text, into fired ("" when none). */
 static void last_fired(const char *text, const char *node, struct buf *fired)
 {
@@ -292,7 +295,7 @@ static void coalesce(struct incident *in, const struct capture *cp)
                 write_node(in, i, in->last_dir, &fired);
         }
         if (fired.len)
-            buf_printf(&text, "  the guards' last FIRED lines:\n%s", buf_str(&fired));
+            buf_printf(&text, "%s%s", FIRED_HEAD, buf_str(&fired));
         buf_free(&fired);
     }
     if (buf_write_file(path, buf_str(&text), text.len, 0600) < 0)
@@ -376,7 +379,7 @@ static void write_capture(struct incident *in, struct capture *cp)
         snprintf(path, sizeof path, "%s/summary.txt", dir);
         FILE *sf = fopen(path, "a");
         if (sf) {
-            fprintf(sf, "  the guards' last FIRED lines:\n%s", buf_str(&fired));
+            fprintf(sf, "%s%s", FIRED_HEAD, buf_str(&fired));
             fclose(sf);
         }
     }

@@ -235,6 +235,9 @@ static void sample(struct monitor *m, bool full)
                        STATUS_NO_TAIL | STATUS_ONE_SCRAPE | STATUS_NO_GUARD | STATUS_QUICK |
                            (full ? 0 : STATUS_LITE));
     double now = mono_s();
+    /* a node whose containers are not known yet is asked in full again
+     * next round, not FULL_EVERY rounds later */
+    m->no_ct = false;
     state_lock(s);
     for (int i = 0; i < r->n && i < s->nnodes; i++) {
         struct state_node *sn = &s->nodes[i];
@@ -242,6 +245,7 @@ static void sample(struct monitor *m, bool full)
             continue;
         if (r->nodes[i].snap.pending && !sn->have)
             continue; /* shown as not sampled yet ("..."), watch --once waits */
+        m->no_ct |= r->nodes[i].snap.reachable && !r->nodes[i].snap.ct_sampled;
         sn->snap = r->nodes[i].snap;
         sn->have = true;
         sn->down_since = r->nodes[i].down_since;
@@ -263,12 +267,6 @@ static void sample(struct monitor *m, bool full)
     }
     apply_server(m, &s->server, now);
     state_unlock(s);
-    /* a node whose containers are not known yet is asked in full again
-     * next round, not FULL_EVERY rounds later */
-    m->no_ct = false;
-    for (int i = 0; i < r->n && i < s->nnodes; i++)
-        if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && !r->nodes[i].snap.ct_sampled)
-            m->no_ct = true;
     for (int i = 0; i < r->n && i < s->nnodes; i++)
         if (m->cl->nodes[i].configured && r->nodes[i].snap.reachable && r->nodes[i].snap.runtime_ok)
             follow_rank(m, i, snapshot_rank_container(&r->nodes[i].snap, m->cl->nodes[i].rank));
