@@ -63,7 +63,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
+.PHONY: all deps test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
@@ -204,6 +204,22 @@ $(BUILD)/tests/bench-status: tests/bench/bench_status.c $(ENGINE_LIBS)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
+# The fuzz harness (clang, libFuzzer, ASan+UBSan): each module compiled on its
+# own with libFuzzer's coverage, in parallel, and kept between runs; the
+# harness links every parser (tests/fuzz/run.sh runs its targets).
+FUZZ_DIR    := build-fuzz
+FUZZ_SRC    := $(filter-out $(HELPER_MAINS),$(wildcard src/*/*.c)) tui/theme.c
+FUZZ_OBJ    := $(FUZZ_SRC:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_CFLAGS := -std=c17 -g -O1 -D_GNU_SOURCE -pthread -fno-sanitize-recover=all
+$(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined $(PKG_CFLAGS) \
+	  $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -MMD -MP -c -o $@ $<
+$(FUZZ_DIR)/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(FUZZ_OBJ)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) \
+	  $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -o $@ $^ $(PKG_LIBS)
+-include $(shell find $(FUZZ_DIR) -name '*.d' 2>/dev/null)
+
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
@@ -223,8 +239,9 @@ check:
 	tests/check_commands.sh
 	tests/check_layout.sh
 
-# The three builds of make test side by side: plain, ASan+UBSan, TSan.
-.PHONY: builds build-plain build-asan build-tsan unit-bins
+# The builds of make test side by side: plain, ASan+UBSan, TSan, and the
+# fuzz harness (clang).
+.PHONY: builds build-plain build-asan build-tsan build-fuzz unit-bins
 unit-bins: $(UNIT_BIN)
 build-plain:
 	$(MAKE) all unit-bins
@@ -232,34 +249,30 @@ build-asan:
 	$(MAKE) SAN=address,undefined all unit-bins
 build-tsan:
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all unit-bins
-builds: build-plain build-asan build-tsan
+build-fuzz: $(FUZZ_DIR)/fuzz_parsers
+builds: build-plain build-asan build-tsan build-fuzz
 
 # Unit tests (cmocka) under the current SAN setting.
 unit: $(UNIT_BIN) $(BUILD)/dsv41-top
-	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; DSV41_FIXTURES=tests/fixtures $$t; done
-	tests/check_docs.sh $(BUILD)/dsv41-top
+	tests/unit/run.sh $(BUILD)
 
-# The simulator on loopback: argument checks, rendezvous, startup log, API.
+# The test jobs by family, each as make test runs it (tests/run.sh: side by
+# side, each one's output whole when it ends). The simulator on loopback:
+# argument checks, rendezvous, startup log, API, the openai SDK.
 sim-test: all
-	tests/sim/test_sim.sh
-	tests/sim/test_client.sh
-	tests/node/run.sh
+	tests/run.sh 'sim/*' 'node/*'
 
 # download against the simulator's hub on loopback (bytes from nginx or its
 # own CDN with faults), and the hub's own JS client against the simulator;
 # assemble on what `hf download` leaves; the download again with the TSan build.
 hub-test: all
-	tests/hub/test_download.sh
-	tests/hub/test_assemble.sh
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
-	@echo "== test_download.sh (TSan build: the transfers, the hasher thread)"
-	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	    tests/hub/test_download.sh
+	tests/run.sh 'hub/*'
 
 # Pi: pi/install.sh on a configuration of someone's own, then the real Pi
 # (npm, Node 22, cached in tests/pi/node_modules) against the simulator.
 pi-test: all
-	tests/pi/test_pi.sh
+	tests/run.sh 'pi/*'
 
 # Commands that need no hosts, beside the tools they replace (verify vs
 # sha256sum, key's fingerprint vs openssl; the systemd units vs systemd-analyze verify;
@@ -267,24 +280,11 @@ pi-test: all
 # again with the TSan build.
 cli-test: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
-	tests/cli/test_verify.sh
-	tests/cli/test_install.sh
-	tests/cli/test_units.sh
-	tests/cli/test_nvml.sh
-	tests/cli/test_engine.sh
-	@echo "== test_engine.sh (TSan build)"
-	DSV41_ENGINE_PROBE=build-thread/tests/engine-probe TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	    tests/cli/test_engine.sh
-	@echo "== test_verify.sh (TSan build)"
-	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	    tests/cli/test_verify.sh
-	tests/cli/test_key.sh
-	@echo "== test_key.sh (TSan build)"
-	DSV41_BIN=build-thread/dsv41-top TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-	    tests/cli/test_key.sh
+	tests/run.sh 'cli/*'
 
-# Integration: real sshd in a network namespace, real podman containers; the
-# tests of our threads' concurrency run again with the TSan build (run.sh).
+# Integration: real sshd in network namespaces, real podman containers, a set
+# of test hosts per test; the tests of our threads' concurrency run again
+# with the TSan build (tests/run.sh).
 it: all
 	$(MAKE) SAN=thread CFLAGS='-O1 -g' all
 	tests/it/run.sh
@@ -294,25 +294,26 @@ it: all
 demo-test: all
 	tests/demo/test_demo.sh
 
-fuzz:
+fuzz: build-fuzz
 	tests/fuzz/run.sh 60
 
-fuzz-smoke:
+fuzz-smoke: build-fuzz
 	tests/fuzz/run.sh 2
 
-# each step's time printed after it (tests/timed.sh)
-test: deps
+# make test: the packages, the static checks, the builds side by side, then
+# every test job of make test side by side (tests/run.sh: unit tests of each
+# build, simulator, hub, Pi, commands, fuzz smoke, the integration tests and
+# their TSan round), then make demo on a screen. Each step's time and the
+# whole run's so far after it (tests/timed.sh).
+# make test-full: the same with every integration test in the TSan round too.
+test-full: export DSV41_IT_TSAN := all
+test-full: test
+test: export DSV41_TEST_T0 := $(shell date +%s)
+test:
+	tests/timed.sh deps $(MAKE) deps
 	tests/timed.sh check $(MAKE) check
 	tests/timed.sh builds $(MAKE) builds
-	tests/timed.sh unit $(MAKE) unit
-	tests/timed.sh unit-asan $(MAKE) SAN=address,undefined unit
-	tests/timed.sh unit-tsan $(MAKE) SAN=thread CFLAGS='-O1 -g' unit
-	tests/timed.sh sim-test $(MAKE) sim-test
-	tests/timed.sh hub-test $(MAKE) hub-test
-	tests/timed.sh pi-test $(MAKE) pi-test
-	tests/timed.sh cli-test $(MAKE) cli-test
-	tests/timed.sh fuzz-smoke $(MAKE) fuzz-smoke
-	tests/timed.sh it $(MAKE) it
+	tests/timed.sh tests tests/run.sh
 	tests/timed.sh demo-test $(MAKE) demo-test
 
 bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/tests/bench-guard
@@ -323,7 +324,7 @@ bench: all $(BUILD)/tests/bench-status $(BUILD)/tests/bench-client $(BUILD)/test
 # killed and restarted 20 times under watch; a download interrupted 20 times.
 soak: all
 	GUARD_SOAK_S=600 CONSOLE_SOAK_S=600 RESTARTS=20 \
-	  DSV41_IT_ONLY='test_guard.sh test_soak.sh test_hang.sh' tests/it/run.sh
+	  tests/run.sh -j1 it/test_guard.sh tui/test_soak.sh it/test_hang.sh
 	KILLS=20 tests/hub/test_download.sh
 
 demo: deps all

@@ -144,12 +144,14 @@ enum guard_view guardview_parse(const char *text, char *desc, size_t descsz, cha
         snprintf(desc, descsz, "no guard heartbeat");
         return GUARD_VIEW_NONE;
     }
-    if (k != 6 || !l2) {
+    long age;
+    /* a heartbeat is a file anyone with the state dir can write: numbers whose
+     * difference does not fit are as unreadable as no numbers (the fuzzer's find) */
+    if (k != 6 || !l2 || __builtin_sub_overflow(now, ts, &age)) {
         snprintf(desc, descsz, "unreadable guard heartbeat");
         return GUARD_VIEW_UNKNOWN;
     }
     sscanf(l2 + 1, "%7s", alive);
-    long age = now - ts;
     char sig[200];
     bool warned = guardctl_signals(text, (size_t)(l2 - text), sig, sizeof sig);
     snprintf(desc, descsz, "pid %ld %s, %lds ago, avail %ld MiB, floor %ld MiB%s%s", pid, st, age,

@@ -39,6 +39,7 @@ launch() { # extra EXTRA_ENV words
 }
 cat > "$out/console.sh" <<EOF
 #!/bin/bash
+DSV41_IT_SLOT="$IT_SLOT"
 . "$root/tests/it/lib.sh"
 BIN="$BIN"
 top_head TERM=tmux-256color LANG=C.UTF-8 DSV41_NVML_LIB="$root/build/tests/libnvml-standin.so" \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds the libFuzzer harness (clang, ASan+UBSan) and runs each parser's
+# Runs the libFuzzer harness (clang, ASan+UBSan; make build-fuzz) on each parser's
 # target on its own (DSV41_FUZZ_TARGET=N) for the given number of seconds,
 # with the seeds made here from the fixtures plus the committed corpus in
 # tests/fuzz/corpus/NAME/. `make fuzz` runs 60 s each, `make fuzz-smoke` 2 s.
@@ -9,13 +9,8 @@ secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/build-fuzz
 mkdir -p "$out"
-pkgs="libssh2 libibverbs libcurl libcjson openssl zlib"
-# shellcheck disable=SC2046
-clang -std=c17 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-    -fno-sanitize-recover=all $(for d in "$root"/src/*/; do printf -- '-I%s ' "$d"; done) \
-    -I"$root/tui" $(pkg-config --cflags $pkgs) \
-    -o "$out/fuzz_parsers" "$root/tests/fuzz/fuzz_parsers.c" "$root/tui/theme.c" \
-    $(ls "$root"/src/*/*.c | grep -vE '/(guardd|verifyd|xferd)\.c$') $(pkg-config --libs $pkgs ncursesw) -pthread -lm
+# the harness: make build-fuzz (each module compiled once, in parallel)
+make -s -C "$root" build-fuzz >/dev/null || exit 1
 corpus=$out/corpus-parsers
 mkdir -p "$corpus"
 i=0
@@ -65,16 +60,20 @@ done
 # the targets' names, in selector order, from the harness itself
 names=$(sed -n '/TARGET_NAME\[TARGETS\] = {/,/};/p' "$root/tests/fuzz/fuzz_parsers.c" |
     grep -o '"[a-z0-9-]*"' | tr -d '"')
+read -r -a name_of <<< "$(echo $names)"
+# each generated seed into the corpus of the target its selector byte names
+for f in "$corpus"/*; do
+    sel=$(od -An -tu1 -N1 "$f" | tr -d ' ')
+    [ -n "${name_of[$sel]:-}" ] || continue
+    mkdir -p "$out/corpus/${name_of[$sel]}"
+    cp "$f" "$out/corpus/${name_of[$sel]}/"
+done
 k=0
 fail=0
 total=0
 for name in $names; do
     dirs=("$out/corpus/$name")
     mkdir -p "$out/corpus/$name"
-    # the generated seeds whose selector byte names this target
-    for f in "$corpus"/*; do
-        [ "$(od -An -tu1 -N1 "$f" | tr -d ' ')" = "$k" ] && cp "$f" "$out/corpus/$name/"
-    done
     [ -d "$root/tests/fuzz/corpus/$name" ] && dirs+=("$root/tests/fuzz/corpus/$name")
     set +e
     DSV41_FUZZ_TARGET=$k "$out/fuzz_parsers" -max_total_time="$secs" -max_len=65536 \

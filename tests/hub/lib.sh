@@ -23,7 +23,7 @@ REV=$HUB/revs/$C1
 . "$root/tests/hub/expect_dir.sh"
 lfs_bytes() { (cd "$REV" && find . -name '*.safetensors*' -printf '%s\n' | awk '{s+=$1} END {print s}'); }
 
-HP=$((30000 + RANDOM % 10000))
+HP=$(test_ports)
 start_hub() { # extra args...; DSV41_HUB_FAULTS from the environment
     stop_hub
     "$SIM" hub --root "$HUB" --repo "$REPO" --port "$HP" "$@" > "$T/hub.log" 2>&1 &

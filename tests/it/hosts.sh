@@ -7,6 +7,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# useradd and userdel refuse to run while another holds /etc/passwd's lock:
+# sets of hosts built side by side take turns
+accounts() { # useradd|userdel args...
+    flock /run/dsv41-it-accounts.lock "$@"
+}
+
 down() {
     set +e
     for h in $HOSTS; do
@@ -17,8 +23,8 @@ down() {
     stop_sshd worker
     stop_sshd worker2
     # the worker account whose login shell is fish (an alias of root: podman)
-    grep -q "^$FISH_USER:" /etc/passwd && userdel -f "$FISH_USER" >/dev/null 2>&1
-    for ns in $(for h in $HOSTS; do echo "dsv41-$h"; done); do
+    grep -q "^$FISH_USER:" /etc/passwd && accounts userdel -f "$FISH_USER" >/dev/null 2>&1
+    for ns in $(for h in $HOSTS; do echo "$NS_PREFIX$h"; done); do
         if ip netns list | grep -qw "$ns"; then
             # anything still inside (a stray simulator) goes with it
             for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
@@ -101,7 +107,7 @@ up() {
     chmod 700 "$IT_DIR/home/.ssh"
     # one L2 segment: a bridge on the head named like a Spark's fabric port,
     # a veth to each worker whose end carries the same name
-    for h in $HOSTS; do ip netns add "dsv41-$h"; ip -n "dsv41-$h" link set lo up; done
+    for h in $HOSTS; do ip netns add "$NS_PREFIX$h"; ip -n "$NS_PREFIX$h" link set lo up; done
     ip -n "$NS_HEAD" link add "$FABRIC_IF" type bridge
     ip -n "$NS_HEAD" addr add "$HEAD_IP/24" dev "$FABRIC_IF"
     ip -n "$NS_HEAD" link set "$FABRIC_IF" up
@@ -109,10 +115,10 @@ up() {
     for h in worker worker2; do
         i=$((i + 1))
         [ "$h" = worker ] && ip=$WORKER_IP || ip=$WORKER2_IP
-        ip link add "port$i" netns "$NS_HEAD" type veth peer name "$FABRIC_IF" netns "dsv41-$h"
+        ip link add "port$i" netns "$NS_HEAD" type veth peer name "$FABRIC_IF" netns "$NS_PREFIX$h"
         ip -n "$NS_HEAD" link set "port$i" master "$FABRIC_IF" up
-        ip -n "dsv41-$h" addr add "$ip/24" dev "$FABRIC_IF"
-        ip -n "dsv41-$h" link set "$FABRIC_IF" up
+        ip -n "$NS_PREFIX$h" addr add "$ip/24" dev "$FABRIC_IF"
+        ip -n "$NS_PREFIX$h" link set "$FABRIC_IF" up
     done
     for h in $HOSTS; do storage_conf "$h"; done
 
@@ -148,7 +154,7 @@ Match originalhost worker-jump
     User root
     IdentityFile $IT_DIR/home/.ssh/id_ed25519
 EOC
-    useradd -o -u 0 -g 0 -M -d "$IT_DIR/fishhome" -s /usr/bin/fish -p '*' "$FISH_USER"
+    accounts useradd -o -u 0 -g 0 -M -d "$IT_DIR/fishhome" -s /usr/bin/fish -p '*' "$FISH_USER"
     mkdir -p "$IT_DIR/fishhome"
     cat > "$IT_DIR/ssh_config" <<EOC
 Include $IT_DIR/ssh_config.d/*.conf
@@ -201,7 +207,7 @@ start_engine() { # host
 start_sshd() { # host (default worker)
     local h=${1:-worker}
     rm -f "$IT_DIR/sshd.$h.pid"
-    nsenter --net="/run/netns/dsv41-$h" unshare --uts sh -c \
+    nsenter --net="/run/netns/$NS_PREFIX$h" unshare --uts sh -c \
         "hostname spark-$h; exec /usr/sbin/sshd -f $IT_DIR/sshd_config.$h -E $IT_DIR/sshd.$h.log"
     for _ in $(seq 50); do [ -s "$IT_DIR/sshd.$h.pid" ] && return 0; sleep 0.1; done
     echo "sshd on $h did not start: $(cat "$IT_DIR/sshd.$h.log")" >&2
@@ -212,7 +218,7 @@ stop_sshd() { # host (default worker): the listener and every session it forked
     local p left
     for _ in $(seq 50); do
         left=
-        for p in $(ip netns pids "dsv41-${1:-worker}" 2>/dev/null); do
+        for p in $(ip netns pids "$NS_PREFIX${1:-worker}" 2>/dev/null); do
             [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] && { kill -9 "$p" 2>/dev/null; left=1; }
         done
         [ -z "$left" ] && return 0

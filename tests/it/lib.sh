@@ -1,9 +1,15 @@
 # Shared by the integration scripts: names of the two test hosts, paths, and
 # small assertion helpers. Sourced, never run.
 IT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-IT_DIR=${IT_DIR:-/tmp/dsv41-it}
-NS_HEAD=dsv41-head
-NS_WORKER=dsv41-worker
+# DSV41_IT_SLOT=N: the Nth of several sets of test hosts side by side
+# (tests/it/run.sh runs tests in parallel, one set each); unset: the one set a
+# test run by hand uses. Everything a set owns is named from it: its folder,
+# its namespaces, its fish account.
+IT_SLOT=${DSV41_IT_SLOT:-}
+IT_DIR=${IT_DIR:-/tmp/dsv41-it$IT_SLOT}
+NS_PREFIX=dsv41${IT_SLOT:+s$IT_SLOT}- # a test host's network namespace: $NS_PREFIX$host
+NS_HEAD=${NS_PREFIX}head
+NS_WORKER=${NS_PREFIX}worker
 HOSTS="head worker worker2"
 HEAD_IP=10.10.10.13
 WORKER_IP=10.10.10.11
@@ -12,12 +18,19 @@ FABRIC_IF=enp1s0f0np0
 BIN=${DSV41_BIN:-$IT_ROOT/build/dsv41-top}
 SIM=${DSV41_SIM:-$IT_ROOT/build/dsv41-sim}
 SIM_IMAGE=localhost/dsv41-sim:test
-FISH_USER=dsv41fish # a uid-0 account of the test hosts whose login shell is fish
+FISH_USER=dsv41fish$IT_SLOT # a uid-0 account of the test hosts whose login shell is fish
+
+# The first of 20 TCP ports a test's listeners on loopback may use: below
+# the kernel's ephemeral range (32768-), and under tests/run.sh a range of
+# its own per job slot, so that tests side by side never pick the same one.
+test_ports() {
+    echo $((20000 + ${IT_SLOT:-0} * 1200 + RANDOM % 60 * 20))
+}
 
 # Runs a command on a test host, with that host's hostname (own UTS
 # namespace) and podman storage.
 on_host() { # head|worker cmd...
-    local h=$1 ns=dsv41-$1
+    local h=$1 ns=$NS_PREFIX$1
     shift
     nsenter --net="/run/netns/$ns" unshare --uts env \
         CONTAINERS_CONF="$IT_DIR/$h/containers.conf" \
@@ -27,11 +40,27 @@ on_host() { # head|worker cmd...
 
 # Kills the processes named comm inside a test host's network namespace
 # (a background on_host job's $! is only the wrapper).
-kill_in_ns() { # head|worker comm
-    local ns=dsv41-$1 p
+kill_in_ns() { # head|worker comm [signal]
+    local ns=$NS_PREFIX$1 p
     for p in $(ip netns pids "$ns" 2>/dev/null); do
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && kill "$p" 2>/dev/null
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && kill "-${3:-TERM}" "$p" 2>/dev/null
     done
+    return 0
+}
+# pgrep -f for one test host: the PIDs of its processes whose command line
+# matches an extended regular expression (other sets of hosts may run the
+# same commands).
+pgrep_in_ns() { # head|worker ERE
+    local p cmd
+    for p in $(ip netns pids "$NS_PREFIX$1" 2>/dev/null); do
+        cmd=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null) || continue
+        [[ $cmd =~ $2 ]] && echo "$p"
+    done
+    return 0
+}
+pkill_in_ns() { # head|worker ERE [signal]
+    local p
+    for p in $(pgrep_in_ns "$1" "$2"); do kill "-${3:-TERM}" "$p" 2>/dev/null; done
     return 0
 }
 
@@ -76,7 +105,7 @@ model_skeleton() {
 require_hosts() {
     local h
     for h in $HOSTS; do
-        if [ ! -e "/run/netns/dsv41-$h" ] || [ ! -f "$IT_DIR/$h/containers.conf" ]; then
+        if [ ! -e "/run/netns/$NS_PREFIX$h" ] || [ ! -f "$IT_DIR/$h/containers.conf" ]; then
             echo "FAIL - the test hosts are not up (run tests/it/hosts.sh up, or tests/it/run.sh)"
             echo "0 passed, 1 failed"
             exit 1
@@ -120,10 +149,9 @@ summary() {
     [ "$FAILED" -eq 0 ]
 }
 
-# Stops every guard daemon the tests started on any host (before a state
-# directory is removed: a guard whose lock file is gone would stay behind).
+# Stops every guard daemon the tests started on any host of this set (before
+# a state directory is removed: a guard whose lock file is gone would stay behind).
 stop_test_guards() {
-    pkill -f "$IT_DIR/[^ ]*/dsv41-guard" 2>/dev/null
-    pkill -f "$IT_ROOT/build[^ ]*/dsv41-guard" 2>/dev/null
-    return 0
+    local h
+    for h in $HOSTS; do pkill_in_ns "$h" "$IT_DIR/[^ ]*/dsv41-guard|$IT_ROOT/build[^ ]*/dsv41-guard"; done
 }

@@ -70,7 +70,7 @@ out=$(top_head "${E[@]}" status 2>&1); rc=$?
 check "drift: status calls it a problem" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "problem: worker: the fabric changed since rank r1 started: RoCE v2 IPv4 GID index 5 -> 7"'
 top_head "${E[@]}" watch --once >/dev/null 2>&1; rc=$?
 check "drift: watch --once exits 8" [ $rc -eq 8 ]
-pkill -TERM -f -- "dsv41-top watch --json"
+pkill_in_ns head "dsv41-top watch --json"
 wait "$wpid" 2>/dev/null
 top_head "${E[@]}" stop >/dev/null 2>&1
 rm -rf "$SYS" "$M/nccl"

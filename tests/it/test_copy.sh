@@ -48,13 +48,6 @@ grows_past() { # N
     done
     return 1
 }
-kill9_in_ns() { # head|worker comm
-    local p
-    for p in $(ip netns pids "dsv41-$1" 2>/dev/null); do
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && kill -9 "$p" 2>/dev/null
-    done
-    return 0
-}
 
 out=$(top_head copy-to-peer --help); rc=$?
 check "--help: usage, exit 0" eval '[ $rc = 0 ] && contains "$out" "usage: dsv41-top copy-to-peer" && contains "$out" "--rsync"'
@@ -109,7 +102,7 @@ on_host head tc qdisc add dev "$FABRIC_IF" root tbf rate 40mbit burst 32kbit lat
 top_head $V copy-to-peer --progress 0.5 > "$IT_DIR/copy.out" 2>&1 &
 pid=$!
 grows_past 0 && sleep 1
-kill9_in_ns head dsv41-top
+kill_in_ns head dsv41-top KILL
 wait $pid
 for _ in $(seq 50); do helper_running || break; sleep 0.2; done
 check "head killed: the helper gone with the ssh session" eval '! helper_running'

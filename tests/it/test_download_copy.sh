@@ -14,7 +14,7 @@ HUB=$D/hub
 C1=$("$IT_ROOT/tests/hub/mkrepo.sh" "$HUB" 16 3)
 REV=$HUB/revs/$C1
 REPO=0xSero/DeepSeek-V4.1-Flash-Spark
-HP=$((30000 + RANDOM % 10000))
+HP=$(test_ports)
 # 4 MB/s per connection: the download takes seconds, long enough to overlap
 on_host head env DSV41_HUB_FAULTS=rate=4000000 "$SIM" hub --root "$HUB" --repo "$REPO" \
     --port "$HP" > "$D/hub.log" 2>&1 &

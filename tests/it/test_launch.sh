@@ -156,7 +156,7 @@ out=$(top_head logs r1 2>&1); rc=$?
 check "logs r1: the worker's rank" contains "$out" "headless rank 1 ready"
 out=$(top_head logs --tail 1 2>&1)
 check "logs: both ranks, prefixed" eval 'printf "%s" "$out" | grep -q "^r0| " && printf "%s" "$out" | grep -q "^r1| "'
-out=$(timeout 3 bash -c "$(declare -f on_host top_head head_env); IT_DIR=$IT_DIR NS_HEAD=$NS_HEAD NS_WORKER=$NS_WORKER BIN=$BIN IT_ROOT=$IT_ROOT SIM_IMAGE=$SIM_IMAGE top_head logs r0 -f" 2>&1)
+out=$(timeout 3 bash -c "$(declare -f on_host top_head head_env); IT_DIR=$IT_DIR NS_PREFIX=$NS_PREFIX BIN=$BIN IT_ROOT=$IT_ROOT SIM_IMAGE=$SIM_IMAGE top_head logs r0 -f" 2>&1)
 check "logs -f: follows until stopped" contains "$out" "Application startup complete."
 
 # --- a second launch refuses; --force replaces --------------------------------------

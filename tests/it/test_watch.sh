@@ -104,7 +104,7 @@ fired_said() { for _ in $(seq 100); do grep '"key":"guard.worker"' "$log" | grep
 check "guard fires: watch said it" fired_said
 on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
 
-pkill -TERM -f -- "dsv41-top watch --json" # $! is only the wrapper
+pkill_in_ns head "dsv41-top watch --json" # $! is only the wrapper
 wait "$wpid"; rc=$?
 check "watch: SIGTERM ends it with 0" [ $rc -eq 0 ]
 # its own messages only (a guard handed over to a daemon when the head's rank

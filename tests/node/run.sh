@@ -12,7 +12,8 @@ if ! npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm.log; then
     echo "0 passed, 1 failed"
     exit 1
 fi
-PORT=$((30000 + RANDOM % 20000))
+. "$root/tests/it/lib.sh"
+PORT=$(test_ports)
 KEY=sdk-$RANDOM
 VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_DECODE_TPS=400 \
     "$SIM" /model --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port "$PORT" \

@@ -117,7 +117,7 @@ check "models.json not JSON: exit 2, the file and line named, nothing changed" e
     '[ $rc -eq 2 ] && contains "$out" "models.json is not JSON (line 3" && cmp -s "$B/models.json" "$T/broken.orig" && [ "$(ls "$B")" = models.json ]'
 
 # --- the real Pi against the simulator ------------------------------------------------------
-P=$((30000 + RANDOM % 20000))
+P=$(test_ports)
 REC=$T/requests.jsonl
 KEY=pi-test-key-$$
 VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_RECORD=$REC "$SIM" /model \

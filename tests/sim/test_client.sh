@@ -14,7 +14,7 @@ cleanup() {
     rm -rf "$T"
 }
 trap cleanup EXIT
-PORT=$((30000 + RANDOM % 20000))
+PORT=$(test_ports)
 KEY=client-$RANDOM
 export DSV41_API_KEY=$KEY HOME=$T XDG_CONFIG_HOME=$T
 unset API_URL

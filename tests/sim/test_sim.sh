@@ -12,7 +12,7 @@ cleanup() {
     rm -rf "$T"
 }
 trap cleanup EXIT
-MP=$((30000 + RANDOM % 20000))
+MP=$(test_ports)
 PORT=$((MP + 1))
 KEY=simkey-$RANDOM
 BASE="/model --served-model-name deepseek-v4.1-flash --tensor-parallel-size 2 --nnodes 2 --master-addr 127.0.0.1 --master-port $MP"

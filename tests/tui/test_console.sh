@@ -22,6 +22,7 @@ mkdir -p "$IT_DIR/head/state" "$IT_DIR/worker/state"
 # the console's command line, as a script tmux can run
 cat > "$IT_DIR/console.sh" <<EOF
 #!/bin/bash
+DSV41_IT_SLOT="$IT_SLOT"
 . "$IT_ROOT/tests/it/lib.sh"
 BIN="$BIN"
 top_head TERM=tmux-256color LANG=C.UTF-8 "$FAST" "\$@"
@@ -307,7 +308,7 @@ check "resize: the header on row 1, the status line on row 30" eval \
 # --- quit ------------------------------------------------------------------------
 key q
 check "quit: the console exits cleanly" wait_for "console exited rc=0"
-check "quit: no console process left" eval '! pgrep -f "dsv41-top --interval" >/dev/null'
+check "quit: no console process left" eval '[ -z "$(pgrep_in_ns head "dsv41-top --interval")" ]'
 
 # --- three nodes: a column each ---------------------------------------------------
 start_console WORKERS=worker,worker2 --interval 0.5
@@ -351,7 +352,7 @@ on_jobs_tab() { # text [tenths]: shown on the jobs tab (then back to the overvie
 rm -rf "$DLD" "$HUBROOT"
 mkdir -p "$DLD"
 HC=$("$IT_ROOT/tests/hub/mkrepo.sh" "$HUBROOT" 8 1)
-HUBP=$((40000 + RANDOM % 10000))
+HUBP=$(test_ports)
 # (a run at 150 kB/s was done before the cancel on a quiet machine)
 on_host head env DSV41_HUB_FAULTS=rate=100000 "$SIM" hub --root "$HUBROOT" \
     --repo 0xSero/DeepSeek-V4.1-Flash-Spark --port "$HUBP" > "$IT_DIR/hub.log" 2>&1 &
@@ -407,7 +408,7 @@ check "readonly: quits" wait_for "console exited rc=0"
 
 # --- over ssh, as `ssh -t head dsv41-top` from a laptop ---------------------------
 mkdir -p "$IT_DIR/worker/state-ssh"
-new_session "$(printf '%q ' nsenter --net=/run/netns/dsv41-head \
+new_session "$(printf '%q ' nsenter --net=/run/netns/$NS_HEAD \
     ssh -t -F "$IT_DIR/ssh_config" -o UserKnownHostsFile="$IT_DIR/known_hosts" -o BatchMode=yes \
     worker "env TERM=tmux-256color LANG=C.UTF-8 STATE_DIR=$IT_DIR/worker/state-ssh $BIN --readonly --title over-ssh; echo ssh-console-exit \$?"); sleep 600"
 check "over ssh: the console draws through a remote pty" wait_for "over-ssh |"

@@ -43,6 +43,10 @@ static void guard_heartbeat_views(void **st)
                      GUARD_VIEW_NONE);
     assert_int_equal(guardview_parse("garbage", desc, sizeof desc, ev, sizeof ev),
                      GUARD_VIEW_UNKNOWN);
+    /* times whose difference overflows a long (found by the fuzzer) */
+    assert_int_equal(guardview_parse("9223372036854775807 -9223372036854775807 1 1 1 armed\nalive\n",
+                                     desc, sizeof desc, ev, sizeof ev),
+                     GUARD_VIEW_UNKNOWN);
     /* a hostile log line cannot carry escapes to the screen */
     guardview_parse("1000 999 1 1 1 armed\nalive\n\x1b[2Jevil\x1b]0;t\x07\n", desc, sizeof desc, ev,
                     sizeof ev);
