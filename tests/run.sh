@@ -81,6 +81,7 @@ job_table() {
     done
     echo "sim/test_sim.sh 11 - tests/sim/test_sim.sh"
     echo "sim/test_client.sh 14 - tests/sim/test_client.sh"
+    echo "sim/test_wedge.sh 60 - tests/sim/test_wedge.sh"
     echo "node/run.sh 7 - tests/node/run.sh"
     echo "hub/test_client.sh 4 - tests/hub/test_client.sh"
     echo "hub/test_download.sh 81 - tests/hub/test_download.sh"

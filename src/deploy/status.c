@@ -209,8 +209,8 @@ static bool scrape(const char *base, struct metrics *m)
     return ok;
 }
 
-/* One scrape; while requests run, more until the generation counter moves
- * or the wedge rule (wedge.h) says wedged. */
+/* One scrape; while requests run, more until something moves (a counter, a
+ * gauge an engine step sets) or the wedge rule (wedge.h) says wedged. */
 static void scrape_metrics(const struct config *c, struct status_report *r, bool once)
 {
     struct buf base = BUF_INIT;
@@ -231,13 +231,24 @@ static void scrape_metrics(const struct config *c, struct status_report *r, bool
             metrics_rates(&r->metrics, &now, t - t0, &r->rates);
             r->rates_ok = true;
             r->rates_window_s = t - t0;
-            if (!now.running.ok || now.running.v == 0 ||
-                (r->rates.generation_tps.ok && r->rates.generation_tps.v > 0))
+            if (wedge_feed(&w, &now, t, limit, r->wedged, sizeof r->wedged) || w.moving)
                 break;
-        } while (!wedge_feed(&w, &now, t, limit, r->wedged, sizeof r->wedged) &&
-                 t - t0 < wedge_window(&w, limit) + 1);
+        } while (t - t0 < limit + 1);
     }
     buf_free(&base);
+}
+
+void status_wedge_gpu(const struct status_report *r, char *why, size_t n)
+{
+    const struct probe_gpu *gpus[CLUSTER_MAX_NODES * SNAP_MAX_GPUS];
+    const char *names[CLUSTER_MAX_NODES * SNAP_MAX_GPUS];
+    int k = 0;
+    for (int i = 0; i < r->n; i++)
+        for (int g = 0; g < r->nodes[i].snap.ngpu && g < SNAP_MAX_GPUS; g++) {
+            gpus[k] = &r->nodes[i].snap.gpu[g];
+            names[k++] = r->nodes[i].cn->name;
+        }
+    wedge_gpu_note(gpus, names, k, why, n);
 }
 
 void status_collect(const struct config *c, struct cluster *cl, struct status_report *r)
@@ -328,6 +339,8 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     for (int i = 0; kept && i < r->n; i++)
         restore_containers(&r->nodes[i].snap, &kept[i]);
     free(kept);
+    if (r->wedged[0])
+        status_wedge_gpu(r, r->wedged, sizeof r->wedged);
     /* while booting, each rank's phase from its log's tail */
     for (int i = 0; i < r->n && r->api.models_code != 200 && !(flags & STATUS_NO_TAIL); i++) {
         const struct probe_container *ct =

@@ -61,6 +61,8 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
 #define STATUS_QUICK 16u
 void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
                         unsigned flags);
+/* Appends the nodes' GPU power to a wedge verdict (wedge_gpu_note). */
+void status_wedge_gpu(const struct status_report *r, char *why, size_t n);
 void status_print_text(FILE *f, const struct status_report *r);
 cJSON *status_to_json(const struct status_report *r);
 

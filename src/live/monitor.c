@@ -163,8 +163,9 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
             metrics_rates(&m->prev, &r->metrics, now - m->prev_t, &sv->rates);
             sv->rates_ok = true;
         }
-        wedge_feed(&m->wedge, &r->metrics, now, atof(config_get(m->c, "WEDGE_SECONDS")),
-                   sv->wedged, sizeof sv->wedged);
+        if (wedge_feed(&m->wedge, &r->metrics, now, atof(config_get(m->c, "WEDGE_SECONDS")),
+                       sv->wedged, sizeof sv->wedged))
+            status_wedge_gpu(r, sv->wedged, sizeof sv->wedged);
         m->prev = r->metrics;
         m->prev_t = now;
         m->have_prev = true;

@@ -2,39 +2,87 @@
 #include "wedge.h"
 
 #include <stdio.h>
+#include <string.h>
 
 void wedge_reset(struct wedge *w)
 {
     *w = (struct wedge)WEDGE_INIT;
 }
 
-double wedge_window(const struct wedge *w, double limit_s)
+/* A counter moved, or cannot be judged: not exported, or gone back (a
+ * restarted server). Either way no grounds for an alarm. */
+static bool counter_moved(struct pval prev, struct pval cur)
 {
-    return limit_s + w->allow_s;
+    return !prev.ok || !cur.ok || cur.v != prev.v;
+}
+
+/* A gauge changed: it is set by every engine step, so a change is a step.
+ * One the server does not export says nothing either way. */
+static bool gauge_changed(struct pval prev, struct pval cur)
+{
+    return prev.ok != cur.ok || (cur.ok && cur.v != prev.v);
 }
 
 bool wedge_feed(struct wedge *w, const struct metrics *m, double now, double limit_s, char *why,
                 size_t n)
 {
-    /* a counter the server does not export, or one that went back (a
-     * restarted server), counts as movement: never a false alarm */
-    bool gen_moved = !w->have_prev || !m->generation_tokens.ok || !w->prev_gen.ok ||
-                     m->generation_tokens.v != w->prev_gen.v;
-    if (w->have_prev && m->prompt_tokens.ok && w->prev_prompt.ok &&
-        m->prompt_tokens.v > w->prev_prompt.v)
-        w->allow_s += (m->prompt_tokens.v - w->prev_prompt.v) / WEDGE_PREFILL_TPS;
+    const struct metrics *p = &w->prev;
+    bool progress = !w->have_prev || counter_moved(p->generation_tokens, m->generation_tokens) ||
+                    counter_moved(p->prompt_tokens, m->prompt_tokens) ||
+                    gauge_changed(p->kv_usage, m->kv_usage) ||
+                    gauge_changed(p->running, m->running) ||
+                    gauge_changed(p->waiting, m->waiting);
     bool busy = m->running.ok && m->running.v > 0;
-    if (gen_moved || !busy) {
+    w->moving = progress || !busy;
+    if (w->moving)
         w->moved_t = now;
-        w->allow_s = 0;
-    }
-    w->prev_prompt = m->prompt_tokens;
-    w->prev_gen = m->generation_tokens;
+    w->prev = *m;
     w->have_prev = true;
-    if (!busy || limit_s <= 0 || now - w->moved_t < limit_s + w->allow_s)
+    if (!busy || limit_s <= 0 || now - w->moved_t < limit_s)
         return false;
-    if (n)
-        snprintf(why, n, "%.0f request(s) running and no token generated for %.0f s", m->running.v,
-                 now - w->moved_t);
+    if (n) {
+        char kv[48] = "";
+        if (m->kv_usage.ok)
+            snprintf(kv, sizeof kv, ", KV cache %.1f %% unchanged", m->kv_usage.v * 100);
+        else
+            snprintf(kv, sizeof kv, ", no KV-cache gauge to see a prefill by");
+        snprintf(why, n, "%.0f request(s) running and nothing moving for %.0f s (no token, no "
+                 "prefill step%s)", m->running.v, now - w->moved_t, kv);
+    }
     return true;
+}
+
+void wedge_gpu_note(const struct probe_gpu *const *gpus, const char *const *names, int ngpu,
+                    char *why, size_t n)
+{
+    size_t len = strlen(why);
+    int shown = 0, low = 0, high = 0;
+    for (int i = 0; i < ngpu && len < n; i++) {
+        const struct probe_gpu *g = gpus[i];
+        if (!g || !g->power_w.ok)
+            continue;
+        int k;
+        if (g->power_limit_w.ok && g->power_limit_w.v > 0) {
+            bool is_low = g->power_w.v < WEDGE_GPU_LOW_SHARE * g->power_limit_w.v;
+            low += is_low;
+            high += !is_low;
+            k = snprintf(why + len, n - len, "%s %s %.0f W of %.0f", shown ? "," : "; GPU power:",
+                         names[i], g->power_w.v, g->power_limit_w.v);
+        } else {
+            k = snprintf(why + len, n - len, "%s %s %.0f W", shown ? "," : "; GPU power:", names[i],
+                         g->power_w.v);
+        }
+        if (k < 0)
+            return;
+        len += (size_t)k < n - len ? (size_t)k : n - len - 1;
+        shown++;
+    }
+    if (!shown || len >= n)
+        return;
+    if (low && !high)
+        snprintf(why + len, n - len, " (low: as a collective spinning on a dead peer)");
+    else if (high && !low)
+        snprintf(why + len, n - len, " (high: the GPUs are computing; not a hang's picture)");
+    else if (high && low)
+        snprintf(why + len, n - len, " (some low, some high)");
 }

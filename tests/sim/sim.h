@@ -17,6 +17,8 @@ struct sim_opts {
     int port;
     long max_model_len;
     int max_num_seqs;
+    long max_batched;    /* --max-num-batched-tokens: a prefill's chunk */
+    long block_size;     /* --block-size: tokens a KV block holds */
     const char *api_key; /* from VLLM_API_KEY or --api-key */
     bool force_usage;    /* --enable-force-include-usage: usage on every chunk */
     /* simulator knobs, from the environment so launch's argv stays vLLM's */
@@ -28,6 +30,9 @@ struct sim_opts {
 
 /* Returns 0, or -1 after printing what is wrong, like vLLM's argparse. */
 int sim_parse_args(int argc, char **argv, struct sim_opts *o);
+/* The KV cache the simulated rank logs at boot ("GPU KV cache size"), the
+ * measured deployment's pool. */
+#define SIM_KV_POOL_TOKENS 2023717L
 /* Serves HTTP until *stop; returns -1 when the port cannot be bound. */
 int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *peer_lost);
 /* Rough token count of a text (4 bytes a token, at least 1). */

@@ -75,6 +75,8 @@ int sim_parse_args(int argc, char **argv, struct sim_opts *o)
     o->master_port = 29500;
     o->max_model_len = 262144;
     o->max_num_seqs = 2;
+    o->max_batched = 2048; /* vLLM's default for chunked prefill; launch gives BATCH */
+    o->block_size = 256;
     o->api_key = getenv("VLLM_API_KEY");
     o->boot_ms = env_int("DSV41_SIM_BOOT_MS", 3000);
     o->prefill_tps = env_double("DSV41_SIM_PREFILL_TPS", 2000);
@@ -173,6 +175,14 @@ int sim_parse_args(int argc, char **argv, struct sim_opts *o)
             if (to_int(name, val, 1, 4096, &n))
                 return -1;
             o->max_num_seqs = (int)n;
+        } else if (strcmp(name, "max-num-batched-tokens") == 0) {
+            if (to_int(name, val, 1, 1L << 30, &n))
+                return -1;
+            o->max_batched = n;
+        } else if (strcmp(name, "block-size") == 0) {
+            if (to_int(name, val, 1, 1L << 20, &n))
+                return -1;
+            o->block_size = n;
         } else if (strcmp(name, "api-key") == 0) {
             o->api_key = val;
         }

@@ -29,10 +29,11 @@ static atomic_int g_in_flight;
 static volatile int *g_peer_lost;
 static volatile int *g_stopping;
 
-/* A wedged engine holds its requests until the process stops. */
+/* A wedged engine (its peer rank gone, or DSV41_SIM_FREEZE_AFTER_MS) holds
+ * its requests until the process stops. */
 static void wait_while_wedged(void)
 {
-    while (*g_peer_lost && !*g_stopping)
+    while ((*g_peer_lost || sim_engine_frozen()) && !*g_stopping)
         usleep(200000);
 }
 
@@ -91,6 +92,7 @@ struct stream {
     double t_req, t_prev;
     double t_sent_first; /* when the first token left; with nsent, for DSV41_SIM_TOKEN_LOG */
     int nsent;
+    int slot; /* the engine's record of the request (sim_metrics) */
 };
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type,
@@ -155,7 +157,7 @@ static void free_stream(void *cls)
     sim_answer_free(&s->ans);
     buf_free(&s->pending);
     if (!s->counted)
-        sim_metrics_done(now_s() - s->t_req);
+        sim_metrics_done(s->slot, now_s() - s->t_req);
     free(s);
 }
 
@@ -250,11 +252,11 @@ static void emit(struct stream *s, cJSON *o)
 static void token_served(struct stream *s)
 {
     double t = now_s();
-    sim_metrics_token();
     if (s->t_prev == 0)
-        sim_metrics_first_token(t - s->t_req);
+        sim_metrics_first_token(s->slot, t - s->t_req);
     else
         sim_metrics_gap(t - s->t_prev);
+    sim_metrics_token(s->slot);
     s->t_prev = t;
     if (!s->nsent++)
         s->t_sent_first = t;
@@ -265,6 +267,7 @@ static void next_event(struct stream *s)
 {
     if (s->next == 0 && s->chat) {
         sleep_until(s->t_first);
+        wait_while_wedged(); /* frozen mid-prefill: not even the role chunk */
         cJSON *o = chunk(s);
         choice(o, s, NULL, NULL, true);
         emit(s, o);
@@ -303,7 +306,7 @@ static void next_event(struct stream *s)
         buf_puts(&s->pending, "data: [DONE]\n\n");
         s->done = true;
         if (!s->counted) {
-            sim_metrics_done(now_s() - s->t_req);
+            sim_metrics_done(s->slot, now_s() - s->t_req);
             s->counted = true;
         }
     }
@@ -414,7 +417,7 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     s->usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(so, "include_usage"));
     bool streaming = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream"));
     s->t_req = now_s();
-    sim_metrics_request(ptok, buf_str(&prompt));
+    s->slot = sim_metrics_request(ptok, buf_str(&prompt));
     buf_free(&prompt);
     cJSON_Delete(req);
     if (streaming) {
@@ -614,11 +617,50 @@ static MHD_socket drain(struct MHD_Daemon *d)
     return ls;
 }
 
+/* vLLM's periodic stats line: the API process logs it every
+ * VLLM_LOG_STATS_INTERVAL seconds (10), at debug level once idle (see
+ * sim_metrics_stats_line), whatever the engine does. */
+static void *stats_logger(void *arg)
+{
+    (void)arg;
+    const char *e = getenv("VLLM_LOG_STATS_INTERVAL");
+    double interval = e && atof(e) > 0 ? atof(e) : 10;
+    double next = now_s() + interval;
+    bool frozen = false;
+    while (!*g_stopping) {
+        if (!frozen && sim_engine_frozen()) { /* when, for the tests to judge against */
+            frozen = true;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            sim_log("the engine is frozen (a collective that never returns): engine frozen at "
+                    "%.2f", (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+        }
+        if (now_s() < next) {
+            usleep(100000);
+            continue;
+        }
+        next += interval;
+        char line[400];
+        sim_metrics_stats_line(line, sizeof line, interval);
+        if (line[0]) {
+            char ts[32];
+            time_t now = time(NULL);
+            strftime(ts, sizeof ts, "%m-%d %H:%M:%S", localtime(&now));
+            flockfile(stdout);
+            printf("(APIServer pid=1) INFO %s [loggers.py:236] %s\n", ts, line);
+            fflush(stdout);
+            funlockfile(stdout);
+        }
+    }
+    return NULL;
+}
+
 int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *peer_lost)
 {
     g_opts = o;
     g_peer_lost = peer_lost;
     g_stopping = stop;
+    sim_engine_init(o->max_batched, o->block_size, SIM_KV_POOL_TOKENS, o->prefill_tps);
     struct sockaddr_in a = {0};
     a.sin_family = AF_INET;
     a.sin_port = htons((uint16_t)o->port);
@@ -645,8 +687,12 @@ int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *p
     /* t= is when the API first answers, for the launch benchmark */
     sim_log("Application startup complete. (t=%lld)",
             (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    pthread_t logger;
+    bool logging = pthread_create(&logger, NULL, stats_logger, NULL) == 0;
     while (!*stop)
         usleep(100000);
+    if (logging)
+        pthread_join(logger, NULL);
     MHD_socket ls = drain(d);
     MHD_stop_daemon(d);
     if (ls != MHD_INVALID_SOCKET)

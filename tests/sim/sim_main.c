@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "sim_metrics.h"
 #include "sim_hub.h"
 
 static volatile int g_stop;
@@ -293,6 +294,7 @@ static void *watch_peers(void *arg)
                         printf("NCCL WARN peer rank closed the connection\n");
                         fflush(stdout);
                         g_peer_lost = 1;
+                        sim_engine_freeze();
                         return NULL;
                     }
                 }
