@@ -97,7 +97,7 @@ static const struct config_key KEYS[] = {
      "shell (rank 0 runs it through the image's /bin/sh after reading the key file, as "
      "\"$@\": never re-split)",
      false, CK_COMMAND, false, 0, 0},
-    {"WEDGE_SECONDS", "10", "requests running with no token for this long: engine wedged", false,
+    {"WEDGE_SECONDS", "10", "requests running with nothing moving (no token, no prefill step) this long: engine wedged", false,
      CK_INT, false, 1, 3600},
     {"PROBE_IDLE_S", "60",
      "idle this long: one 1-token completion proves the engine serves (0: never)", false, CK_INT,

@@ -51,7 +51,7 @@ int units_probe_in(struct cluster_node *cn, const char *state_dir, struct units_
  * say, and nothing but systemd vs not is read from it. */
 #define UNITS_BOOTED "booted"
 /* The local node's state from files under root ("" for /; the tests' own
- * tree otherwise): the account from getpwuid(geteuid()); systemctl on
+ * tree otherwise): the account from the password database (account_lookup(geteuid())); systemctl on
  * PATH; systemd as sd_booted() decides it (root/run/systemd/system is a
  * directory); enabled from units_file_state; active when the guard holding
  * state_dir's lock lives in the unit's cgroup (root/proc/PID/cgroup), and

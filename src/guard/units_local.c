@@ -3,6 +3,7 @@
  * test, the unit file and its .wants/ links, the guard's lock and its
  * cgroup); where they do not, the caller asks systemctl. See units.h. */
 #include "units.h"
+#include "account.h"
 
 #include <limits.h>
 #include <pwd.h>
@@ -207,8 +208,9 @@ static int active_state(const char *root, const char *state_dir, const char *ena
 int units_probe_local(const char *root, const char *state_dir, struct units_state *st)
 {
     struct buf t = BUF_INIT;
-    struct passwd *pw = getpwuid(geteuid());
-    buf_printf(&t, "user=%s\n", pw && pw->pw_name ? pw->pw_name : "");
+    char user[256] = "";
+    account_lookup(geteuid(), user, sizeof user, NULL, 0);
+    buf_printf(&t, "user=%s\n", user);
     int rc = 0;
     if (have_systemctl()) {
         /* sd_booted(): systemd is PID 1 when this directory is there */

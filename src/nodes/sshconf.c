@@ -1,8 +1,11 @@
 #include "sshconf.h"
 
+#include "account.h"
+
 #include <ctype.h>
 #include <fnmatch.h>
 #include <glob.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,19 +15,20 @@
 
 #define MAX_DEPTH 16 /* OpenSSH's READCONF_MAX_DEPTH */
 
+/* Each thread its own copy: resolutions run on several nodes' threads. */
 static const char *home_dir(void)
 {
     const char *h = getenv("HOME");
     if (h && *h)
         return h;
-    struct passwd *pw = getpwuid(getuid());
-    return pw ? pw->pw_dir : "/";
+    static _Thread_local char home[PATH_MAX];
+    return account_lookup(getuid(), NULL, 0, home, sizeof home) == 0 ? home : "/";
 }
 
 static const char *local_user(void)
 {
-    struct passwd *pw = getpwuid(getuid());
-    return pw ? pw->pw_name : "root";
+    static _Thread_local char name[64]; /* ssh_target's user field */
+    return account_lookup(getuid(), name, sizeof name, NULL, 0) == 0 ? name : "root";
 }
 
 /* What one resolution collects; the first value of a key wins. */

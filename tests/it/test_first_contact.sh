@@ -54,8 +54,8 @@ for kv in "${hostile[@]}"; do
 done
 check "hostile settings: every one refused, naming the setting" [ "$FAILED" -eq 0 ]
 check "hostile settings: nothing ran on any host" eval '! pwned'
-printf 'MEMGUARD_GIB=1;touch %s\n' "$P" > "$IT_DIR/home/.config/hostile.conf" 2>/dev/null ||
-    { mkdir -p "$IT_DIR/home/.config"; printf 'MEMGUARD_GIB=1;touch %s\n' "$P" > "$IT_DIR/home/.config/hostile.conf"; }
+mkdir -p "$IT_DIR/home/.config"
+printf 'MEMGUARD_GIB=1;touch %s\n' "$P" > "$IT_DIR/home/.config/hostile.conf"
 out=$(top_head DSV41_CONFIG="$IT_DIR/home/.config/hostile.conf" status 2>&1); rc=$?
 check "hostile config file: refused with file:line" eval '[ $rc -eq 2 ] && contains "$out" "(from $IT_DIR/home/.config/hostile.conf:1)"'
 out=$(top_head --set DSV41_API_KEY=sk-on-the-command-line status 2>&1); rc=$?
@@ -120,8 +120,11 @@ FW=(nsenter --net=/run/netns/$NS_HEAD iptables)
 "${FW[@]}" -I OUTPUT -d "$WORKER_IP" -p tcp --dport 22 -j REJECT
 out=$(top_head status --json 2>&1)
 check "jump: the direct way to the worker is cut" jq_is "$out" '.nodes[1].reachable' false
-out=$(top_head WORKER=worker-jump status --json 2>&1)
-check "jump: the worker reached through worker2 (ProxyJump from an Included file)" jq_is "$out" '.nodes[1].reachable' true
+# two handshakes through the jump, each slower under TSan on a busy machine
+# than head_env's SSH_TIMEOUT of 3 s allows: this is about the way, not the speed
+out=$(top_head SSH_TIMEOUT=15 WORKER=worker-jump status --json 2>"$IT_DIR/jump.err")
+check "jump: the worker reached through worker2 (ProxyJump from an Included file)" jq_is "$out" '.nodes[1].reachable' true ||
+    { printf '%s\n' "$out" | head -20; sed 's/^/    stderr: /' "$IT_DIR/jump.err"; } | sed 's/^/    | /' 
 check "jump: it is the worker, not the jump host" jq_is "$out" '.nodes[1].hostname' spark-worker
 rm -rf "$IT_DIR/jump-copy"
 out=$(top_head WORKER=worker-jump MODEL_DIR="$MODEL_SKELETON" WORKER_MODEL_DIR="$IT_DIR/jump-copy" \

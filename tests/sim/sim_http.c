@@ -38,7 +38,8 @@ static void wait_while_wedged(void)
 }
 
 /* DSV41_SIM_FAULT: "cut:N" closes the stream after N items, "malformed:N"
- * sends a broken chunk after N items, "http500" answers 500. */
+ * sends a broken chunk after N items, "http500" answers 500, "dead:N" kills
+ * the engine once N tokens were served (engine_dead below). */
 static const char *fault(int *n)
 {
     const char *f = getenv("DSV41_SIM_FAULT");
@@ -47,6 +48,27 @@ static const char *fault(int *n)
     const char *colon = strchr(f, ':');
     *n = colon ? atoi(colon + 1) : 0;
     return f;
+}
+
+/* The engine died (EngineDeadError), as vLLM's API process sees it
+ * (vllm/v1/engine/exceptions.py: the message; entrypoints serve/instrumentator
+ * health.py: /health answers 503 "except EngineDeadError"; a stream in flight
+ * ends with an error event; launcher.py's watchdog, every 5 s, ends the
+ * server unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH). */
+#define ENGINE_DEAD_MESSAGE "EngineCore encountered an issue. See stack trace (above) for the root cause."
+static atomic_int g_engine_dead;
+static atomic_long g_tokens_served;
+
+/* Whether the engine is dead, killing it when DSV41_SIM_FAULT=dead:N's
+ * tokens have been served. */
+static bool engine_dead(void)
+{
+    int n = 0;
+    const char *f = fault(&n);
+    if (strncmp(f, "dead:", 5) == 0 && atomic_load(&g_tokens_served) >= n &&
+        !atomic_exchange(&g_engine_dead, 1))
+        sim_log("ERROR EngineCore encountered an issue (simulated: DSV41_SIM_FAULT=%s)", f);
+    return atomic_load(&g_engine_dead);
 }
 
 static double now_s(void)
@@ -258,6 +280,7 @@ static void token_served(struct stream *s)
         sim_metrics_gap(t - s->t_prev);
     sim_metrics_token(s->slot);
     s->t_prev = t;
+    atomic_fetch_add(&g_tokens_served, 1);
     if (!s->nsent++)
         s->t_sent_first = t;
 }
@@ -280,6 +303,13 @@ static void next_event(struct stream *s)
         wait_while_wedged(); /* the peer rank is gone: no tokens */
         int n = 0;
         const char *f = fault(&n);
+        if (engine_dead()) { /* the stream's error event, then [DONE] */
+            buf_printf(&s->pending, "data: {\"error\": {\"message\": \"%s\", \"type\": "
+                       "\"InternalServerError\", \"param\": null, \"code\": 500}}\n\n"
+                       "data: [DONE]\n\n", ENGINE_DEAD_MESSAGE);
+            s->done = true;
+            return;
+        }
         if (i == n && strncmp(f, "cut:", 4) == 0) {
             s->cut = true; /* the connection drops mid-stream */
             return;
@@ -370,6 +400,8 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     int fault_at = 0;
     if (strcmp(fault(&fault_at), "http500") == 0)
         return send_error(c, 500, "InternalServerError", "simulated engine failure");
+    if (atomic_load(&g_engine_dead))
+        return send_error(c, 500, "InternalServerError", ENGINE_DEAD_MESSAGE);
     cJSON *req = cJSON_Parse(body);
     if (!cJSON_IsObject(req)) {
         cJSON_Delete(req);
@@ -438,6 +470,13 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     for (int i = 0; i < s->ntok; i++) {
         sleep_until(s->t_first + s->gap * i);
         wait_while_wedged();
+        if (engine_dead()) {
+            buf_free(&text);
+            buf_free(&reasoning);
+            buf_free(&args);
+            free_stream(s);
+            return send_error(c, 500, "InternalServerError", ENGINE_DEAD_MESSAGE);
+        }
         const struct sim_item *it = &s->ans.items[i];
         if (it->kind == ITEM_REASONING)
             buf_puts(&reasoning, it->text);
@@ -568,7 +607,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
     if (get && strcmp(url, "/health") == 0)
-        return send_text(c, 200, "application/json", "");
+        return send_text(c, atomic_load(&g_engine_dead) ? 503 : 200, "application/json", "");
     if (get && strcmp(url, "/metrics") == 0)
         return metrics(c);
     if (strncmp(url, "/v1/", 4) == 0 && !authorized(c))
@@ -689,8 +728,22 @@ int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *p
             (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     pthread_t logger;
     bool logging = pthread_create(&logger, NULL, stats_logger, NULL) == 0;
-    while (!*stop)
+    double dead_t = 0;
+    bool keep_alive = getenv("VLLM_KEEP_ALIVE_ON_ENGINE_DEATH") &&
+                      strcmp(getenv("VLLM_KEEP_ALIVE_ON_ENGINE_DEATH"), "0") != 0;
+    int rc = 0;
+    while (!*stop) {
         usleep(100000);
+        if (!atomic_load(&g_engine_dead) || keep_alive)
+            continue;
+        if (dead_t == 0)
+            dead_t = now_s();
+        else if (now_s() - dead_t >= 5) { /* launcher.py's watchdog */
+            sim_log("Engine is dead: shutting down the API server");
+            *stop = 1;
+            rc = 1;
+        }
+    }
     if (logging)
         pthread_join(logger, NULL);
     MHD_socket ls = drain(d);
@@ -698,5 +751,5 @@ int sim_http_serve(const struct sim_opts *o, volatile int *stop, volatile int *p
     if (ls != MHD_INVALID_SOCKET)
         close(ls);
     sim_log("Finished server process");
-    return 0;
+    return rc;
 }

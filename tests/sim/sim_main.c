@@ -355,5 +355,5 @@ int main(int argc, char **argv)
         pthread_join(th, NULL);
     for (int i = 0; i < npeers; i++)
         close(peers[i]);
-    return rc < 0 ? 1 : 0;
+    return rc != 0 ? 1 : 0; /* a bind failure, or an engine that died */
 }

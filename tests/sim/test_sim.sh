@@ -187,4 +187,35 @@ wait "$s0"; rc=$?
 wait "$cpid"
 check "second SIGTERM: the rank ends at once (143)" [ $rc -eq 143 ]
 check "second SIGTERM: the stream is cut, no [DONE]" eval '! grep -q "^data: \[DONE\]" "$T/s1.sse"'
+
+# --- an engine that dies (EngineDeadError): /health 503, the stream's error event, the
+# server gone 5 s later unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH ---------------------------
+dead_sim() { # log, extra env words...
+    local log=$1
+    shift
+    # shellcheck disable=SC2086
+    env DSV41_SIM_FAULT=dead:5 "$@" "$SIM" /model --served-model-name deepseek-v4.1-flash \
+        --tensor-parallel-size 1 --nnodes 1 --node-rank 0 --port "$P2" --host 127.0.0.1 >"$log" 2>&1 &
+    s0=$!; PIDS+=($s0)
+    for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$P2/health" && return 0; sleep 0.05; done
+    return 1
+}
+check "engine dead: the rank comes up" dead_sim "$T/d0.log" VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1
+sse=$(curl -sN --max-time 10 -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"tell a story","stream":true}' \
+    "http://127.0.0.1:$P2/v1/completions")
+check "engine dead: the stream ends with vLLM's error event, then [DONE]" eval \
+    '[ "$(printf "%s\n" "$sse" | grep "^data:" | tail -2 | head -1 | sed "s/^data: //" | jq -r .error.message)" = "EngineCore encountered an issue. See stack trace (above) for the root cause." ] && [ "$(printf "%s\n" "$sse" | grep "^data:" | tail -1)" = "data: [DONE]" ]'
+check "engine dead: /health answers 503" eval '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$P2/health")" = 503 ]'
+check "engine dead: a new request gets 500 with the message" eval \
+    '[ "$(curl -s -o /dev/null -w "%{http_code}" -H "Authorization: Bearer $KEY" -d "{\"model\":\"m\",\"prompt\":\"x\"}" "http://127.0.0.1:$P2/v1/completions")" = 500 ]'
+sleep 6
+check "engine dead, VLLM_KEEP_ALIVE_ON_ENGINE_DEATH=1: the server stays" kill -0 "$s0"
+kill "$s0"; wait "$s0" 2>/dev/null
+check "engine dead: the rank comes up again" dead_sim "$T/d1.log"
+curl -sN --max-time 10 -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"tell a story","stream":true}' \
+    "http://127.0.0.1:$P2/v1/completions" >/dev/null
+t0=$SECONDS
+wait "$s0"; rc=$?
+check "engine dead: the server ends by itself within the watchdog's 5 s (exit 1)" \
+    eval '[ $rc -eq 1 ] && [ $((SECONDS - t0)) -le 8 ]'
 summary
