@@ -24,7 +24,13 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
 
-WARN    := -std=c17 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wvla
+WARN    := -std=c17 -Wall -Wextra -Wshadow -Wformat=2 -Wvla
+# Warnings are errors in make test's builds (WERROR=1), never in an
+# operator's make: a newer compiler's new warning must not stop an install.
+WERROR  ?=
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
 # CFLAGS from the command line (make CFLAGS=-O1) only set the optimisation:
 # warnings, feature macros and sanitizers are always added.
 CFLAGS  ?= -O2 -g
@@ -63,7 +69,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
+.PHONY: all deps deps-aarch64 aarch64 test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
@@ -72,7 +78,8 @@ all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-v
      $(BUILD)/tests/engine-probe \
      $(BUILD)/tests/eatmem \
      $(BUILD)/tests/nvml-probe $(BUILD)/tests/libnvml-standin.so
-ifeq ($(SAN),)
+# the checkout's copies come from the plain build alone
+ifeq ($(BUILD),build)
 all: dsv41-top dsv41-guard dsv41-verify dsv41-xfer tests/sim/dsv41-sim $(GEN_DOCS)
 dsv41-top: $(BUILD)/dsv41-top
 	cp $< $@.tmp && mv -f $@.tmp $@
@@ -191,7 +198,7 @@ $(BUILD)/tests/nvml-probe: tests/nvml/nvml_probe.c $(ENGINE_LIBS)
 
 $(BUILD)/tests/libnvml-standin.so: tests/nvml/nvml_standin.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=c17 -Wall -Wextra -Werror -fPIC -shared -o $@ $<
+	$(CC) -O2 -g -std=c17 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -fPIC -shared -o $@ $<
 
 $(BUILD)/tests/bench-client: tests/bench/bench_client.c $(ENGINE_LIBS)
 	@mkdir -p $(@D)
@@ -204,21 +211,12 @@ $(BUILD)/tests/bench-status: tests/bench/bench_status.c $(ENGINE_LIBS)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# The fuzz harness (clang, libFuzzer, ASan+UBSan): each module compiled on its
-# own with libFuzzer's coverage, in parallel, and kept between runs; the
-# harness links every parser (tests/fuzz/run.sh runs its targets).
-FUZZ_DIR    := build-fuzz
-FUZZ_SRC    := $(filter-out $(HELPER_MAINS),$(wildcard src/*/*.c)) tui/theme.c
-FUZZ_OBJ    := $(FUZZ_SRC:%.c=$(FUZZ_DIR)/%.o)
-FUZZ_CFLAGS := -std=c17 -g -O1 -D_GNU_SOURCE -pthread -fno-sanitize-recover=all
-$(FUZZ_DIR)/%.o: %.c
+# The fuzz harness (libFuzzer): the parsers' archives of a clang build with
+# libFuzzer's coverage (make build-clang), the harness linked with its main.
+$(BUILD)/tests/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(BUILD)/libtui.a $(ENGINE_LIBS)
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined $(PKG_CFLAGS) \
-	  $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -MMD -MP -c -o $@ $<
-$(FUZZ_DIR)/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(FUZZ_OBJ)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS) \
-	  $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -o $@ $^ $(PKG_LIBS)
--include $(shell find $(FUZZ_DIR) -name '*.d' 2>/dev/null)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(INCLUDES) -o $@ $< $(BUILD)/libtui.a \
+	  $(LINK_ENGINE) $(LDFLAGS) -fsanitize=fuzzer $(PKG_LIBS)
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
@@ -233,24 +231,56 @@ deps:
 	@command -v npm >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 	  $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; }
 
+# The Spark's CPU: the Debian packages that cross-build for aarch64 and run
+# its programs here (qemu-user), and the card's libraries as Debian's :arm64
+# multiarch -dev packages (installing them brings the amd64 ones to the same
+# versions, as multiarch requires).
+AARCH64_DEBS := gcc-aarch64-linux-gnu qemu-user-static libc6:arm64 libncurses-dev:arm64 \
+                libssh2-1-dev:arm64 libibverbs-dev:arm64 libcurl4-openssl-dev:arm64 \
+                libcjson-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64 \
+                libmicrohttpd-dev:arm64
+deps-aarch64:
+	@missing=$$(for p in $(AARCH64_DEBS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps-aarch64: all packages present"; exit 0; fi; \
+	echo "deps-aarch64: installing $$missing"; \
+	sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	dpkg --print-foreign-architectures | grep -qx arm64 || $$sudo dpkg --add-architecture arm64; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing
+
+# The program, its static helpers and the unit tests cross-built for aarch64
+# into build-aarch64/ (make deps-aarch64 first); tests/aarch64/run.sh runs the
+# unit tests and the static helpers under qemu-aarch64-static.
+AARCH64_PREFIX := aarch64-linux-gnu-
+aarch64:
+	PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
+	  $(MAKE) CC=$(AARCH64_PREFIX)gcc AR=$(AARCH64_PREFIX)ar BUILD=build-aarch64 \
+	  $(if $(filter 1,$(WERROR)),WERROR=1) all unit-bins
+
 # Static checks: nothing reaches a shell unquoted (tests/check_commands.sh);
 # includes run one way between the subsystem folders (tests/check_layout.sh).
 check:
 	tests/check_commands.sh
 	tests/check_layout.sh
 
-# The builds of make test side by side: plain, ASan+UBSan, TSan, and the
-# fuzz harness (clang).
-.PHONY: builds build-plain build-asan build-tsan build-fuzz unit-bins
+# The builds of make test side by side, warnings as errors: plain (gcc),
+# ASan+UBSan, TSan, and clang (the compiler an operator may have instead:
+# everything, with ASan+UBSan and libFuzzer's coverage, so that the fuzz
+# harness is made from the same archives).
+.PHONY: builds build-plain build-asan build-tsan build-clang unit-bins
 unit-bins: $(UNIT_BIN)
 build-plain:
-	$(MAKE) all unit-bins
+	$(MAKE) WERROR=1 all unit-bins
 build-asan:
-	$(MAKE) SAN=address,undefined all unit-bins
+	$(MAKE) WERROR=1 SAN=address,undefined all unit-bins
 build-tsan:
-	$(MAKE) SAN=thread CFLAGS='-O1 -g' all unit-bins
-build-fuzz: $(FUZZ_DIR)/fuzz_parsers
-builds: build-plain build-asan build-tsan build-fuzz
+	$(MAKE) WERROR=1 SAN=thread CFLAGS='-O1 -g' all unit-bins
+CLANG_BUILD := build-clang
+build-clang:
+	$(MAKE) WERROR=1 CC=clang BUILD=$(CLANG_BUILD) SAN=fuzzer-no-link,address,undefined \
+	  CFLAGS='-O1 -g' all $(CLANG_BUILD)/tests/fuzz_parsers
+builds: build-plain build-asan build-tsan build-clang
 
 # Unit tests (cmocka) under the current SAN setting.
 unit: $(UNIT_BIN) $(BUILD)/dsv41-top
@@ -294,10 +324,10 @@ it: all
 demo-test: all
 	tests/demo/test_demo.sh
 
-fuzz: build-fuzz
+fuzz: build-clang
 	tests/fuzz/run.sh 60
 
-fuzz-smoke: build-fuzz
+fuzz-smoke: build-clang
 	tests/fuzz/run.sh 2
 
 # make test: the packages, the static checks, the builds side by side, then

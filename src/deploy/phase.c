@@ -25,8 +25,12 @@ static const struct {
     {"Application startup complete.", PHASE_READY},
 };
 
+/* "Watchdog caught collective operation timeout" is how PyTorch's NCCL
+ * watchdog says it (capital W), and "died, exit code" how vLLM's multiproc
+ * executor says a worker is gone (tests/fixtures/logs/: a real capture). */
 static const char *FATAL[] = {"Traceback", "out of memory", "OutOfMemory", "NCCL WARN",
-                              "RuntimeError", "Killed", "watchdog"};
+                              "RuntimeError", "Killed", "watchdog", "Watchdog caught",
+                              "died, exit code"};
 
 void phase_init(struct phase_state *st)
 {

@@ -391,7 +391,9 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
                         r->nodes[i].cn->name, ct->image);
             }
         }
-    if (r->api.health_code == 200 && !r->wedged[0])
+    /* a rank down while /health answers is the wedge's cause: said first,
+     * the metrics' verdict on the same hang (if any yet) after it */
+    if (r->api.health_code == 200)
         for (int i = 0; i < r->n; i++) {
             const struct snapshot *s = &r->nodes[i].snap;
             if (!r->nodes[i].cn->configured || !s->reachable || !s->runtime_ok)
@@ -399,11 +401,17 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
             bool up = false;
             for (int k = 0; k < s->ncont; k++)
                 up |= s->cont[k].running && atoi(s->cont[k].name + 7) == r->nodes[i].cn->rank;
-            if (!up)
-                snprintf(r->wedged, sizeof r->wedged,
-                         "rank r%d on %s is not running while /health answers: no request can "
-                         "complete",
-                         r->nodes[i].cn->rank, r->nodes[i].cn->name);
+            if (up)
+                continue;
+            struct buf w = BUF_INIT; /* cut to the field's size: the cause comes first */
+            buf_printf(&w, "rank r%d on %s is not running while /health answers: no request can "
+                           "complete",
+                       r->nodes[i].cn->rank, r->nodes[i].cn->name);
+            if (r->wedged[0])
+                buf_printf(&w, " (metrics: %s)", r->wedged);
+            snprintf(r->wedged, sizeof r->wedged, "%s", buf_str(&w));
+            buf_free(&w);
+            break;
         }
     if (r->wedged[0])
         PROBLEM(r, "engine wedged: %s (restart the deployment: `dsv41-top restart`)", r->wedged);

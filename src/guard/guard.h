@@ -58,7 +58,8 @@ enum guard_warn { GUARD_WARN_MEM = 1, GUARD_WARN_PSI = 2, GUARD_WARN_FRAG = 4, G
 struct guard_sig {
     int psi_fd, buddy_fd, kmsg_fd;
     struct memsig_psi psi; /* full_ok false: n/a */
-    long frag;             /* free blocks of order >= 10; -1 n/a */
+    long frag;             /* free blocks of 4 MiB or more; -1 n/a */
+    int buddy_order;       /* the order of 4 MiB with this machine's pages */
     unsigned long kmsg_lines;
     unsigned long long kmsg_seq; /* the last record read: none is read twice */
     bool kmsg_any;

@@ -26,6 +26,7 @@ void guardsig_open(struct guard *g)
     struct guard_sig *s = &g->sig;
     memset(s, 0, sizeof *s);
     s->frag = -1;
+    s->buddy_order = memsig_buddy_order(sysconf(_SC_PAGESIZE));
     s->psi_fd = open_proc(g, "pressure/memory");
     if (s->psi_fd < 0)
         guard_log(g, "memory pressure (PSI): n/a: %s/pressure/memory: %s", g->o.proc_root,
@@ -65,7 +66,7 @@ static void read_buddy(struct guard *g)
         return;
     char buf[4096];
     ssize_t n = pread(s->buddy_fd, buf, sizeof buf, 0);
-    s->frag = n > 0 ? memsig_parse_buddy(buf, (size_t)n, MEMSIG_BUDDY_ORDER) : -1;
+    s->frag = n > 0 ? memsig_parse_buddy(buf, (size_t)n, s->buddy_order) : -1;
 }
 
 static void kmsg_record(struct guard *g, const char *rec, size_t len, double now)
@@ -141,7 +142,7 @@ static void say_change(struct guard *g, unsigned bit, bool on, long avail, doubl
         break;
     case GUARD_WARN_FRAG:
         guard_log(g, "%s: %ld free blocks of 4 MiB or more (order >= %d) %s %ld: fragmented", w,
-                  s->frag, MEMSIG_BUDDY_ORDER, on ? "under" : "back at", g->o.frag_warn);
+                  s->frag, s->buddy_order, on ? "under" : "back at", g->o.frag_warn);
         break;
     case GUARD_WARN_KMSG:
         guard_log(g, "%s: %lu NVRM line(s) in the kernel log in the last 10 minutes", w,

@@ -26,6 +26,50 @@ int helper_read(const char *name, struct buf *data, struct buf *why)
     return rc < 0 || data->len < 1024 ? -1 : 0;
 }
 
+const char *helper_elf_machine(const struct buf *data)
+{
+    static const unsigned char magic[4] = {0x7f, 'E', 'L', 'F'};
+    if (data->len < 20 || memcmp(data->data, magic, 4) != 0)
+        return NULL;
+    const unsigned char *h = (const unsigned char *)data->data;
+    /* e_machine: 2 bytes at offset 18, in the file's byte order (EI_DATA) */
+    unsigned m = h[5] == 2 ? (unsigned)(h[18] << 8 | h[19]) : (unsigned)(h[19] << 8 | h[18]);
+    switch (m) {
+    case 62: /* EM_X86_64 */
+        return "x86_64";
+    case 183: /* EM_AARCH64 */
+        return "aarch64";
+    case 3: /* EM_386 */
+        return "i686";
+    case 40: /* EM_ARM */
+        return "armv7l";
+    default:
+        return "another CPU";
+    }
+}
+
+int helper_check_machine(const char *node, const char *uname_m, const char *name,
+                         const struct buf *data, struct buf *err)
+{
+    const char *elf = helper_elf_machine(data);
+    if (!uname_m[0]) /* no uname on the node: the helper's own start will tell */
+        return 0;
+    /* uname -m says arm64 on some systems (BSD, macOS) for what Linux calls aarch64 */
+    const char *m = strcmp(uname_m, "arm64") == 0 ? "aarch64" : uname_m;
+    if (elf && strcmp(elf, m) == 0)
+        return 0;
+    if (!elf)
+        buf_printf(err, "%s: the helper %s found next to this program is not an ELF program: "
+                        "rebuild it with `make`", node, name);
+    else
+        buf_printf(err, "%s is %s, but the helper %s found next to this program is built for "
+                        "%s: run this program on a node of the workers' kind, or build the "
+                        "helpers for it (%s) and put them next to this program",
+                   node, m, name, elf,
+                   strcmp(m, "aarch64") == 0 ? "`make aarch64`: build-aarch64/" : "`make` there");
+    return -1;
+}
+
 /* A short command on the node that must exit 0. */
 static int run_ok(struct cluster_node *cn, struct shcmd *cmd, const char *what, struct buf *err)
 {
@@ -52,14 +96,15 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
     buf_printf(&dir, "%s/bin", state_dir);
     buf_printf(path, "%s/%s", buf_str(&dir), name);
     buf_printf(&tmp, "%s.new", buf_str(path));
-    /* the directory made, and the sha256 of the copy there, in one round
-     * trip: a helper that is there already is not sent again */
+    /* the directory made, the node's machine, and the sha256 of the copy
+     * there, in one round trip: a helper that is there already is not sent
+     * again, and one built for another CPU is not sent at all */
     unsigned char d[32];
     char hex[65] = "";
     if (EVP_Digest(data->data, data->len, d, NULL, EVP_sha256(), NULL))
         for (int i = 0; i < 32; i++)
             snprintf(hex + 2 * i, 3, "%02x", d[i]);
-    shcmd_script(&cmd, "umask 077 && mkdir -p -- \"$1\" 2>&1 || exit 3; "
+    shcmd_script(&cmd, "umask 077 && mkdir -p -- \"$1\" 2>&1 || exit 3; uname -m; "
                        "[ -f \"$2\" ] && [ ! -L \"$2\" ] && sha256sum -- \"$2\" 2>/dev/null; exit 0");
     shcmd_arg(&cmd, buf_str(&dir));
     shcmd_arg(&cmd, buf_str(path));
@@ -74,7 +119,13 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
                           res.out.len ? res.out.len : res.err.len, 300);
             rc = -1;
         }
-        there = hex[0] && res.out.len >= 64 && memcmp(res.out.data, hex, 64) == 0;
+        const char *out = buf_str(&res.out), *nl = strchr(out, '\n');
+        char machine[32] = "";
+        snprintf(machine, sizeof machine, "%.*s", nl ? (int)(nl - out) : 0, out);
+        const char *sum = nl ? nl + 1 : "";
+        there = hex[0] && strlen(sum) >= 64 && memcmp(sum, hex, 64) == 0;
+        if (rc == 0 && helper_check_machine(cn->name, machine, name, data, err) < 0)
+            rc = -1;
         ssh_result_free(&res);
     }
     if (rc == 0 && !there)

@@ -11,10 +11,19 @@
 /* Reads helper NAME from beside the running binary; -1 and why (with the
  * fix) when it is missing. */
 int helper_read(const char *name, struct buf *data, struct buf *why);
+/* The CPU an ELF program is built for, as Linux's `uname -m` names it
+ * ("x86_64", "aarch64", ...; "another CPU" for others), or NULL when data is
+ * no ELF file. */
+const char *helper_elf_machine(const struct buf *data);
+/* 0 when helper NAME (data) runs on a node whose `uname -m` is uname_m (""
+ * when unknown: not judged); -1 with err naming both and the fix. */
+int helper_check_machine(const char *node, const char *uname_m, const char *name,
+                         const struct buf *data, struct buf *err);
 /* Installs data as STATE_DIR/bin/NAME on the node, mode 0700: written under
  * another name, then renamed over the old one (a running executable cannot
  * be written, but it can be replaced); nothing is sent when the node's copy
- * has data's sha256 already. The installed path goes into path.
+ * has data's sha256 already, nor when data is built for another CPU than
+ * the node's (helper_check_machine). The installed path goes into path.
  * -1 with err naming the node. */
 int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
                    const struct buf *data, struct buf *path, struct buf *err);

@@ -27,6 +27,7 @@ int snapshot_marker(char *out, size_t outsz)
     "s meminfo; cat \"$P/meminfo\"\n"                                                              \
     "s vmstat; grep '^oom_kill ' \"$P/vmstat\"\n"                                                   \
     "s psi; cat \"$P/pressure/memory\" 2>/dev/null\n"                                             \
+    "s page; echo \"$PG\"\n"                                                                       \
     "s buddy; cat \"$P/buddyinfo\" 2>/dev/null\n"                                                  \
     "s gpu; nvidia-smi --query-gpu=" PROBE_GPU_QUERY                                               \
     " --format=csv,noheader,nounits 2>&1; r=$?; s gpu_rc; echo $r\n"                               \
@@ -43,7 +44,9 @@ int snapshot_marker(char *out, size_t outsz)
 int snapshot_cmd(struct shcmd *c, const char *marker, const char *proc_root,
                  const char *sys_root, const char *runtime, int nranks, enum snapshot_mode mode)
 {
-    shcmd_script(c, "M=$1 P=$2 SYS=$3 RT=$4 W=$5; shift 5; NAMES=$*\n");
+    /* the page size once per run (a loop's session): a 4 MiB block's order */
+    shcmd_script(c, "M=$1 P=$2 SYS=$3 RT=$4 W=$5; shift 5; NAMES=$*\n"
+                    "PG=$(getconf PAGESIZE 2>/dev/null)\n");
     if (mode == SNAPSHOT_LOOP) /* one snapshot per line read; the loop dies with the channel */
         shcmd_script(c, "while read -r W; do\n" SNAPSHOT_SH_BODY "done\n");
     else
@@ -166,8 +169,11 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
             s->psi_full = (struct pval){true, psi.full_avg10};
         free(v);
     }
+    char *page = section(text, marker, "page");
+    int order = memsig_buddy_order(page ? atol(page) : 0); /* not said: 4 KiB */
+    free(page);
     if ((v = section(text, marker, "buddy"))) {
-        long blocks = memsig_parse_buddy(v, strlen(v), MEMSIG_BUDDY_ORDER);
+        long blocks = memsig_parse_buddy(v, strlen(v), order);
         if (blocks >= 0)
             s->frag_blocks = (struct pval){true, (double)blocks};
         free(v);

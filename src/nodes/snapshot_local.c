@@ -152,6 +152,8 @@ int snapshot_local_text(const struct node *n, const char *runtime, int nranks, b
     file_into(out, n->proc_root, "vmstat", "oom_kill ");
     section(out, marker, "psi");
     file_into(out, n->proc_root, "pressure/memory", NULL);
+    section(out, marker, "page");
+    buf_printf(out, "%ld\n", sysconf(_SC_PAGESIZE));
     section(out, marker, "buddy");
     file_into(out, n->proc_root, "buddyinfo", NULL);
     section(out, marker, "gpu");

@@ -18,7 +18,7 @@ struct buf {
 int buf_append(struct buf *b, const char *s, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 /* Returns the string (never NULL: "" for an empty buffer). */

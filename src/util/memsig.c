@@ -147,3 +147,13 @@ int memsig_parse_kmsg(const char *rec, size_t len, unsigned long long *seq, size
      * the driver prefixes every line it logs */
     return contains(rec + p, e - p, "NVRM") ? 1 : 0;
 }
+
+int memsig_buddy_order(long page_bytes)
+{
+    if (page_bytes <= 0 || page_bytes > MEMSIG_LARGE_BLOCK || (page_bytes & (page_bytes - 1)))
+        return MEMSIG_BUDDY_ORDER;
+    int order = 0;
+    for (long b = page_bytes; b < MEMSIG_LARGE_BLOCK; b <<= 1)
+        order++;
+    return order;
+}

@@ -11,8 +11,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The order counted as "a large free block": 4 MiB with 4 KiB pages. */
+/* A "large free block" is 4 MiB: order 10 with 4 KiB pages (x86, most
+ * arm64 kernels), 8 with 16 KiB, 6 with 64 KiB (arm64's other page sizes). */
 #define MEMSIG_BUDDY_ORDER 10
+#define MEMSIG_LARGE_BLOCK (4L << 20)
+/* The buddy order of a 4 MiB block with pages of page_bytes (the node's
+ * own: the guard's sysconf, a snapshot's getconf PAGESIZE); anything not a
+ * power of two up to 4 MiB gives MEMSIG_BUDDY_ORDER. */
+int memsig_buddy_order(long page_bytes);
 
 struct memsig_psi {
     bool some_ok, full_ok;

@@ -46,7 +46,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
  * runs each on its own (DSV41_FUZZ_TARGET=N: the selector is N whatever
  * the first byte says) for a set time with its own corpus. */
 #define TARGETS 32
-static const char *const TARGET_NAME[TARGETS] = {
+/* read by tests/fuzz/run.sh (each target's name and corpus), not here */
+__attribute__((unused)) static const char *const TARGET_NAME[TARGETS] = {
     "meminfo-vmstat", "gpu-csv",     "compute-apps", "inspect",     "rdma-sysfs",  "snapshot",
     "metrics",        "sse-chunks",  "log-clean",    "guard-view",  "bench-table", "theme",
     "manifest",       "verify-wire", "rsync",        "known-hosts", "shell-quote", "setting",

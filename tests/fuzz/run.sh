@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs the libFuzzer harness (clang, ASan+UBSan; make build-fuzz) on each parser's
+# Runs the libFuzzer harness (make build-clang: clang, ASan+UBSan) on each parser's
 # target on its own (DSV41_FUZZ_TARGET=N) for the given number of seconds,
 # with the seeds made here from the fixtures plus the committed corpus in
 # tests/fuzz/corpus/NAME/. `make fuzz` runs 60 s each, `make fuzz-smoke` 2 s.
@@ -7,10 +7,10 @@
 set -euo pipefail
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=$root/build-fuzz
-mkdir -p "$out"
-# the harness: make build-fuzz (each module compiled once, in parallel)
-make -s -C "$root" build-fuzz >/dev/null || exit 1
+out=$root/build-clang
+# the harness: make build-clang (the clang build's archives, made in parallel and kept)
+make -s -C "$root" build-clang >/dev/null || exit 1
+harness=$out/tests/fuzz_parsers
 corpus=$out/corpus-parsers
 mkdir -p "$corpus"
 i=0
@@ -76,7 +76,7 @@ for name in $names; do
     mkdir -p "$out/corpus/$name"
     [ -d "$root/tests/fuzz/corpus/$name" ] && dirs+=("$root/tests/fuzz/corpus/$name")
     set +e
-    DSV41_FUZZ_TARGET=$k "$out/fuzz_parsers" -max_total_time="$secs" -max_len=65536 \
+    DSV41_FUZZ_TARGET=$k "$harness" -max_total_time="$secs" -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$out/$name-" "${dirs[@]}" > "$out/fuzz-$name.log" 2>&1
     rc=$?
     set -e

@@ -83,5 +83,18 @@ check "session cut: said, exit 1" eval '[ $rc = 1 ] && contains "$out" "worker: 
 check "session cut: the file is not counted as verified" contains "$out" "CANCELLED   huge.bin"
 check "session cut: the helper on the worker stops" helper_gone_within_5s
 "$IT_ROOT/tests/it/hosts.sh" start-sshd worker
+
+# a worker of another CPU (its uname -m says aarch64, as a Spark's does): this
+# host's helper is not pushed there, and the refusal names both and the fix
+rm -f "$IT_DIR/worker/state/bin/dsv41-verify"
+printf '#!/bin/sh\n[ "$1" = -m ] && echo aarch64 || exec /bin/uname "$@"\n' > "$IT_DIR/bin/uname"
+chmod +x "$IT_DIR/bin/uname"
+# shellcheck disable=SC2086
+out=$(top_head $V verify --node worker 2>&1); rc=$?
+rm -f "$IT_DIR/bin/uname"
+check "another CPU: refused, exit 1" [ $rc = 1 ]
+check "another CPU: both named, and the fix" contains "$out" \
+    "worker is aarch64, but the helper dsv41-verify found next to this program is built for $(uname -m)"
+check "another CPU: nothing pushed" [ ! -e "$IT_DIR/worker/state/bin/dsv41-verify" ]
 rm -rf "$H" "$W"
 summary

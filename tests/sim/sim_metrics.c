@@ -143,11 +143,20 @@ void sim_metrics_gap(double itl)
     pthread_mutex_unlock(&mu);
 }
 
+/* Whether the engine is frozen now and the request came before: the
+ * scheduler knows it and will never hear of its end. Under mu. */
+static bool stuck_in_engine(const struct req *r)
+{
+    return M.frozen_at > 0 && mono() >= M.frozen_at && r->t_req <= M.frozen_at;
+}
+
 void sim_metrics_done(int slot, double e2e)
 {
     pthread_mutex_lock(&mu);
-    if (slot >= 0)
-        M.reqs[slot].used = false; /* its blocks are freed */
+    /* its blocks are freed, unless the engine froze with it inside: the
+     * abort waits in the engine's queue behind the step that never ends */
+    if (slot >= 0 && !stuck_in_engine(&M.reqs[slot]))
+        M.reqs[slot].used = false;
     M.e2e_sum += e2e;
     M.e2e_count++;
     pthread_mutex_unlock(&mu);
@@ -160,7 +169,9 @@ static long engine_state(double *usage)
     long running = 0, blocks = 0;
     for (int i = 0; i < MAX_REQS; i++) {
         const struct req *r = &M.reqs[i];
-        if (!r->used)
+        /* one that came after a freeze waits in the engine's input queue,
+         * read only between steps: the scheduler never sees it */
+        if (!r->used || (M.frozen_at > 0 && r->t_req > M.frozen_at && now >= M.frozen_at))
             continue;
         running++;
         long tokens = r->ptok + r->gen;

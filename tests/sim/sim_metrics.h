@@ -14,7 +14,10 @@
  *   prompt is counted in the step "is_prefilling" ends), and
  *   vllm:generation_tokens_total each token;
  * - a frozen engine (a dead peer rank: the step in flight never ends) moves
- *   nothing: no counter, no gauge, no stats line, while /health answers 200.
+ *   nothing: no counter, no gauge, no stats line, while /health answers 200;
+ *   a request that comes after the freeze is never seen by the scheduler
+ *   (EngineCoreProc reads its input queue between steps), and one aborted
+ *   meanwhile stays running.
  * Speculative decoding is modelled as one draft of 7 tokens per 3 generated
  * tokens, 2 of them accepted (acceptance 2/7, mean acceptance length 3); the
  * prefix cache hits the part of a prompt shared with the previous one. */

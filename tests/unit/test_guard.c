@@ -468,6 +468,25 @@ static void unreadable_meminfo(void **st)
     assert_non_null(strstr(err, "cannot open"));
 }
 
+/* A 4 MiB block's order with each page size a kernel may use (arm64 has
+ * 4, 16 and 64 KiB); nonsense falls back to 4 KiB's. */
+static void buddy_order_by_page_size(void **st)
+{
+    (void)st;
+    assert_int_equal(memsig_buddy_order(4096), 10);
+    assert_int_equal(memsig_buddy_order(16384), 8);
+    assert_int_equal(memsig_buddy_order(65536), 6);
+    assert_int_equal(memsig_buddy_order(4L << 20), 0);
+    assert_int_equal(memsig_buddy_order(0), MEMSIG_BUDDY_ORDER);
+    assert_int_equal(memsig_buddy_order(-1), MEMSIG_BUDDY_ORDER);
+    assert_int_equal(memsig_buddy_order(12288), MEMSIG_BUDDY_ORDER);
+    assert_int_equal(memsig_buddy_order(8L << 20), MEMSIG_BUDDY_ORDER);
+    /* the same buddyinfo counts fewer 4 MiB blocks with 4 KiB pages than with 64 KiB */
+    const char *b = "Node 0, zone   Normal   1 1 1 1 1 1 1 1 1 1 1\n";
+    assert_int_equal(memsig_parse_buddy(b, strlen(b), memsig_buddy_order(4096)), 1);
+    assert_int_equal(memsig_parse_buddy(b, strlen(b), memsig_buddy_order(65536)), 5);
+}
+
 static void memsig_fixtures(void **st)
 {
     (void)st;
@@ -862,6 +881,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(parse, setup, teardown),
         cmocka_unit_test_setup_teardown(memsig_fixtures, setup, teardown),
+        cmocka_unit_test(buddy_order_by_page_size),
         cmocka_unit_test_setup_teardown(cgroup_kill_second_path, setup, teardown),
         cmocka_unit_test_setup_teardown(cgroup_kill_on_the_kernel, setup, teardown),
         cmocka_unit_test_setup_teardown(psi_kill_and_warnings, setup, teardown),

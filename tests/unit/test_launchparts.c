@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "apikey.h"
+#include "fixture.h"
 #include "exl3plan.h"
 #include "phase.h"
 
@@ -63,6 +64,22 @@ static void fatal_lines(void **state)
     assert_non_null(strstr(st.fatal, "OutOfMemoryError")); /* the first one is kept */
     assert_non_null(phase_fatal_marker("Traceback (most recent call last):", 34));
     assert_null(phase_fatal_marker("INFO all good", 13));
+    /* a real rank's end (vllm#6042, tests/fixtures/logs/README.md): the
+     * worker's death is the first fatal line, and each watchdog timeout line is one */
+    struct buf log = fixture_load("logs/vllm-6042-nccl-watchdog.txt");
+    phase_init(&st);
+    int fatal = 0;
+    for (const char *l = buf_str(&log), *nl; *l; l = nl + 1) {
+        nl = strchr(l, '\n');
+        if (!nl)
+            break;
+        fatal += phase_fatal_marker(l, (size_t)(nl - l)) != NULL;
+        phase_feed(&st, l, (size_t)(nl - l));
+    }
+    assert_int_equal(fatal, 3); /* the death, and both of the watchdog's timeout lines */
+    assert_true(st.failed);
+    assert_non_null(strstr(st.fatal, "Worker VllmWorkerProcess pid 1159 died, exit code: -6"));
+    buf_free(&log);
 }
 
 static void key_file(void **state)

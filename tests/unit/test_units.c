@@ -287,7 +287,7 @@ static void unit_files_decide_enabled(void **st)
                        "[Install]\nWantedBy=multi-user.target\n";
     put(UNIT, unit);
     assert_string_equal(state_of(), "disabled");
-    link_to(UNIT + 0, WANTS);
+    link_to(UNIT, WANTS);
     assert_string_equal(state_of(), "enabled");
     gone(WANTS);
     link_to("/usr/lib/systemd/system/dsv41-guard.service",
