@@ -340,7 +340,7 @@ test-full: export DSV41_IT_TSAN := all
 test-full: test
 test: export DSV41_TEST_T0 := $(shell date +%s)
 test:
-	tests/timed.sh deps $(MAKE) deps
+	tests/timed.sh deps $(MAKE) deps deps-aarch64
 	tests/timed.sh check $(MAKE) check
 	tests/timed.sh builds $(MAKE) builds
 	tests/timed.sh tests tests/run.sh

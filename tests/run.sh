@@ -93,6 +93,7 @@ job_table() {
     echo "cli/test_verify.sh+tsan 20 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/cli/test_verify.sh"
     echo "cli/test_key.sh+tsan 6 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/cli/test_key.sh"
     echo "fuzz-smoke 120 - tests/fuzz/run.sh 2"
+    echo "aarch64/run.sh 60 - tests/aarch64/run.sh"
     for t in tests/it/test_*.sh tests/tui/test_*.sh; do
         n=$(basename "$t")
         tsan=

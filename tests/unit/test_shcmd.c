@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -178,7 +179,9 @@ static void plain_exec_needs_no_shell(void **st)
     shcmd_exec(&c, "dsv41-no-such-program", (char *)NULL);
     assert_int_equal(node_run_local(&c, 5000, 4096, &res, &err), 0);
     assert_int_equal(res.exit_status, 127);
-    assert_non_null(strstr(buf_str(&res.err), "not found"));
+    /* (qemu-user's emulated spawn reports its failure to no one: exit 127 alone) */
+    if (!getenv("DSV41_TEST_QEMU"))
+        assert_non_null(strstr(buf_str(&res.err), "not found"));
     ssh_result_free(&res);
     shcmd_free(&c);
     shcmd_script(&c, "exec \"$@\" 2>&1");
