@@ -1,4 +1,5 @@
 #include "guard.h"
+#include "procid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -146,10 +147,15 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
         errno = e;
         return -1;
     }
-    /* the lock file names its holder, for `guard --stop` */
-    char pid[24];
-    int pl = snprintf(pid, sizeof pid, "%ld%s\n", (long)getpid(),
-                      o->embedded ? " console" : o->systemd ? " systemd" : "");
+    /* the lock file names its holder, for `guard --stop`: its PID, and when
+     * and in which boot it started, so that a stale file never names a
+     * stranger who got the number since (procid.h) */
+    struct procid me;
+    char idf[96] = "", pid[160];
+    if (procid_of(getpid(), "/proc", &me) == 0)
+        procid_format(&me, idf, sizeof idf);
+    int pl = snprintf(pid, sizeof pid, "%ld%s%s\n", (long)getpid(),
+                      o->embedded ? " console" : o->systemd ? " systemd" : "", idf);
     if (ftruncate(g->lock_fd, 0) < 0 || pwrite(g->lock_fd, pid, (size_t)pl, 0) != pl) {
         /* the lock still holds; --stop will not find the PID */
     }

@@ -1,10 +1,12 @@
 #include "guardctl.h"
 
 #include "interrupt.h"
+#include "procid.h"
 #include "text.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,9 +29,9 @@ static void on_usr(int sig)
 
 /* The lock holder's PID; *console set when it is a console's thread,
  * *managed when systemd runs it. */
-static long lock_holder(const char *state_dir, bool *console, bool *managed)
+static long lock_holder(const char *state_dir, bool *console, bool *managed, struct procid *id)
 {
-    char path[768], buf[32] = "";
+    char path[768], buf[200] = "";
     guard_file(state_dir, "lock", path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -39,12 +42,15 @@ static long lock_holder(const char *state_dir, bool *console, bool *managed)
         *console = n > 0 && strstr(buf, "console");
     if (managed)
         *managed = n > 0 && strstr(buf, "systemd");
-    return n > 0 ? atol(buf) : -1;
+    long pid = n > 0 ? atol(buf) : -1;
+    if (id)
+        procid_parse(n > 0 ? buf : "", pid, id);
+    return pid;
 }
 
 static long lock_pid(const char *state_dir)
 {
-    return lock_holder(state_dir, NULL, NULL);
+    return lock_holder(state_dir, NULL, NULL, NULL);
 }
 
 /* True once nobody holds the lock. */
@@ -118,6 +124,33 @@ int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t 
     return age <= max_age_s && running;
 }
 
+/* The guard that holds state_dir's lock, as a pidfd: only while the lock
+ * is held (a stale file outlives its guard, and a reboot) and only on the
+ * very process the file names (procid.h). -1 with why otherwise. */
+static int holder_open(const char *state_dir, const struct procid *id, char *why, size_t whysz)
+{
+    if (id->pid <= 0) {
+        snprintf(why, whysz, "no guard running (%s)", state_dir);
+        return -1;
+    }
+    if (lock_free(state_dir)) {
+        snprintf(why, whysz, "no guard running (%s: its lock names PID %ld, but nobody holds it: "
+                 "left by a guard that is gone)", state_dir, id->pid);
+        return -1;
+    }
+    char w[200];
+    int fd = procid_open(id, "/proc", w, sizeof w);
+    if (fd < 0)
+        snprintf(why, whysz, "no guard running (%s: %s; the lock's holder is not the process its "
+                 "file names, so nothing is signalled)", state_dir, w);
+    return fd;
+}
+
+static int signal_fd(int pidfd, int sig)
+{
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
 static int run(const struct guard_opts *opts, bool daemon)
 {
     struct guard_opts mine = *opts;
@@ -181,8 +214,9 @@ static int run(const struct guard_opts *opts, bool daemon)
 static int stop(const struct guard_opts *o)
 {
     bool console = false, managed = false;
-    long pid = lock_holder(o->state_dir, &console, &managed);
-    char desc[512];
+    struct procid id;
+    long pid = lock_holder(o->state_dir, &console, &managed, &id);
+    char desc[512], why[700];
     /* systemd would start it again at once, and fight the daemon launch
      * starts next for the lock: the unit's guard stays (launch says so) */
     if (pid > 0 && managed && guardctl_heartbeat(o->state_dir, 1 << 30, desc, sizeof desc)) {
@@ -192,20 +226,26 @@ static int stop(const struct guard_opts *o)
     }
     /* a console's guard thread lets go of the lock (SIGUSR2); the console
      * itself keeps running */
-    if (pid <= 0 || !guardctl_heartbeat(o->state_dir, 1 << 30, desc, sizeof desc) ||
-        kill((pid_t)pid, console ? SIGUSR2 : SIGTERM) < 0) {
-        printf("no guard running (%s)\n", o->state_dir);
+    int pfd = holder_open(o->state_dir, &id, why, sizeof why);
+    if (pfd < 0 || signal_fd(pfd, console ? SIGUSR2 : SIGTERM) < 0) {
+        printf("%s\n", pfd < 0 ? why : "no guard running");
+        if (pfd >= 0)
+            close(pfd);
         return 0; /* stop is idempotent */
     }
-    for (int i = 0; i < 50; i++) {
-        usleep(100000);
-        if (console ? lock_free(o->state_dir) : kill((pid_t)pid, 0) < 0) {
+    int rc = 1;
+    for (int i = 0; i < 50 && rc; i++) {
+        /* the pidfd turns readable when its process ends */
+        struct pollfd p = {pfd, POLLIN, 0};
+        if (console ? (usleep(100000), lock_free(o->state_dir)) : poll(&p, 1, 100) > 0) {
             printf("guard %ld %s\n", pid, console ? "(the console's) let go" : "stopped");
-            return 0;
+            rc = 0;
         }
     }
-    fprintf(stderr, "guard %ld did not stop within 5 s\n", pid);
-    return 1;
+    close(pfd);
+    if (rc)
+        fprintf(stderr, "guard %ld did not stop within 5 s\n", pid);
+    return rc;
 }
 
 int guardctl(const struct guard_opts *o, enum guardctl_action a)
@@ -219,10 +259,15 @@ int guardctl(const struct guard_opts *o, enum guardctl_action a)
     case GUARD_STOP:
         return stop(o);
     case GUARD_RESOLVE: {
-        long pid = lock_pid(o->state_dir);
-        if (pid <= 0 || !guardctl_heartbeat(o->state_dir, 1 << 30, desc, sizeof desc) ||
-            kill((pid_t)pid, SIGUSR1) < 0) {
-            printf("no guard running (%s)\n", o->state_dir);
+        struct procid id;
+        char why[700];
+        long pid = lock_holder(o->state_dir, NULL, NULL, &id);
+        int pfd = holder_open(o->state_dir, &id, why, sizeof why);
+        int sent = pfd >= 0 ? signal_fd(pfd, SIGUSR1) : -1;
+        if (pfd >= 0)
+            close(pfd);
+        if (sent < 0) {
+            printf("%s\n", pfd < 0 ? why : "no guard running");
             return 1;
         }
         printf("guard %ld asked to look for the ranks\n", pid);

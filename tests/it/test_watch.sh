@@ -32,6 +32,15 @@ wpid=$!
 probe_ok() { for _ in $(seq 300); do grep -q '"key":"probe","value":"token in' "$log" && return 0; sleep 0.1; done; return 1; }
 check "watch: the idle server's probe gets a token" probe_ok
 check "watch: every line is JSON" eval 'jq -e . "$log" >/dev/null'
+
+# a bench of 32k-token prompts beside it (each prefill ~16 s at the simulator's
+# 2,000 tok/s, past WEDGE_SECONDS, its counters as vLLM v1's: docs/serve.md):
+# no wedge, no incident (the make demo's bench recorded one with the earlier rule)
+out=$(top_head bench --prefill 32768 --reps 2 --conc 1 --kinds code --out "$IT_DIR/bench.json" 2>&1); rc=$?
+check "bench beside watch: runs" [ $rc -eq 0 ] || printf '%s\n' "$out" | tail -5
+check "bench beside watch: no wedge alarm" eval '! grep "\"key\":\"wedged\"" "$log" | grep -q "\"alarm\":3"' ||
+    grep '"key":"wedged"' "$log" | sed 's/^/    /'
+check "bench beside watch: no incident" eval '[ -z "$(ls "$IT_DIR/head/state/incidents" 2>/dev/null)" ]'
 n0=$(grep -c '"key":"node.head"' "$log")
 
 t_kill=$(date +%s.%N)

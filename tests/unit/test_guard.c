@@ -15,10 +15,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <time.h>
+#include <sys/file.h>
+#include <fcntl.h>
 
 #include "buf.h"
 #include "guard.h"
 #include "guardctl.h"
+#include "procid.h"
 
 static char dir[64];
 
@@ -468,6 +472,86 @@ static void unreadable_meminfo(void **st)
     assert_non_null(strstr(err, "cannot open"));
 }
 
+/* Writes the lock and a fresh heartbeat as a guard that is gone left
+ * them, naming pid with extra fields (the identity a lock carries). */
+static void stale_files(pid_t pid, const char *fields)
+{
+    struct guard_opts o = opts();
+    mkdir(o.state_dir, 0700);
+    char path[768];
+    guard_file(o.state_dir, "lock", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%ld%s\n", (long)pid, fields);
+    fclose(f);
+    guard_file(o.state_dir, "heartbeat", path, sizeof path);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%ld %ld 9999999 1048576 armed\n", (long)time(NULL), (long)pid);
+    fclose(f);
+}
+
+/* A guard's lock and heartbeat outlive it (a `timeout`, a crash, a reboot),
+ * and the number they name may belong to anyone since: --stop and --resolve
+ * signal nobody then (issue: a sleep died of SIGTERM). Only a process that
+ * holds the lock and matches the identity the lock recorded is signalled. */
+static void stop_never_signals_a_stranger(void **st)
+{
+    (void)st;
+    struct guard_opts o = opts();
+    pid_t stranger = child();
+    struct procid sid;
+    assert_int_equal(procid_of(stranger, "/proc", &sid), 0);
+    char right[96], wrong[96];
+    procid_format(&sid, right, sizeof right);
+    /* the lock nobody holds: whatever it says, no signal */
+    const char *fields[] = {"", " systemd", right, " console"};
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        stale_files(stranger, fields[i]);
+        assert_int_equal(guardctl(&o, GUARD_STOP), 0);
+        assert_int_equal(guardctl(&o, GUARD_RESOLVE), 1);
+        assert_true(alive(stranger));
+    }
+    /* held by a process that is not the one named (the number reused since) */
+    struct procid then = sid;
+    then.start--;
+    procid_format(&then, wrong, sizeof wrong);
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t holder = fork();
+    if (holder == 0) {
+        char path[768];
+        guard_file(o.state_dir, "lock", path, sizeof path);
+        int fd = open(path, O_RDWR);
+        if (fd < 0 || flock(fd, LOCK_EX) < 0)
+            _exit(1);
+        if (write(pipefd[1], "!", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    char c;
+    stale_files(stranger, wrong);
+    assert_int_equal(read(pipefd[0], &c, 1), 1);
+    assert_int_equal(guardctl(&o, GUARD_STOP), 0);
+    assert_int_equal(guardctl(&o, GUARD_RESOLVE), 1);
+    assert_true(alive(stranger));
+    assert_true(alive(holder));
+    kill(stranger, SIGKILL);
+    waitpid(stranger, NULL, 0);
+    /* the holder named rightly: stopped */
+    struct procid hid;
+    assert_int_equal(procid_of(holder, "/proc", &hid), 0);
+    procid_format(&hid, right, sizeof right);
+    stale_files(holder, right);
+    assert_int_equal(guardctl(&o, GUARD_STOP), 0);
+    int status;
+    assert_int_equal(waitpid(holder, &status, 0), holder);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    close(pipefd[0]);
+    close(pipefd[1]);
+}
+
 /* A 4 MiB block's order with each page size a kernel may use (arm64 has
  * 4, 16 and 64 KiB); nonsense falls back to 4 KiB's. */
 static void buddy_order_by_page_size(void **st)
@@ -882,6 +966,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(parse, setup, teardown),
         cmocka_unit_test_setup_teardown(memsig_fixtures, setup, teardown),
         cmocka_unit_test(buddy_order_by_page_size),
+        cmocka_unit_test_setup_teardown(stop_never_signals_a_stranger, setup, teardown),
         cmocka_unit_test_setup_teardown(cgroup_kill_second_path, setup, teardown),
         cmocka_unit_test_setup_teardown(cgroup_kill_on_the_kernel, setup, teardown),
         cmocka_unit_test_setup_teardown(psi_kill_and_warnings, setup, teardown),
