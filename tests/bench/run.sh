@@ -189,7 +189,7 @@ echo "== memory guard: CPU at steady state (30 s, one rank resolved)"
 on_host head podman run -d --name dsv41-r0 --network host "$SIM_IMAGE" vllm serve /model --port 9008 >/dev/null
 on_host head "$root/build/dsv41-guard" --state-dir "$GD" --runtime podman --ranks 1 --floor 1 --daemon >/dev/null
 sleep 3
-gp=$(head -1 "$GD"/guard.spark-head.lock)
+gp=$(head -1 "$GD"/guard.spark-head.lock | cut -d" " -f1)
 t0=$(awk '{print $14 + $15}' /proc/$gp/stat)
 sleep 30
 t1=$(awk '{print $14 + $15}' /proc/$gp/stat)

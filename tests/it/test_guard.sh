@@ -47,7 +47,7 @@ sleep 0.5
 
 # the head's ssh session to the worker cut: the worker's guard does not need it
 "$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
-gpid=$(head -1 "$IT_DIR/worker/state/guard.spark-worker.lock")
+gpid=$(head -1 "$IT_DIR/worker/state/guard.spark-worker.lock" | cut -d" " -f1)
 check "the worker's guard outlives its ssh session" kill -0 "$gpid"
 
 t0=$(date +%s%N)
