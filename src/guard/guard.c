@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -197,11 +198,53 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
     return 0;
 }
 
+/* Whether pid's cgroup names container id: docker's (docker-ID.scope,
+ * /docker/ID) and podman's (libpod-ID.scope, /libpod_parent/libpod-ID) paths
+ * carry the whole id, in either cgroup version. Read while pidfd says the
+ * process lives, so the file was that process's. */
+static bool in_container(const struct guard *g, pid_t pid, int pidfd, const char *id, char *why,
+                         size_t whysz)
+{
+    char path[1100], text[8192];
+    snprintf(path, sizeof path, "%s/%ld/cgroup", g->o.proc_root, (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n < 0) {
+        snprintf(why, whysz, "cannot read its cgroup: %s", strerror(errno));
+        return false;
+    }
+    text[n] = '\0';
+    if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+        snprintf(why, whysz, "its process is gone");
+        return false;
+    }
+    if (strlen(id) < 12 || !strstr(text, id)) {
+        snprintf(why, whysz, "its cgroup does not name container %.12s", id);
+        return false;
+    }
+    return true;
+}
+
+int guard_drop_ambient(void)
+{
+    return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+}
+
 void guard_set_pids(struct guard *g, const pid_t *pids, int n)
+{
+    struct guard_rank ranks[GUARD_MAX_RANKS];
+    for (int i = 0; i < n && i < GUARD_MAX_RANKS; i++)
+        ranks[i] = (struct guard_rank){pids[i], ""};
+    guard_set_ranks(g, ranks, n < GUARD_MAX_RANKS ? n : GUARD_MAX_RANKS);
+}
+
+void guard_set_ranks(struct guard *g, const struct guard_rank *ranks, int n)
 {
     bool same = n == g->npids;
     for (int i = 0; same && i < n; i++)
-        same = pids[i] == g->pids[i];
+        same = ranks[i].pid == g->pids[i];
     if (same)
         return;
     for (int i = 0; i < g->npids; i++) {
@@ -216,17 +259,25 @@ void guard_set_pids(struct guard *g, const pid_t *pids, int n)
     int ncg = 0;
     size_t ll = 0;
     for (int i = 0; i < n && i < GUARD_MAX_RANKS; i++) {
+        pid_t pid = ranks[i].pid;
         /* a pidfd names this process, not whoever reuses the number later */
-        int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
-        g->pids[g->npids] = pids[i];
+        int fd = (int)syscall(SYS_pidfd_open, pid, 0);
         char why[300];
-        g->cgkill_fds[g->npids] = guard_cgroup_open(g, pids[i], fd, why, sizeof why);
+        if (ranks[i].id[0] && !in_container(g, pid, fd, ranks[i].id, why, sizeof why)) {
+            guard_log(g, "the runtime's PID %ld for a rank is not its container's (%s): never "
+                      "signalled", (long)pid, why);
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        g->pids[g->npids] = pid;
+        g->cgkill_fds[g->npids] = guard_cgroup_open(g, pid, fd, why, sizeof why);
         if (g->cgkill_fds[g->npids] >= 0)
             ncg++;
         else if (!cgwhy[0])
             snprintf(cgwhy, sizeof cgwhy, "%s", why);
         g->pidfds[g->npids++] = fd;
-        int w = snprintf(list + ll, sizeof list - ll, "%s%ld%s", ll ? " " : "", (long)pids[i],
+        int w = snprintf(list + ll, sizeof list - ll, "%s%ld%s", ll ? " " : "", (long)pid,
                          fd < 0 ? "(gone)" : "");
         if (w > 0 && (size_t)w < sizeof list - ll)
             ll += (size_t)w;
@@ -310,7 +361,7 @@ int guard_runtime_run(struct guard *g, const char *const *verb, char *out, size_
 /* The running ranks' PIDs through the runtime's API socket, each question
  * with its own deadline; -1 when the socket is not there or does not answer
  * the first one (the CLI then), else how many run. */
-static int engine_pids(struct guard *g, pid_t *pids, char *out, size_t outsz)
+static int engine_pids(struct guard *g, struct guard_rank *ranks, char *out, size_t outsz)
 {
     char sock[256];
     struct buf err = BUF_INIT;
@@ -325,8 +376,10 @@ static int engine_pids(struct guard *g, pid_t *pids, char *out, size_t outsz)
         int r = engine_inspect(sock, name, GUARD_ENGINE_MS, &c, &err);
         if (r == -1 && i == 0)
             n = -1;
-        else if (r == 0 && c.running && c.pid > 0)
-            pids[n++] = (pid_t)c.pid;
+        else if (r == 0 && c.running && c.pid > 0) {
+            ranks[n].pid = (pid_t)c.pid;
+            snprintf(ranks[n++].id, sizeof ranks[0].id, "%s", c.id);
+        }
         else if (r == -1)
             snprintf(out, outsz, "%s", buf_str(&err));
     }
@@ -334,14 +387,14 @@ static int engine_pids(struct guard *g, pid_t *pids, char *out, size_t outsz)
     return n;
 }
 
-int guard_inspect(struct guard *g, pid_t *pids, char *out, size_t outsz)
+int guard_inspect(struct guard *g, struct guard_rank *ranks, char *out, size_t outsz)
 {
     out[0] = '\0';
-    int n = engine_pids(g, pids, out, outsz);
+    int n = engine_pids(g, ranks, out, outsz);
     if (n >= 0)
         return n;
     static const char *const verb[] = {"container", "inspect", "-f",
-                                       "{{.State.Running}} {{.State.Pid}}", NULL};
+                                       "{{.State.Running}} {{.State.Pid}} {{.Id}}", NULL};
     out[0] = '\0';
     n = 0;
     if (guard_runtime_run(g, verb, out, outsz, 10000) < 0 && !out[0])
@@ -349,8 +402,12 @@ int guard_inspect(struct guard *g, pid_t *pids, char *out, size_t outsz)
     for (char *line = out; *line && n < GUARD_MAX_RANKS;) {
         size_t l = strcspn(line, "\n");
         long pid;
-        if (strncmp(line, "true ", 5) == 0 && (pid = atol(line + 5)) > 0)
-            pids[n++] = (pid_t)pid;
+        char id[72] = "";
+        if (strncmp(line, "true ", 5) == 0 && sscanf(line + 5, "%ld %71[0-9a-f]", &pid, id) >= 1 &&
+            pid > 0) {
+            ranks[n].pid = (pid_t)pid;
+            snprintf(ranks[n++].id, sizeof ranks[0].id, "%s", id);
+        }
         line += l + (line[l] == '\n');
     }
     return n;
@@ -361,11 +418,11 @@ int guard_resolve(struct guard *g)
     if (!g->o.runtime[0])
         return g->npids;
     char out[1024];
-    pid_t pids[GUARD_MAX_RANKS];
-    int n = guard_inspect(g, pids, out, sizeof out);
+    struct guard_rank ranks[GUARD_MAX_RANKS];
+    int n = guard_inspect(g, ranks, out, sizeof out);
     if (n < 0)
         return g->npids;
-    guard_set_pids(g, pids, n);
+    guard_set_ranks(g, ranks, n);
     return n;
 }
 

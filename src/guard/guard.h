@@ -104,7 +104,23 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
 int guard_cgroup_open(const struct guard *g, pid_t pid, int pidfd, char *why, size_t whysz);
 /* SIGKILLs the cgroup's every process; false when the write failed. */
 bool guard_cgroup_kill(int fd);
-/* The ranks to protect the node from (PIDs from the runtime); opens pidfds. */
+/* Clears the ambient capability set: dsv41-guard.service gives the guard
+ * CAP_KILL, CAP_DAC_OVERRIDE, ... as ambient capabilities, which would pass
+ * to every program it starts (the runtime CLI) - the guard keeps them, its
+ * children get none. 0; -1 when the kernel refuses. */
+int guard_drop_ambient(void);
+/* A rank as the runtime reports it: its main process and its container's id
+ * ("" when not known). */
+struct guard_rank {
+    pid_t pid;
+    char id[72];
+};
+/* The ranks to protect the node from; opens pidfds. A rank with an id is
+ * taken only when its PID's cgroup names that container (the engine's word
+ * on a PID is not trusted alone: the number may be another's by now); one
+ * that fails is logged and never signalled. */
+void guard_set_ranks(struct guard *g, const struct guard_rank *ranks, int n);
+/* PIDs given by the operator (--pid), taken as given. */
 void guard_set_pids(struct guard *g, const pid_t *pids, int n);
 /* Resolves the ranks' PIDs through the runtime CLI (forks: not on the kill
  * path). Returns the number found. */
@@ -123,7 +139,7 @@ void guard_file(const char *state_dir, const char *kind, char *out, size_t sz);
 /* The ranks' PIDs through `RUNTIME container inspect` (forks and waits up
  * to 10 s; changes nothing in g): their number, or -1 when the CLI did not
  * answer. Safe from the resolver's thread. */
-int guard_inspect(struct guard *g, pid_t *pids, char *out, size_t outsz);
+int guard_inspect(struct guard *g, struct guard_rank *ranks, char *out, size_t outsz);
 /* The runtime with the words of verb, then "--" and the rank names; no
  * shell. Its stdout in out; its exit status, or -1. */
 int guard_runtime_run(struct guard *g, const char *const *verb, char *out, size_t outsz,

@@ -197,6 +197,9 @@ static int run(const struct guard_opts *opts, bool daemon)
         fprintf(stderr, "guard: %s\n", err);
         return 1;
     }
+    if (guard_drop_ambient() < 0)
+        guard_log(&g, "warning: cannot clear the ambient capabilities (%s): the runtime CLI "
+                  "it starts inherits them", strerror(errno));
     if (o->npids)
         guard_set_pids(&g, o->pids, o->npids);
     /* SIGTERM, SIGINT (and SIGHUP without --daemon) stop it cleanly */

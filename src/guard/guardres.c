@@ -23,7 +23,7 @@ struct guard_res {
     enum res_job want, busy;
     /* a finished inspect, for the loop */
     bool have;
-    pid_t pids[GUARD_MAX_RANKS];
+    struct guard_rank ranks[GUARD_MAX_RANKS];
     int n;
     bool ok; /* the CLI answered */
     char said[200]; /* a line for the log, from the thread ("" none) */
@@ -43,10 +43,10 @@ static void *res_thread(void *arg)
         r->want = RES_NONE;
         pthread_mutex_unlock(&r->mu);
         char out[1024] = "";
-        pid_t pids[GUARD_MAX_RANKS];
+        struct guard_rank ranks[GUARD_MAX_RANKS];
         int n = -1, rc;
         if (job == RES_INSPECT) {
-            n = guard_inspect(g, pids, out, sizeof out);
+            n = guard_inspect(g, ranks, out, sizeof out);
         } else {
             static const char *const verb[] = {"kill", NULL};
             rc = guard_runtime_run(g, verb, out, sizeof out, 30000);
@@ -58,7 +58,7 @@ static void *res_thread(void *arg)
             r->have = true;
             r->ok = n >= 0;
             r->n = n < 0 ? 0 : n;
-            memcpy(r->pids, pids, sizeof pids[0] * (size_t)r->n);
+            memcpy(r->ranks, ranks, sizeof ranks[0] * (size_t)r->n);
         } else {
             snprintf(r->said, sizeof r->said, "%.*s", (int)sizeof r->said - 1, out);
         }
@@ -124,7 +124,7 @@ void guard_resolver_take(struct guard *g)
     struct guard_res *r = g->res;
     if (!r)
         return;
-    pid_t pids[GUARD_MAX_RANKS];
+    struct guard_rank ranks[GUARD_MAX_RANKS];
     int n = 0;
     bool have = false, ok = false;
     char said[200];
@@ -133,7 +133,7 @@ void guard_resolver_take(struct guard *g)
         have = true;
         ok = r->ok;
         n = r->n;
-        memcpy(pids, r->pids, sizeof pids[0] * (size_t)n);
+        memcpy(ranks, r->ranks, sizeof ranks[0] * (size_t)n);
         r->have = false;
     }
     snprintf(said, sizeof said, "%s", r->said);
@@ -143,7 +143,7 @@ void guard_resolver_take(struct guard *g)
         guard_log(g, "%s", said);
     /* a CLI that did not answer changes nothing: the PIDs known stay */
     if (have && ok)
-        guard_set_pids(g, pids, n);
+        guard_set_ranks(g, ranks, n);
 }
 
 void guard_resolver_stop(struct guard *g)

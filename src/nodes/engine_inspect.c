@@ -63,7 +63,7 @@ int engine_parse_inspect(const char *json, size_t len, struct probe_container *c
     if (tty)
         *tty = false;
     struct doc d = {json, len, NULL};
-    static const char *const name[] = {"Name"}, *const image[] = {"Image"};
+    static const char *const name[] = {"Name"}, *const image[] = {"Image"}, *const idp[] = {"Id"};
     static const char *const running[] = {"State", "Running"}, *const pid[] = {"State", "Pid"};
     static const char *const started[] = {"State", "StartedAt"};
     static const char *const code[] = {"State", "ExitCode"}, *const oom[] = {"State", "OOMKilled"};
@@ -96,7 +96,8 @@ int engine_parse_inspect(const char *json, size_t len, struct probe_container *c
         goto out;
     c->oom_killed = v.b;
     if (get_text(&d, started, 2, c->started, sizeof c->started, NULL) < 0 ||
-        get_text(&d, image, 1, c->image, sizeof c->image, "sha256:") < 0)
+        get_text(&d, image, 1, c->image, sizeof c->image, "sha256:") < 0 ||
+        get_text(&d, idp, 1, c->id, sizeof c->id, NULL) < 0)
         goto out;
     char managed[8];
     if (get_text(&d, label, 3, managed, sizeof managed, NULL) < 0)

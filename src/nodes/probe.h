@@ -47,6 +47,7 @@ struct probe_container {
     int exit_code;
     bool oom_killed;
     char image[80]; /* image id */
+    char id[72];    /* the container's own id (64 hex); "" when not said */
     bool managed;   /* carries our label: launch made it */
 };
 

@@ -15,6 +15,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <linux/capability.h>
 #include <time.h>
 #include <sys/file.h>
 #include <fcntl.h>
@@ -470,6 +473,99 @@ static void unreadable_meminfo(void **st)
     snprintf(o.proc_root, sizeof o.proc_root, "%s/nowhere", dir);
     assert_int_equal(guard_open(&g, &o, err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot open"));
+}
+
+/* This process's ambient capability set, from /proc/self/status. */
+static unsigned long long cap_amb(void)
+{
+    struct buf b = BUF_INIT;
+    buf_read_file(&b, "/proc/self/status", 1 << 16);
+    const char *p = b.data ? strstr(b.data, "CapAmb:") : NULL;
+    unsigned long long v = p ? strtoull(p + 7, NULL, 16) : ~0ULL;
+    buf_free(&b);
+    return v;
+}
+
+/* As dsv41-guard.service starts it (AmbientCapabilities=CAP_KILL ...), the
+ * guard holds ambient capabilities that every program it starts would
+ * inherit; it clears them, and a program it starts then has none. In a child
+ * process: raising one needs root (the tests run as root; skipped otherwise). */
+static void ambient_capabilities_stop_at_the_guard(void **st)
+{
+    (void)st;
+    if (geteuid() != 0)
+        skip();
+    pid_t p = fork();
+    if (p == 0) {
+        struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+        struct __user_cap_data_struct d[2];
+        if (syscall(SYS_capget, &h, d) < 0)
+            _exit(77);
+        d[0].inheritable |= 1u << CAP_KILL;
+        if (syscall(SYS_capset, &h, d) < 0 ||
+            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_KILL, 0, 0) < 0)
+            _exit(77); /* a sandbox (or qemu-user) without them */
+        if (cap_amb() != 1ULL << CAP_KILL)
+            _exit(12); /* raised: what the unit gives */
+        if (guard_drop_ambient() < 0 || cap_amb() != 0)
+            _exit(13);
+        /* a program started now: none either */
+        int r = system("grep -q '^CapAmb:[[:space:]]*0000000000000000$' /proc/self/status");
+        _exit(r == 0 ? 0 : 14);
+    }
+    int status;
+    assert_int_equal(waitpid(p, &status, 0), p);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip();
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The fake /proc's cgroup file of pid: the line a podman container's process has. */
+static void cgroup_of(pid_t pid, const char *id)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/proc/%ld", dir, (long)pid);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/proc/%ld/cgroup", dir, (long)pid);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "0::/libpod_parent/libpod-%s\n", id);
+    fclose(f);
+}
+
+/* The PID the engine reports for a rank is taken only when its cgroup names
+ * the rank's container: a number the engine got wrong, or that is another
+ * process's by now, is logged and never signalled. */
+static void engine_pid_checked_against_the_container(void **st)
+{
+    (void)st;
+    struct guard g;
+    struct guard_opts o = opts();
+    char err[256];
+    set_avail(5L << 20);
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    const char *id0 = "3f2a9c0b11d04e6f8a7b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f";
+    const char *id1 = "aa2a9c0b11d04e6f8a7b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f";
+    pid_t rank = child(), stranger = child();
+    cgroup_of(rank, id0);
+    cgroup_of(stranger, "0000000000000000000000000000000000000000000000000000000000000000");
+    struct guard_rank ranks[2] = {{rank, ""}, {stranger, ""}};
+    snprintf(ranks[0].id, sizeof ranks[0].id, "%s", id0);
+    snprintf(ranks[1].id, sizeof ranks[1].id, "%s", id1); /* the engine says it is rank 1's */
+    guard_set_ranks(&g, ranks, 2);
+    assert_int_equal(g.npids, 1);
+    char *log = log_text();
+    assert_int_equal(count(log, "is not its container's (its cgroup does not name container "
+                                "aa2a9c0b11d0): never signalled"), 1);
+    free(log);
+    set_avail(100L << 10);
+    guard_tick(&g, 100.0);
+    assert_true(killed_by_sigkill(rank));
+    assert_true(alive(stranger));
+    kill(stranger, SIGKILL);
+    waitpid(stranger, NULL, 0);
+    guard_close(&g);
 }
 
 /* Writes the lock and a fresh heartbeat as a guard that is gone left
@@ -967,6 +1063,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(memsig_fixtures, setup, teardown),
         cmocka_unit_test(buddy_order_by_page_size),
         cmocka_unit_test_setup_teardown(stop_never_signals_a_stranger, setup, teardown),
+        cmocka_unit_test_setup_teardown(engine_pid_checked_against_the_container, setup, teardown),
+        cmocka_unit_test(ambient_capabilities_stop_at_the_guard),
         cmocka_unit_test_setup_teardown(cgroup_kill_second_path, setup, teardown),
         cmocka_unit_test_setup_teardown(cgroup_kill_on_the_kernel, setup, teardown),
         cmocka_unit_test_setup_teardown(psi_kill_and_warnings, setup, teardown),
