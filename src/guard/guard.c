@@ -1,4 +1,5 @@
 #include "guard.h"
+#include "guardout.h"
 #include "procid.h"
 
 #include <dirent.h>
@@ -44,9 +45,7 @@ void guard_log(struct guard *g, const char *fmt, ...)
         return;
     n += (size_t)w < sizeof line - n - 1 ? (size_t)w : sizeof line - n - 2;
     line[n++] = '\n';
-    if (g->log_fd >= 0 && write(g->log_fd, line, n) < 0) {
-        /* nowhere else to say it */
-    }
+    guardout_log(g, line, n); /* never waits on STATE_DIR */
     snprintf(g->lastevent, sizeof g->lastevent, "%.*s", (int)(n - 1), line);
     g->events++;
 }
@@ -175,6 +174,9 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
         guard_close(g);
         return -1;
     }
+    /* from here on the sampling thread writes nothing itself (guardout.h) */
+    if (guardout_start(g) < 0)
+        guard_log(g, "warning: no writer thread: log and heartbeat written inline");
     /* its own memory must not be what runs out, and it must be the last to go */
     if (mlockall(o->embedded ? MCL_CURRENT : MCL_CURRENT | MCL_FUTURE) < 0)
         guard_log(g, "warning: mlockall: %s (the guard's pages may be swapped)", strerror(errno));
@@ -433,9 +435,8 @@ static void heartbeat(struct guard *g, long avail)
     /* the first five fields as before: older readers stop there */
     int n = snprintf(hb, sizeof hb, "%ld %ld %ld %ld %s%s\n", (long)time(NULL), (long)getpid(),
                      avail, g->o.floor_kib, g->armed && g->psi_armed ? "armed" : "fired", sig);
-    if (n > 0 && pwrite(g->hb_fd, hb, (size_t)n, 0) == n && ftruncate(g->hb_fd, n) == 0) {
-        /* a reader sees one whole line */
-    }
+    if (n > 0)
+        guardout_heartbeat(g, hb, (size_t)(n < (int)sizeof hb ? n : (int)sizeof hb - 1));
 }
 
 /* The biggest processes by RSS, for the log: what is eating the memory. */
@@ -652,6 +653,7 @@ void guard_run(struct guard *g, atomic_int *stop, atomic_int *resolve_now)
 
 void guard_close(struct guard *g)
 {
+    guardout_stop(g);
     for (int i = 0; i < g->npids; i++) {
         if (g->pidfds[i] >= 0)
             close(g->pidfds[i]);

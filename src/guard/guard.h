@@ -70,6 +70,7 @@ struct guard_sig {
 };
 
 struct guard_res;
+struct guard_out;
 
 struct guard {
     struct guard_opts o;
@@ -84,6 +85,7 @@ struct guard {
     long last_avail_kib;
     struct guard_sig sig;
     struct guard_res *res; /* the resolver thread (guardres.c); NULL when none runs */
+    struct guard_out *out; /* the writer of its log and heartbeat (guardout.c); NULL: inline */
     double last_sample_s, last_trace_s, last_resolve_s;
     unsigned long kills, events;
     char lastevent[160];

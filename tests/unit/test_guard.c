@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "guard.h"
 #include "guardctl.h"
+#include "guardout.h"
 #include "procid.h"
 
 static char dir[64];
@@ -68,8 +69,11 @@ static bool alive(pid_t p)
     return waitpid(p, &st, WNOHANG) == 0;
 }
 
-static char *log_text(void)
+/* The guard's log as the writer has it (guardout.h): flushed first. */
+static char *log_text(struct guard *g)
 {
+    if (g)
+        assert_true(guardout_flush(g, 5000));
     struct buf b = BUF_INIT, path = BUF_INIT;
     buf_printf(&path, "%s/state/memguard.log", dir);
     buf_read_file(&b, buf_str(&path), 1 << 20);
@@ -154,8 +158,9 @@ static char *fixture(const char *rel)
     return b.data;
 }
 
-static char *heartbeat_text(void)
+static char *heartbeat_text(struct guard *g)
 {
+    assert_true(guardout_flush(g, 5000));
     char sd[300], hbp[600];
     snprintf(sd, sizeof sd, "%s/state", dir);
     guard_file(sd, "heartbeat", hbp, sizeof hbp);
@@ -201,7 +206,7 @@ static void floor_kill_hysteresis_rearm(void **st)
     assert_true(killed_by_sigkill(r1));
     assert_true(alive(other));
     assert_int_equal(g.kills, 2);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "FIRED: MemAvailable 1023 MiB < floor 1024 MiB: SIGKILL to 2 of 2"), 1);
     free(log);
 
@@ -221,7 +226,7 @@ static void floor_kill_hysteresis_rearm(void **st)
     guard_tick(&g, 105.0);
     assert_true(killed_by_sigkill(n0));
     assert_true(alive(other));
-    log = log_text();
+    log = log_text(&g);
     assert_int_equal(count(log, "FIRED"), 2);
     assert_int_equal(count(log, "re-armed"), 1);
     assert_int_equal(count(log, "ranks resolved"), 2);
@@ -282,7 +287,7 @@ static void cgroup_kill_second_path(void **st)
     buf_printf(&path, "%s/cg/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/container/cgroup.kill", dir);
     assert_int_equal(buf_read_file(&kill, buf_str(&path), 64), 0);
     assert_string_equal(buf_str(&kill), "1");
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "cgroup.kill for 1 of 4 (no container cgroup of its own "
                                "(cgroup v2 path '/user.slice/user-0.slice/session-3.scope'))"), 1);
     assert_int_equal(count(log, "SIGKILL to 4 of 4 rank(s)"), 1);
@@ -362,7 +367,7 @@ static void cgroup_kill_on_the_kernel(void **st)
             usleep(10000);
     }
     assert_true(gone);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "cgroup.kill of 1"), 1);
     free(log);
     guard_close(&g);
@@ -378,13 +383,13 @@ static void trace_every_10s_and_heartbeat(void **st)
     char err[256];
     set_avail(8L << 20); /* under the trace threshold, above the floor */
     assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
-    char *before = log_text();
+    char *before = log_text(&g);
     int t0 = count(before, "trace:");
     free(before);
     guard_tick(&g, 1000.0);
     guard_tick(&g, 1005.0);
     guard_tick(&g, 1011.0);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "trace:") - t0, 2);
     assert_non_null(strstr(log, "trace: MemAvailable 8192 MiB; biggest:"));
     free(log);
@@ -466,7 +471,7 @@ static void unreadable_meminfo(void **st)
     fclose(f);
     assert_int_equal(guard_tick(&g, 1.0), 1000);
     assert_int_equal(g.kills, 0);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_non_null(strstr(log, "cannot read MemAvailable"));
     free(log);
     guard_close(&g);
@@ -555,7 +560,7 @@ static void engine_pid_checked_against_the_container(void **st)
     snprintf(ranks[1].id, sizeof ranks[1].id, "%s", id1); /* the engine says it is rank 1's */
     guard_set_ranks(&g, ranks, 2);
     assert_int_equal(g.npids, 1);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "is not its container's (its cgroup does not name container "
                                 "aa2a9c0b11d0): never signalled"), 1);
     free(log);
@@ -758,14 +763,14 @@ static void psi_kill_and_warnings(void **st)
     pid_t ranks[2] = {r0, r1};
     guard_set_pids(&g, ranks, 2);
     assert_int_equal(guard_tick(&g, 10.0), 1000);
-    char *hb = heartbeat_text();
+    char *hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, " armed psi=3.0 frag=8424 kmsg=0 warn=-"));
     free(hb);
 
     set_psi(20.0); /* a warning, and samples ten times a second */
     assert_int_equal(guard_tick(&g, 11.0), 100);
     assert_true(alive(r0) && alive(r1));
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "warn=psi"));
     free(hb);
     b = fixture("proc/fragmented/pressure/memory"); /* full avg10=71.55 */
@@ -775,7 +780,7 @@ static void psi_kill_and_warnings(void **st)
     assert_true(killed_by_sigkill(r0));
     assert_true(killed_by_sigkill(r1));
     assert_true(alive(other));
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "FIRED: memory pressure (PSI full avg10) 71.5% >= 60% "
                                 "(MemAvailable 51200 MiB): SIGKILL to 2 of 2"), 1);
     free(log);
@@ -785,13 +790,13 @@ static void psi_kill_and_warnings(void **st)
     guard_tick(&g, 13.0);
     assert_false(g.psi_armed);
     assert_true(g.armed);
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, " fired psi=40.0"));
     free(hb);
     set_psi(5.0);
     guard_tick(&g, 14.0);
     assert_true(g.psi_armed);
-    log = log_text();
+    log = log_text(&g);
     assert_int_equal(count(log, "FIRED"), 1);
     assert_int_equal(count(log, "re-armed: memory pressure (PSI full avg10) 5.0%"), 1);
     assert_int_equal(count(log, "warning: memory pressure (PSI full avg10) 20.0% at or above 10%"), 1);
@@ -803,7 +808,7 @@ static void psi_kill_and_warnings(void **st)
     guard_tick(&g, 14.5);
     guard_tick(&g, 14.6);
     assert_true(g.psi_armed);
-    log = log_text();
+    log = log_text(&g);
     assert_int_equal(count(log, "FIRED"), 1);
     assert_int_equal(count(log, "at the kill level, but no rank runs here"), 1);
     free(log);
@@ -834,27 +839,27 @@ static void fragmentation_warns_and_clears(void **st)
     free(b);
     assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
     guard_tick(&g, 10.0);
-    char *hb = heartbeat_text();
+    char *hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "frag=0 kmsg=0 warn=frag"));
     free(hb);
     b = fixture("proc/spark/buddyinfo");
     put_file("proc/buddyinfo", b, "w");
     free(b);
     guard_tick(&g, 10.5); /* buddyinfo is read once a second */
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "warn=frag"));
     free(hb);
     guard_tick(&g, 11.0);
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "frag=8424 kmsg=0 warn=-"));
     free(hb);
     /* MemAvailable under the warning level, above the floor */
     set_avail(3L << 20);
     guard_tick(&g, 12.0);
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "warn=mem"));
     free(hb);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "warning: 0 free blocks of 4 MiB or more (order >= 10) under 16"), 1);
     assert_int_equal(count(log, "cleared: 8424 free blocks"), 1);
     assert_int_equal(count(log, "warning: MemAvailable 3072 MiB below the warning level 4096 MiB"), 1);
@@ -875,7 +880,7 @@ static void kernel_log_read_once(void **st)
     put_file("kmsg", "4,10,5,-;NVRM: an old boot's line\n", "w");
     assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
     guard_tick(&g, 10.0);
-    char *hb = heartbeat_text();
+    char *hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "kmsg=0 warn=-"));
     free(hb);
     char *k = fixture("kmsg/gb10-nvrm.txt");
@@ -887,7 +892,7 @@ static void kernel_log_read_once(void **st)
     put_file("kmsg", "4,3302,912400001,-;NVRM: again\n"
                      "4,3310,912700000,-;NVRM: \x1b[2Jevil\x1b]0;title\x07\n", "a");
     guard_tick(&g, 13.0);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_int_equal(count(log, "kernel: NVRM"), 4);
     assert_int_equal(count(log, "an old boot"), 0);
     assert_int_equal(count(log, "NVRM: again"), 0);
@@ -895,12 +900,12 @@ static void kernel_log_read_once(void **st)
     assert_null(strchr(log, '\x1b'));
     assert_int_equal(count(log, "warning: 3 NVRM line(s) in the kernel log"), 1);
     free(log);
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "kmsg=4 warn=kmsg"));
     free(hb);
     /* ten minutes on, the warning clears; the count stays */
     guard_tick(&g, 700.0);
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, "kmsg=4 warn=-"));
     free(hb);
     guard_close(&g);
@@ -921,10 +926,10 @@ static void signals_missing(void **st)
     snprintf(o.kmsg_path, sizeof o.kmsg_path, "%s/no-kmsg", dir);
     assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
     assert_int_equal(guard_tick(&g, 1.0), 1000);
-    char *hb = heartbeat_text();
+    char *hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, " armed psi=n/a frag=n/a kmsg=n/a warn=-"));
     free(hb);
-    char *log = log_text();
+    char *log = log_text(&g);
     assert_non_null(strstr(log, "memory pressure (PSI): n/a"));
     assert_non_null(strstr(log, "fragmentation: n/a"));
     assert_non_null(strstr(log, "kernel log: n/a"));
@@ -935,7 +940,7 @@ static void signals_missing(void **st)
     put_file("proc/buddyinfo", "Node 0, zone Normal 1 2 zz\n", "w");
     assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
     guard_tick(&g, 1.0);
-    hb = heartbeat_text();
+    hb = heartbeat_text(&g);
     assert_non_null(strstr(hb, " armed psi=n/a frag=n/a kmsg=n/a warn=-"));
     free(hb);
     assert_int_equal(g.kills, 0);
@@ -1034,7 +1039,7 @@ static void sampling_never_waits_on_the_cli(void **st)
     char *log = NULL;
     for (int i = 0; i < 50; i++) {
         free(log);
-        log = log_text();
+        log = log_text(&g);
         if (strstr(log, "ranks resolved: "))
             break;
         usleep(100000);
@@ -1048,7 +1053,7 @@ static void sampling_never_waits_on_the_cli(void **st)
     assert_true(wait_file("killed", 100));
     atomic_store(&a.stop, 1);
     pthread_join(th, NULL);
-    log = log_text();
+    log = log_text(&g);
     assert_int_equal(count(log, "FIRED: MemAvailable"), 1);
     assert_int_equal(count(log, "runtime kill of the ranks: exit 0"), 1);
     free(log);
