@@ -77,8 +77,8 @@ bool guardctl_heartbeat_read(const char *state_dir, char *line, size_t sz)
     line[n > 0 ? n : 0] = '\0';
     line[strcspn(line, "\n")] = '\0';
     long ts, pid;
-    return sscanf(line, "%ld %ld", &ts, &pid) == 2 && pid > 0 &&
-           (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+    /* a guard that has exited is gone, reaped or not */
+    return sscanf(line, "%ld %ld", &ts, &pid) == 2 && pid > 0 && procid_alive(pid, "/proc");
 }
 
 bool guardctl_signals(const char *line, size_t len, char *out, size_t sz)

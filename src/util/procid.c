@@ -53,6 +53,16 @@ static unsigned long long start_of(long pid, const char *proc_root)
     return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+int procid_alive(long pid, const char *proc_root)
+{
+    char path[512], st[1024];
+    snprintf(path, sizeof path, "%s/%ld/stat", proc_root, pid);
+    if (pid <= 0 || read_small(path, st, sizeof st) < 0)
+        return 0;
+    const char *p = strrchr(st, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' && p[2] != 'x';
+}
+
 int procid_of(long pid, const char *proc_root, struct procid *out)
 {
     memset(out, 0, sizeof *out);

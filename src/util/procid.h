@@ -19,6 +19,9 @@ struct procid {
 /* The identity process pid has now (proc_root: "/proc", or a test's tree).
  * 0; -1 when it is gone or /proc cannot say. */
 int procid_of(long pid, const char *proc_root, struct procid *out);
+/* Whether process pid lives: there and not a zombie (an exited process
+ * nobody has reaped yet still answers kill(pid, 0)). */
+int procid_alive(long pid, const char *proc_root);
 /* " start=TICKS boot=UUID" (what the lock file carries after the PID). */
 void procid_format(const struct procid *id, char *out, size_t sz);
 /* The fields procid_format wrote, read from text; pid is given. Fields that

@@ -651,6 +651,17 @@ static void stop_never_signals_a_stranger(void **st)
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
     close(pipefd[0]);
     close(pipefd[1]);
+    /* a guard that has exited but is not reaped yet is gone (kill(pid, 0)
+     * still answers for a zombie: a status right after a stop called it alive) */
+    pid_t z = fork();
+    if (z == 0)
+        _exit(0);
+    for (int i = 0; i < 100 && procid_alive(z, "/proc"); i++)
+        usleep(10000);
+    assert_int_equal(kill(z, 0), 0);
+    assert_false(procid_alive(z, "/proc"));
+    assert_true(procid_alive(getpid(), "/proc"));
+    waitpid(z, NULL, 0);
 }
 
 /* A 4 MiB block's order with each page size a kernel may use (arm64 has
