@@ -84,8 +84,8 @@ job_table() {
     echo "sim/test_wedge.sh 60 - tests/sim/test_wedge.sh"
     echo "node/run.sh 7 - tests/node/run.sh"
     echo "hub/test_client.sh 4 - tests/hub/test_client.sh"
-    echo "hub/test_download.sh 81 - tests/hub/test_download.sh"
-    echo "hub/test_download.sh+tsan 89 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/hub/test_download.sh"
+    echo "hub/test_download.sh 120 - tests/hub/test_download.sh"
+    echo "hub/test_download.sh+tsan 125 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/hub/test_download.sh"
     echo "hub/test_assemble.sh 23 - tests/hub/test_assemble.sh"
     echo "pi/test_pi.sh 54 - tests/pi/test_pi.sh"
     for t in verify install units nvml engine key; do echo "cli/test_$t.sh 10 - tests/cli/test_$t.sh"; done

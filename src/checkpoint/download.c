@@ -351,8 +351,9 @@ static int start_xfer(struct dl_run *d, CURLM *m, int o, int p, int64_t off, int
     curl_easy_setopt(x->e, CURLOPT_ERRORBUFFER, x->cerr);
     curl_easy_setopt(x->e, CURLOPT_PRIVATE, x);
     curl_easy_setopt(x->e, CURLOPT_CONNECTTIMEOUT, 20L);
-    curl_easy_setopt(x->e, CURLOPT_LOW_SPEED_LIMIT, 1024L); /* a stalled connection ends */
-    curl_easy_setopt(x->e, CURLOPT_LOW_SPEED_TIME, 60L);
+    /* a stalled connection ends (HF_STALL_S at under 1 KiB/s), and is tried again */
+    curl_easy_setopt(x->e, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    curl_easy_setopt(x->e, CURLOPT_LOW_SPEED_TIME, d->hub->stall_s > 0 ? d->hub->stall_s : 30L);
     curl_easy_setopt(x->e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(x->e, CURLOPT_USERAGENT, "dsv41-top");
     curl_easy_setopt(x->e, CURLOPT_NOSIGNAL, 1L);

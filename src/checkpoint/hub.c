@@ -345,17 +345,37 @@ static int on_xferinfo(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
     return stopped(ud) ? 1 : 0;
 }
 
-static long hub_get(struct hub *h, const char *url, bool nobody, struct reply *r,
-                    struct buf *err)
+/* The path of url, for messages: what was asked of the hub, not where. */
+static void url_path(const char *url, char *out, size_t sz)
 {
-    struct curl_slist *hdr = hub_auth_header(h);
+    const char *p = strstr(url, "://");
+    p = p ? strchr(p + 3, '/') : NULL;
+    snprintf(out, sz, "%.*s", p ? (int)strcspn(p, "?") : 1, p ? p : "/");
+}
+
+/* The seconds a whole metadata request (a tree page, a small file) may take:
+ * a hub that trickles a byte now and then never stalls, but never ends either. */
+#define HUB_DEADLINE_S 300L
+
+/* One GET (or HEAD) of url, tried up to HUB_TRIES times: a try that cannot
+ * connect, gets no byte for HF_STALL_S, outlasts HUB_DEADLINE_S, or is
+ * answered 429 or 5xx is tried again after a backoff (Retry-After when the
+ * hub gives one), each retry told to on_wait. The token goes only when
+ * with_token. Its status, or -1 with err naming the path and what to check. */
+static long hub_request(struct hub *h, const char *url, bool with_token, bool nobody,
+                        struct reply *r, struct buf *err)
+{
+    struct curl_slist *hdr = with_token ? hub_auth_header(h) : NULL;
     hdr = curl_slist_append(hdr, "Accept: application/json");
-    long code = -1;
-    char cerr[CURL_ERROR_SIZE] = "";
+    long code = -1, stall = h->stall_s > 0 ? h->stall_s : 30;
+    char cerr[CURL_ERROR_SIZE] = "", path[300];
+    url_path(url, path, sizeof path);
+    CURLcode rc = CURLE_OK;
     for (int attempt = 0; attempt < HUB_TRIES; attempt++) {
         buf_reset(&r->body);
         r->link[0] = r->location[0] = r->err_code[0] = '\0';
         r->retry_after = -1;
+        cerr[0] = '\0';
         curl_easy_reset(h->h);
         curl_easy_setopt(h->h, CURLOPT_URL, url);
         curl_easy_setopt(h->h, CURLOPT_HTTPHEADER, hdr);
@@ -367,14 +387,16 @@ static long hub_get(struct hub *h, const char *url, bool nobody, struct reply *r
         curl_easy_setopt(h->h, CURLOPT_HEADERDATA, r);
         curl_easy_setopt(h->h, CURLOPT_ERRORBUFFER, cerr);
         curl_easy_setopt(h->h, CURLOPT_CONNECTTIMEOUT, 15L);
+        /* stalled: no byte for HF_STALL_S (headers then silence, too) */
         curl_easy_setopt(h->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(h->h, CURLOPT_LOW_SPEED_TIME, 60L);
+        curl_easy_setopt(h->h, CURLOPT_LOW_SPEED_TIME, stall);
+        curl_easy_setopt(h->h, CURLOPT_TIMEOUT, HUB_DEADLINE_S);
         curl_easy_setopt(h->h, CURLOPT_USERAGENT, "dsv41-top");
         curl_easy_setopt(h->h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h->h, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(h->h, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
         curl_easy_setopt(h->h, CURLOPT_XFERINFODATA, h);
-        CURLcode rc = curl_easy_perform(h->h);
+        rc = curl_easy_perform(h->h);
         code = -1;
         if (rc == CURLE_OK)
             curl_easy_getinfo(h->h, CURLINFO_RESPONSE_CODE, &code);
@@ -384,16 +406,40 @@ static long hub_get(struct hub *h, const char *url, bool nobody, struct reply *r
             break;
         long wait_ms = r->retry_after >= 0 ? r->retry_after * 1000 : 500L << attempt;
         wait_ms = wait_ms > 30000 ? 30000 : wait_ms;
+        if (h->on_wait) {
+            char what[600];
+            if (rc == CURLE_OPERATION_TIMEDOUT)
+                snprintf(what, sizeof what, "%s: the hub sent nothing for %ld s (try %d of %d; "
+                         "again in %.1f s)", path, stall, attempt + 1, HUB_TRIES, wait_ms / 1000.0);
+            else if (rc != CURLE_OK)
+                snprintf(what, sizeof what, "%s: %s (try %d of %d; again in %.1f s)", path,
+                         cerr[0] ? cerr : curl_easy_strerror(rc), attempt + 1, HUB_TRIES,
+                         wait_ms / 1000.0);
+            else
+                snprintf(what, sizeof what, "%s: HTTP %ld (try %d of %d; again in %.1f s)", path,
+                         code, attempt + 1, HUB_TRIES, wait_ms / 1000.0);
+            h->on_wait(h->wait_arg, what);
+        }
         for (long slept = 0; slept < wait_ms && !stopped(h); slept += 50) /* stop wins */
             usleep(50 * 1000);
     }
     curl_slist_free_all(hdr);
     if (code < 0 && stopped(h))
         buf_puts(err, "interrupted");
+    else if (code < 0 && rc == CURLE_OPERATION_TIMEDOUT)
+        buf_printf(err, "%s on %s: the hub answered too slowly or not at all (%s) in %d tries: "
+                   "check the network and %s's status, or raise HF_STALL_S (%ld s)",
+                   path, h->endpoint, cerr[0] ? cerr : "timed out", HUB_TRIES, h->endpoint, stall);
     else if (code < 0)
-        buf_printf(err, "cannot reach %s: %s (check the network, or HF_ENDPOINT)", h->endpoint,
-                   cerr[0] ? cerr : "no answer");
+        buf_printf(err, "cannot reach %s (%s): %s (check the network, or HF_ENDPOINT)", h->endpoint,
+                   path, cerr[0] ? cerr : "no answer");
     return code;
+}
+
+static long hub_get(struct hub *h, const char *url, bool nobody, struct reply *r,
+                    struct buf *err)
+{
+    return hub_request(h, url, true, nobody, r, err);
 }
 
 int hub_open(struct hub *h, const struct config *c, struct buf *err)
@@ -412,6 +458,7 @@ int hub_open(struct hub *h, const struct config *c, struct buf *err)
         while (h->token.len && isspace((unsigned char)h->token.data[h->token.len - 1]))
             h->token.data[--h->token.len] = '\0';
     }
+    h->stall_s = atol(config_get(c, "HF_STALL_S"));
     h->h = curl_easy_init();
     if (!h->h) {
         buf_puts(err, "cannot start libcurl");
@@ -426,6 +473,7 @@ int hub_dup(struct hub *dst, const struct hub *src)
     memcpy(dst->endpoint, src->endpoint, sizeof dst->endpoint);
     memcpy(dst->repo, src->repo, sizeof dst->repo);
     buf_append(&dst->token, src->token.data ? src->token.data : "", src->token.len);
+    dst->stall_s = src->stall_s;
     dst->h = curl_easy_init();
     return dst->h ? 0 : -1;
 }
@@ -539,31 +587,19 @@ int hub_fetch(struct hub *h, const char *commit, const char *path, size_t max, s
     bool with_token = false;
     int rc = hub_resolve(h, commit, path, &url, &with_token, err);
     if (rc == 0) {
-        struct curl_slist *hdr = with_token ? hub_auth_header(h) : NULL;
         struct reply r = {0};
-        char cerr[CURL_ERROR_SIZE] = "";
-        curl_easy_reset(h->h);
-        curl_easy_setopt(h->h, CURLOPT_URL, buf_str(&url));
-        curl_easy_setopt(h->h, CURLOPT_HTTPHEADER, hdr);
-        curl_easy_setopt(h->h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h->h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h->h, CURLOPT_WRITEDATA, &r);
-        curl_easy_setopt(h->h, CURLOPT_ERRORBUFFER, cerr);
-        curl_easy_setopt(h->h, CURLOPT_CONNECTTIMEOUT, 15L);
-        curl_easy_setopt(h->h, CURLOPT_NOSIGNAL, 1L);
-        long code = 0;
-        if (curl_easy_perform(h->h) == CURLE_OK)
-            curl_easy_getinfo(h->h, CURLINFO_RESPONSE_CODE, &code);
+        struct buf e = BUF_INIT;
+        long code = hub_request(h, buf_str(&url), with_token, false, &r, &e);
         if (code == 200 && r.body.len <= max) {
             buf_append(out, buf_str(&r.body), r.body.len);
         } else {
             if (code > 0)
                 hub_explain(h, code, path, NULL, err);
             else
-                buf_printf(err, "%s: %s", path, cerr[0] ? cerr : "no answer");
+                buf_printf(err, "%s: %s", path, buf_str(&e));
             rc = -1;
         }
-        curl_slist_free_all(hdr);
+        buf_free(&e);
         buf_free(&r.body);
     }
     buf_free(&url);

@@ -49,6 +49,11 @@ struct hub {
     struct buf token;   /* "" without one */
     CURL *h;
     const atomic_int *stop; /* when set and non-zero: a request and its retries give up */
+    long stall_s;           /* HF_STALL_S: no byte this long ends a try */
+    /* told before each retry what the hub did and what comes next (the
+     * download prints it); NULL: silent. Not copied by hub_dup. */
+    void (*on_wait)(void *arg, const char *what);
+    void *wait_arg;
 };
 
 /* HF_ENDPOINT, HF_REPO and the token (HF_TOKEN, else the file HF_TOKEN_PATH). */

@@ -135,6 +135,12 @@ static void on_event(enum dl_event_kind k, const struct dl_status *s, void *arg)
         printf("FAILED      %s\n", s->detail ? s->detail : s->path);
 }
 
+static void hub_waiting(void *arg, const char *what)
+{
+    (void)arg;
+    fprintf(stderr, "retry: %s\n", what);
+}
+
 struct args {
     const char *dir, *repo, *rev;
     char *include[64];
@@ -300,6 +306,7 @@ int cmd_download(const struct config *c, int argc, char **argv)
     int rc = 2;
     if (dl_state_lock(a.dir, &err) < 0 || hub_open(&h, c, &err) < 0)
         goto out_noh;
+    h.on_wait = hub_waiting; /* the listing's and the manifest's retries said as they come */
     snprintf(h.repo, sizeof h.repo, "%s", a.repo);
     int sl = dl_state_load(a.dir, &st, &err);
     if (sl < 0)

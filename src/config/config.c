@@ -134,6 +134,10 @@ static const struct config_key KEYS[] = {
      "huggingface_hub keeps it",
      false, CK_LOCAL_PATH, false, 0, 0},
     {"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint", false, CK_URL, false, 0, 0},
+    {"HF_STALL_S", "30",
+     "no byte from the hub or its CDN for this long ends a try (5 tries, then the download "
+     "stops naming the file)",
+     false, CK_INT, false, 1, 3600},
     {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true, CK_SECRET, true, 0, 0},
     {"RUNTIME", "docker", "container runtime CLI: docker or podman", false, CK_RUNTIME, false, 0,
      0},

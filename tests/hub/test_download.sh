@@ -113,6 +113,22 @@ check "an expired CDN URL: resolved again, exit 0, every file right" eval '[ $rc
 DSV41_HUB_FAULTS=429=3 start_hub
 out=$(DL "$T/busy" 2>&1); rc=$?
 check "429 with Retry-After: waited, exit 0" eval '[ $rc -eq 0 ] && expect_dir "$T/busy"'
+# a hub that answers the headers, then nothing (the manifest; the tree listing):
+# HF_STALL_S without a byte ends a try, five tries with a backoff, then the
+# download stops naming what it waited for - it never waits forever
+for what in sha256-manifest.txt /tree/; do
+    DSV41_HUB_FAULTS=stall=$what start_hub
+    t0=$(date +%s)
+    out=$(HF_STALL_S=2 DL "$T/stall" 2>&1); rc=$?
+    took=$(($(date +%s) - t0))
+    check "stalled after its headers ($what): ends, exit 2, names it and HF_STALL_S" eval \
+        '[ $rc -eq 2 ] && contains "$out" "$what" && contains "$out" "HF_STALL_S (2 s)"' ||
+        printf '%s\n' "$out" | tail -5
+    check "stalled ($what): every retry said" eval \
+        '[ "$(printf "%s\n" "$out" | grep -c "^retry: .*the hub sent nothing for 2 s")" = 4 ]'
+    # five tries of 2 s, backoffs of 0.5 + 1 + 2 + 4 s: 17.5 s, and slack for a busy machine
+    check "stalled ($what): within the tries' time ($took s)" [ "$took" -le 40 ]
+done
 
 # --- listings that must be refused ------------------------------------------------------
 for bad in "../../escaped:10" "/etc/passwd:10" "config.json:82" "huge.bin:99999999999999" \

@@ -15,7 +15,9 @@
  *   rate=BYTES      each CDN response is paced at BYTES/s (a CDN's per-connection cap)
  *   link=URL        the tree's next-page Link names URL instead of this hub
  *   inject=PATH:SIZE the first tree page also lists a file PATH of SIZE bytes (a
- *                   hostile or broken listing: "../x", a duplicate, an absurd size) */
+ *                   hostile or broken listing: "../x", a duplicate, an absurd size)
+ *   stall=TEXT      a request whose URL holds TEXT (API, resolve or CDN) gets its
+ *                   status and headers, then never a byte: a hub gone quiet */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -53,6 +55,7 @@ static struct {
     long long rate;
     char inject_path[512];
     char link_base[256]; /* link=URL: the next page's Link names another host */
+    char stall[256];
     long long inject_size;
 } F;
 
@@ -86,6 +89,8 @@ static void parse_faults(void)
         } else if (sscanf(t, "expire=%d", &F.expire_s) == 1) {
         } else if (sscanf(t, "429=%d", &F.busy_left) == 1) {
         } else if (sscanf(t, "rate=%lld", &F.rate) == 1) {
+        } else if (strncmp(t, "stall=", 6) == 0) {
+            snprintf(F.stall, sizeof F.stall, "%s", t + 6);
         } else if (strncmp(t, "link=", 5) == 0) {
             snprintf(F.link_base, sizeof F.link_base, "%s", t + 5);
         } else if (strncmp(t, "inject=", 7) == 0 && strrchr(t, ':')) {
@@ -416,6 +421,27 @@ static enum MHD_Result cdn(struct MHD_Connection *c, const char *rest, bool head
     return send_file(c, v, e, true, head);
 }
 
+/* stall=TEXT: the headers go, then the body waits for the end of days (or
+ * of the hub: a thread per connection, so waiting blocks only this one). */
+static ssize_t read_nothing(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)cls, (void)pos, (void)buf, (void)max;
+    while (!g_stop)
+        usleep(100000);
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static enum MHD_Result stalled(struct MHD_Connection *c)
+{
+    struct MHD_Response *r = MHD_create_response_from_callback(1000, 4096, read_nothing, NULL, NULL);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result stats(struct MHD_Connection *c)
 {
     char s[512];
@@ -442,6 +468,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     bool head = strcmp(method, "HEAD") == 0;
     if (!head && strcmp(method, "GET") != 0)
         return error_json(c, 405, "method not allowed", NULL);
+    if (F.stall[0] && strstr(url, F.stall))
+        return stalled(c);
     if (strncmp(url, "/api/models/", 12) == 0)
         return api(c, url + 12);
     if (strncmp(url, "/cdn/", 5) == 0)
