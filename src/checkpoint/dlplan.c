@@ -41,10 +41,14 @@ static bool wanted(const char *path, char *const *include, int n)
 
 static struct dl_output *add_output(struct dl_plan *p, const char *path, size_t len)
 {
-    struct dl_output *no = realloc(p->o, sizeof *no * (size_t)(p->n + 1));
-    if (!no)
-        return NULL;
-    p->o = no;
+    if (p->n == p->cap) { /* doubling: a realloc per output copied them all each time */
+        int cap = p->cap ? p->cap * 2 : 64;
+        struct dl_output *no = realloc(p->o, sizeof *no * (size_t)cap);
+        if (!no)
+            return NULL;
+        p->o = no;
+        p->cap = cap;
+    }
     struct dl_output *o = &p->o[p->n];
     memset(o, 0, sizeof *o);
     o->path = strndup(path, len);
@@ -64,87 +68,116 @@ static int add_piece(struct dl_output *o, const struct hub_file *f)
     return 0;
 }
 
+/* A part of a split shard: its file, its number, the length of its shard's
+ * name (the path up to ".partNN"). */
 struct part {
     const struct hub_file *f;
     int num;
+    size_t bl;
 };
 
-static int by_num(const void *a, const void *b)
+/* By the shard's name, then the part's number: each shard's parts side by
+ * side, in order, after one sort (a listing may hold 100,000 files: nothing
+ * here may look at every file for every shard). */
+static int by_shard(const void *a, const void *b)
 {
-    return ((const struct part *)a)->num - ((const struct part *)b)->num;
+    const struct part *x = a, *y = b;
+    size_t n = x->bl < y->bl ? x->bl : y->bl;
+    int c = memcmp(x->f->path, y->f->path, n);
+    if (c)
+        return c;
+    if (x->bl != y->bl)
+        return x->bl < y->bl ? -1 : 1;
+    return (x->num > y->num) - (x->num < y->num);
 }
 
-/* The parts of base, in order, as one output; -1 on a gap or a repeat. */
-static int add_split(struct dl_plan *p, const struct hub_tree *t, const char *base, size_t bl,
-                     struct buf *err)
+static int by_out_path(const void *a, const void *b)
 {
-    struct part *parts = malloc(sizeof *parts * (size_t)t->n);
-    int n = 0;
-    if (!parts)
-        return -1;
-    for (int i = 0; i < t->n; i++) {
-        int num;
-        size_t l = part_of(t->f[i].path, &num);
-        if (l == bl && strncmp(t->f[i].path, base, bl) == 0)
-            parts[n++] = (struct part){&t->f[i], num};
-    }
-    qsort(parts, (size_t)n, sizeof *parts, by_num);
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++)
+    return strcmp(((const struct dl_output *)a)->path, ((const struct dl_output *)b)->path);
+}
+
+/* One shard from its parts (sorted, all of one name): -1 on a gap, a repeat
+ * or a first part that is neither 0 nor 1. */
+static int add_split(struct dl_plan *p, const struct part *parts, int n, struct buf *err)
+{
+    const char *base = parts[0].f->path;
+    size_t bl = parts[0].bl;
+    for (int i = 0; i < n; i++)
         if (parts[i].num != parts[0].num + i || (parts[0].num != 0 && parts[0].num != 1)) {
             buf_printf(err, "%.*s: the listing has parts %s and no part numbered %d before it",
                        (int)bl, base, parts[i].f->path, parts[0].num + i);
-            rc = -1;
+            return -1;
         }
-    struct dl_output *o = rc == 0 ? add_output(p, base, bl) : NULL;
-    if (rc == 0 && !o)
-        rc = -1;
-    for (int i = 0; rc == 0 && i < n; i++) {
+    struct dl_output *o = add_output(p, base, bl);
+    if (!o)
+        return -1;
+    o->split = true;
+    for (int i = 0; i < n; i++) {
         if (add_piece(o, parts[i].f) < 0)
-            rc = -1;
-        else {
-            o->p[o->np - 1].off = o->size;
-            o->size += parts[i].f->size;
-        }
+            return -1;
+        o->p[o->np - 1].off = o->size;
+        o->size += parts[i].f->size;
     }
-    if (o)
-        o->split = true;
-    free(parts);
-    return rc;
+    return 0;
 }
 
 int dl_plan_build(const struct hub_tree *t, const char *manifest, char *const *include,
                   int ninclude, struct dl_plan *p, struct buf *err)
 {
     memset(p, 0, sizeof *p);
+    struct part *parts = malloc(sizeof *parts * (size_t)(t->n ? t->n : 1));
+    int np = 0;
+    if (!parts)
+        goto oom;
     for (int i = 0; i < t->n; i++) {
         const struct hub_file *f = &t->f[i];
         int num;
         size_t bl = part_of(f->path, &num);
-        if (!bl) {
-            if (!wanted(f->path, include, ninclude))
-                continue;
-            struct dl_output *o = add_output(p, f->path, strlen(f->path));
-            if (!o || add_piece(o, f) < 0)
-                goto oom;
-            o->size = f->size;
+        if (bl) {
+            parts[np++] = (struct part){f, num, bl};
             continue;
         }
+        if (!wanted(f->path, include, ninclude))
+            continue;
+        struct dl_output *o = add_output(p, f->path, strlen(f->path));
+        if (!o || add_piece(o, f) < 0)
+            goto oom;
+        o->size = f->size;
+    }
+    qsort(parts, (size_t)np, sizeof *parts, by_shard);
+    for (int g = 0, e; g < np; g = e) {
+        for (e = g + 1; e < np && by_shard(&(struct part){parts[g].f, 0, parts[g].bl},
+                                             &(struct part){parts[e].f, 0, parts[e].bl}) == 0;
+             e++)
+            ;
         char base[1024];
-        snprintf(base, sizeof base, "%.*s", (int)bl, f->path);
+        snprintf(base, sizeof base, "%.*s", (int)parts[g].bl, parts[g].f->path);
+        /* the shard's name is made here, not listed: checked as a listed one
+         * is, before any byte ("...part01" names "..", "d/.part01" "d/") */
+        const char *why = hub_path_problem(base);
+        if (why) {
+            buf_printf(err, "listing entry '%s': the shard it is part of, '%s': %s",
+                       parts[g].f->path, base, why);
+            goto fail;
+        }
         if (hub_tree_find(t, base)) { /* the whole shard is listed too: take it */
             snprintf(p->note, sizeof p->note, "%.400s is listed whole and in parts: the whole one "
                                               "is fetched",
                      base);
             continue;
         }
-        if (dl_plan_find(p, base) || !wanted(base, include, ninclude))
-            continue; /* its shard is planned already, or not wanted */
-        if (add_split(p, t, f->path, bl, err) < 0) {
-            dl_plan_free(p);
-            return -1;
+        if (!wanted(base, include, ninclude))
+            continue;
+        if (add_split(p, parts + g, e - g, err) < 0) {
+            if (!err->len)
+                buf_puts(err, "out of memory");
+            goto fail;
         }
     }
+    free(parts);
+    parts = NULL;
+    /* by name, for dl_plan_find's binary search */
+    qsort(p->o, (size_t)p->n, sizeof *p->o, by_out_path);
     if (manifest) {
         struct verify_manifest m;
         struct buf merr = BUF_INIT;
@@ -169,16 +202,16 @@ int dl_plan_build(const struct hub_tree *t, const char *manifest, char *const *i
     return 0;
 oom:
     buf_puts(err, "out of memory");
+fail:
+    free(parts);
     dl_plan_free(p);
     return -1;
 }
 
 const struct dl_output *dl_plan_find(const struct dl_plan *p, const char *path)
 {
-    for (int i = 0; i < p->n; i++)
-        if (strcmp(p->o[i].path, path) == 0)
-            return &p->o[i];
-    return NULL;
+    struct dl_output key = {.path = (char *)path};
+    return p->n ? bsearch(&key, p->o, (size_t)p->n, sizeof *p->o, by_out_path) : NULL;
 }
 
 void dl_plan_free(struct dl_plan *p)

@@ -30,7 +30,7 @@ struct dl_output {
 
 struct dl_plan {
     struct dl_output *o;
-    int n;
+    int n, cap;
     int64_t bytes;
     char note[512]; /* what the plan chose to say (a shard listed whole and in parts) */
 };

@@ -43,7 +43,7 @@ int hub_parse_revision(const char *json, char commit[41], struct buf *err)
 
 /* A path from the listing that we will create: inside the directory, plain
  * components, no name we keep for ourselves. */
-static const char *tree_path_problem(const char *p)
+const char *hub_path_problem(const char *p)
 {
     const char *why = verify_path_problem(p);
     if (why)
@@ -67,6 +67,8 @@ static const char *tree_path_problem(const char *p)
             return "empty or '.' part in the path";
         s += n + (s[n] == '/');
     }
+    if (p[0] && p[strlen(p) - 1] == '/')
+        return "empty or '.' part in the path";
     /* names we keep for our own files, in any directory: the state, the
      * lock, assemble's journals, outputs being written */
     if (strstr(p, ".dsv41-") || strstr(p, ".incomplete"))
@@ -126,7 +128,7 @@ int hub_parse_tree(const char *json, struct hub_tree *t, struct buf *err)
             rc = -1;
             break;
         }
-        const char *why = tree_path_problem(path->valuestring);
+        const char *why = hub_path_problem(path->valuestring);
         if (why) {
             buf_printf(err, "listing entry '%s': %s", shown, why);
             rc = -1;

@@ -32,6 +32,11 @@ struct hub_tree {
     int n, cap;
 };
 
+/* Why a file name from the listing, or one made from it (a split shard's
+ * name from its ".partNN"), must not be written: one that would leave the
+ * directory (absolute, a ".." or empty part), control characters, a name
+ * dsv41-top keeps for its own files. NULL when it is fine. */
+const char *hub_path_problem(const char *path);
 /* The commit of /api/models/REPO/revision/REV's answer. */
 int hub_parse_revision(const char *json, char commit[41], struct buf *err);
 /* Appends one page of /api/models/REPO/tree/COMMIT (directories skipped). */

@@ -25,6 +25,7 @@
 #include "strv.h"
 #include "config_check.h"
 #include "hub.h"
+#include "dlplan.h"
 #include "ranges.h"
 #include "xfer_wire.h"
 #include "sshconf.h"
@@ -45,7 +46,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* The parsers, by the selector byte that starts an input. `make fuzz`
  * runs each on its own (DSV41_FUZZ_TARGET=N: the selector is N whatever
  * the first byte says) for a set time with its own corpus. */
-#define TARGETS 32
+#define TARGETS 33
 /* read by tests/fuzz/run.sh (each target's name and corpus), not here */
 __attribute__((unused)) static const char *const TARGET_NAME[TARGETS] = {
     "meminfo-vmstat", "gpu-csv",     "compute-apps", "inspect",     "rdma-sysfs",  "snapshot",
@@ -53,7 +54,7 @@ __attribute__((unused)) static const char *const TARGET_NAME[TARGETS] = {
     "manifest",       "verify-wire", "rsync",        "known-hosts", "shell-quote", "setting",
     "hub-tree",       "link-header", "ranges",       "copy-plan",   "copy-report", "frame",
     "guard-signals",  "ssh-config",  "boot-log-alike-env", "shell-words", "http1-response",
-    "jscan",          "engine-frames", "engine-inspect"};
+    "jscan",          "engine-frames", "engine-inspect", "download-plan"};
 static int g_target = -1;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -354,6 +355,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (verify_path_problem(t.f[i].path) || strstr(t.f[i].path, "//") ||
                     t.f[i].size < 0 || t.f[i].size > HUB_MAX_FILE_SIZE)
                     abort();
+        hub_tree_free(&t);
+        buf_free(&err);
+        break;
+    }
+    case 32: {
+        /* a listing made into a download's plan: every name the plan makes
+         * (a split shard's, from its parts) stays inside the directory and
+         * is none of ours, and each output's pieces add up to its size */
+        struct hub_tree t = {0};
+        struct dl_plan p;
+        struct buf err = BUF_INIT;
+        if (hub_parse_tree(s, &t, &err) == 0 && hub_tree_check(&t, &err) == 0 &&
+            dl_plan_build(&t, NULL, NULL, 0, &p, &err) == 0) {
+            for (int i = 0; i < p.n; i++) {
+                if (hub_path_problem(p.o[i].path) || dl_plan_find(&p, p.o[i].path) != &p.o[i])
+                    abort();
+                int64_t sum = 0;
+                for (int k = 0; k < p.o[i].np; k++)
+                    sum += p.o[i].p[k].f->size;
+                if (sum != p.o[i].size)
+                    abort();
+            }
+            dl_plan_free(&p);
+        }
         hub_tree_free(&t);
         buf_free(&err);
         break;

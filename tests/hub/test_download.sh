@@ -132,7 +132,7 @@ done
 
 # --- listings that must be refused ------------------------------------------------------
 for bad in "../../escaped:10" "/etc/passwd:10" "config.json:82" "huge.bin:99999999999999" \
-           ".dsv41-download.json:10" "exl3:5"; do
+           ".dsv41-download.json:10" "exl3:5" "...part01:10" "d/.part01:10"; do
     DSV41_HUB_FAULTS="inject=$bad" start_hub
     out=$(DL "$T/bad" 2>&1); rc=$?
     check "a hostile listing (${bad%%:*}): refused, exit 2, nothing written" eval '[ $rc -eq 2 ] && contains "$out" "listing" && [ -z "$(find "$T/bad" -type f ! -name ".dsv41-*" 2>/dev/null)" ]'
