@@ -585,12 +585,17 @@ void config_dump(const struct config *c, FILE *f)
         const struct config_value *v = &c->values[i];
         const char *shown = v->value;
         char noted[4200];
+        struct buf hid = BUF_INIT;
         if (config_is_secret(v->key))
             shown = v->value[0] ? "(set, hidden)" : "";
+        else if (strcmp(v->key, "EXTRA_ENV") == 0) /* a token may be given this way */
+            shown = (text_hide_secrets(v->value, strlen(v->value), TEXT_HIDE_WORDS, &hid),
+                     buf_str(&hid));
         else if (i < NKEYS && on_worker(i) && dirs_is_home_relative(v->value))
             shown = (snprintf(noted, sizeof noted, "%s (~ is the worker's home)", v->value),
                      noted);
         fprintf(f, "%-18s = %-40s  [%s%s%s]  %s\n", v->key, shown, config_source_name(v->source),
                 v->origin ? " " : "", v->origin ? v->origin : "", config_help(v->key));
+        buf_free(&hid);
     }
 }

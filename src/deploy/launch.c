@@ -132,7 +132,12 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
         deploy_env_text(r, &env);
         printf("# %s (rank %d): %s\n%s %s\n", ln[i].cn->name, r->rank, r->env_file,
                config_get(c, "RUNTIME"), buf_str(&cmd));
-        printf("# %s, mode 0600:\n%s", r->env_file, buf_str(&env));
+        /* what EXTRA_ENV puts there may be a token: the plan shows its name only */
+        struct buf shown = BUF_INIT;
+        text_hide_secrets(buf_str(&env), env.len, TEXT_HIDE_LINES, &shown);
+        printf("# %s, mode 0600 (secret-looking values hidden here):\n%s", r->env_file,
+               buf_str(&shown));
+        buf_free(&shown);
         if (r->rank == 0)
             printf("# VLLM_API_KEY: read inside the container from %s (mounted read-only at "
                    "%s)\n",

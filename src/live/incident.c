@@ -181,13 +181,18 @@ static void write_node(const struct incident *in, int i, const char *dir, struct
                        "tail -n 200 memguard.log 2>&1; "
                        "echo; echo \"== the kernel log (dmesg), last 200 lines\"; "
                        "dmesg 2>&1 | tail -n 200; "
-                       "echo; echo \"== dsv41-r$2.env (nothing secret: the key has a file)\"; "
+                       "echo; echo \"== dsv41-r$2.env (the key has a file; secret-looking values "
+                       "hidden)\"; "
                        "cat \"dsv41-r$2.env\" 2>&1");
     shcmd_arg(&cmd, sd);
     shcmd_argf(&cmd, "%d", cn->rank);
     struct ssh_result res;
     if (node_run(&cn->node, &cmd, 20000, &res, &err) == 0) {
-        put_clean(f, buf_str(&res.out));
+        /* bundles are shared: a token EXTRA_ENV put in the env file is not */
+        struct buf hid = BUF_INIT;
+        text_hide_secrets(buf_str(&res.out), res.out.len, TEXT_HIDE_LINES, &hid);
+        put_clean(f, buf_str(&hid));
+        buf_free(&hid);
         last_fired(buf_str(&res.out), cn->name, fired);
         ssh_result_free(&res);
     } else {

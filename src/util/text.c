@@ -1,6 +1,8 @@
 /* text: see text.h. */
 #include "text.h"
 
+#include <ctype.h>
+
 #include <stdbool.h>
 #include <string.h>
 
@@ -141,4 +143,67 @@ int text_one_line(struct buf *out, const char *src, size_t len, size_t max)
         i += n + 1;
     }
     return 0;
+}
+
+int text_secret_name(const char *name, size_t len)
+{
+    static const char *const words[] = {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD",
+                                        "CREDENTIAL"};
+    char up[256];
+    if (len >= sizeof up)
+        len = sizeof up - 1;
+    for (size_t i = 0; i < len; i++)
+        up[i] = (char)toupper((unsigned char)name[i]);
+    up[len] = '\0';
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strstr(up, words[i]))
+            return 1;
+    return 0;
+}
+
+void text_hide_secrets(const char *src, size_t len, enum text_hide mode, struct buf *out)
+{
+    size_t i = 0;
+    while (i < len) {
+        /* at the start of a line (or a word): a name, then '=' */
+        size_t n = 0;
+        if (src[i] == '_' || isalpha((unsigned char)src[i]))
+            while (i + n < len && (src[i + n] == '_' || isalnum((unsigned char)src[i + n])))
+                n++;
+        if (n && i + n < len && src[i + n] == '=' && text_secret_name(src + i, n)) {
+            buf_append(out, src + i, n + 1);
+            buf_puts(out, "(hidden)");
+            i += n + 1;
+            char q = 0;
+            while (i < len && src[i] != '\n') {
+                if (mode == TEXT_HIDE_WORDS) {
+                    if (q) {
+                        if (q == '"' && src[i] == '\\' && i + 1 < len)
+                            i++; /* \" inside double quotes */
+                        else if (src[i] == q)
+                            q = 0;
+                    } else if (src[i] == '\'' || src[i] == '"') {
+                        q = src[i];
+                    } else if (src[i] == '\\' && i + 1 < len) {
+                        i++;
+                    } else if (src[i] == ' ' || src[i] == '\t') {
+                        break;
+                    }
+                }
+                i++;
+            }
+            continue;
+        }
+        /* to the next place a name may start */
+        size_t k = i + (n ? n : 1);
+        if (mode == TEXT_HIDE_LINES) {
+            while (k < len && src[k - 1] != '\n')
+                k++;
+        } else {
+            while (k < len && src[k - 1] != ' ' && src[k - 1] != '\t' && src[k - 1] != '\n')
+                k++;
+        }
+        buf_append(out, src + i, k - i);
+        i = k;
+    }
 }

@@ -20,5 +20,14 @@ size_t text_clean_used(char *dst, size_t dstsz, const char *src, size_t len, siz
 /* Every non-blank line of src cleaned and joined with " / ", at most max
  * bytes appended: remote output quoted in a one-line message. */
 int text_one_line(struct buf *out, const char *src, size_t len, size_t max);
+/* Whether an environment variable's name looks like it holds a secret: it
+ * contains TOKEN, KEY, SECRET, PASSWORD, PASSWD or CREDENTIAL, in any case. */
+int text_secret_name(const char *name, size_t len);
+/* src with the value of every NAME=VALUE whose name looks secret replaced by
+ * "(hidden)", appended to out. TEXT_HIDE_LINES: one assignment a line (an env
+ * file), the value to the line's end; TEXT_HIDE_WORDS: shell words (EXTRA_ENV),
+ * the value to the next blank outside quotes. */
+enum text_hide { TEXT_HIDE_LINES, TEXT_HIDE_WORDS };
+void text_hide_secrets(const char *src, size_t len, enum text_hide mode, struct buf *out);
 
 #endif

@@ -13,7 +13,8 @@ rm -rf "$IT_DIR/head/state/incidents" # a run before this one (the TSan round) l
 IDLE=3
 DEADLINE=4
 W="PROBE_IDLE_S=$IDLE PROBE_DEADLINE_S=$DEADLINE"
-out=$(top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=500 launch 2>&1); rc=$?
+# a token given as environment (EXTRA_ENV): in the ranks' env files, never in a bundle
+out=$(top_head "EXTRA_ENV=DSV41_SIM_BOOT_MS=500 HF_TOKEN=hf_incidentsecret" launch 2>&1); rc=$?
 check "launch for the watch" [ $rc -eq 0 ]
 
 out=$(top_head $W watch --once 2>&1); rc=$?
@@ -88,6 +89,8 @@ check "incident: the metrics after" contains "$(cat "$d/metrics-after.txt")" "vl
 check "incident: the launch configuration" eval 'grep -q "^KV_BYTES" "$d/config.txt" && grep -q "VLLM_HOST_IP=" "$d/node-worker.txt"'
 check "incident: the guard's log" contains "$(cat "$d/node-worker.txt")" "guard started"
 check "incident: no secret in it" eval '! grep -rq -- "$(cat "$IT_DIR/head/state/api_key")" "$d"'
+check "incident: no token from EXTRA_ENV in it (the env file's, nor config's)" eval \
+    '! grep -rq hf_incidentsecret "$d" && grep -q "^HF_TOKEN=(hidden)" "$d/node-worker.txt"'
 check "incident: private (0700, files 0600)" eval '[ "$(stat -c %a "$d")" = 700 ] && [ -z "$(find "$d" -type f ! -perm 600)" ]'
 out=$(top_head incidents 2>&1)
 check "incidents: lists it with its summary" eval 'printf "%s" "$out" | grep -q "$(basename "$d")" && printf "%s" "$out" | grep -q "rank r1 on worker exited"'

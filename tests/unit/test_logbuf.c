@@ -100,10 +100,38 @@ static void test_byte_budget_and_long_line(void **st)
     logbuf_free(&lb);
 }
 
+static void hide(const char *in, enum text_hide m, const char *want)
+{
+    struct buf out = BUF_INIT;
+    text_hide_secrets(in, strlen(in), m, &out);
+    assert_string_equal(buf_str(&out), want);
+    buf_free(&out);
+}
+
+/* Secrets given as environment (EXTRA_ENV, hence the ranks' env files):
+ * their values hidden wherever the text is shown or kept to be shared. */
+static void test_secrets_hidden(void **st)
+{
+    (void)st;
+    hide("CUDA_VISIBLE_DEVICES=0\nHF_TOKEN=hf_abc def\nmy_api_key=sk-1\nDB_PASSWORD=\nX=1\n",
+         TEXT_HIDE_LINES,
+         "CUDA_VISIBLE_DEVICES=0\nHF_TOKEN=(hidden)\nmy_api_key=(hidden)\nDB_PASSWORD=(hidden)\nX=1\n");
+    hide("[ 1.0] HF_TOKEN=x in a kernel line stays", TEXT_HIDE_LINES,
+         "[ 1.0] HF_TOKEN=x in a kernel line stays");
+    hide("A=1 HF_TOKEN='hf a b' AWS_SECRET_ACCESS_KEY=\"q\\\" r\" B=two", TEXT_HIDE_WORDS,
+         "A=1 HF_TOKEN=(hidden) AWS_SECRET_ACCESS_KEY=(hidden) B=two");
+    hide("MONKEY_BUSINESS=1", TEXT_HIDE_WORDS, "MONKEY_BUSINESS=(hidden)"); /* KEY: better safe */
+    hide("", TEXT_HIDE_WORDS, "");
+    hide("=x TOKEN", TEXT_HIDE_WORDS, "=x TOKEN");
+    assert_true(text_secret_name("hf_token", 8));
+    assert_false(text_secret_name("NCCL_IB_HCA", 11));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escapes_removed),
+        cmocka_unit_test(test_secrets_hidden),
         cmocka_unit_test(test_controls_and_utf8),
         cmocka_unit_test(test_never_overflows),
         cmocka_unit_test(test_ring_bounded),
