@@ -134,9 +134,14 @@ function render(v, ind, st) {
 
 // obj (a scanned object): member key set to v (replaced in place, or added
 // after the last member). Returns the new text.
+// The member JSON.parse (and so Pi) takes when a key appears twice: the last.
+function member(obj, key) {
+  return obj.members.findLast((x) => x.key === key);
+}
+
 function setMember(text, obj, key, v) {
   const st = step(text);
-  const m = obj.members.find((x) => x.key === key);
+  const m = member(obj, key);
   if (m) {
     const ind = indentAt(text, m.start);
     return text.slice(0, m.vstart) + render(v, ind, st) + text.slice(m.vend);
@@ -177,9 +182,29 @@ function stamp() {
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
 }
 
-// Writes text to file atomically; the old file backed up. False when the
-// file already holds exactly that.
-function replace(file, text, mode) {
+// Where a write to file goes: the file a symbolic link names (dotfiles kept
+// in a repository are often links; replacing the link would leave the file
+// it names without the provider), or file itself.
+function writeTarget(file) {
+  let st;
+  try {
+    st = fs.lstatSync(file);
+  } catch (e) {
+    if (e.code === "ENOENT") return file;
+    throw e;
+  }
+  if (!st.isSymbolicLink()) return file;
+  try {
+    return fs.realpathSync(file);
+  } catch (e) {
+    throw new Refusal(`${file} is a symbolic link to ${fs.readlinkSync(file)}, which cannot be reached (${e.code}): fix the link or remove it; nothing was changed`);
+  }
+}
+
+// Writes text to file atomically (through a symbolic link: to the file it
+// names); the old file backed up. False when the file already holds exactly that.
+function replace(linkOrFile, text, mode) {
+  const file = writeTarget(linkOrFile);
   let old = null;
   try {
     old = fs.readFileSync(file, "utf8");
@@ -244,11 +269,13 @@ function main() {
   // everything is checked before anything is written
   const modelsFile = path.join(dir, "models.json");
   const settingsFile = path.join(dir, "settings.json");
+  writeTarget(modelsFile); // a link that leads nowhere: said before anything is written
+  writeTarget(settingsFile);
   let models = readOr(modelsFile, null);
   let settings = readOr(settingsFile, null);
   const mroot = models === null ? null : scan(models, modelsFile);
   const sroot = settings === null ? null : scan(settings, settingsFile);
-  const prov = mroot && mroot.members.find((m) => m.key === "providers");
+  const prov = mroot && member(mroot, "providers");
   if (prov && prov.value.kind !== "object")
     throw new Refusal(`${modelsFile}: "providers" is not an object; nothing was changed`);
 
@@ -264,7 +291,7 @@ function main() {
   if (sroot) {
     let s = settings;
     let root = sroot;
-    const en = root.members.find((m) => m.key === "enabledModels");
+    const en = member(root, "enabledModels");
     if (en && en.value.kind === "array") {
       const have = en.value.items.some((it) => it.kind === "string" && it.v === id);
       if (!have) {

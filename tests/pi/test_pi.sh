@@ -84,6 +84,31 @@ out=$(PI_CODING_AGENT_DIR=$E "$INSTALL" http://spark-head:8000 2>&1); rc=$?
 check "a first install (no Pi configuration yet): exit 0, models.json made" eval \
     '[ $rc -eq 0 ] && node -e "require(\"$E/models.json\").providers[\"dsv41-sparks\"]" && [ ! -e "$E/settings.json" ]'
 
+# --- dotfiles kept elsewhere (a repository of them): the files the links name are edited,
+# the links stay links; a key that appears twice: the one JSON.parse (and Pi) takes, the last
+L=$T/linked
+mkdir -p "$L/agent" "$L/dotfiles"
+printf '{\n  "providers": {"old": {"apiKey": "x"}},\n  "providers": {"ollama": {"apiKey": "ollama"}}\n}\n' > "$L/dotfiles/models.json"
+printf '{"enabledModels": ["ollama/m"]}\n' > "$L/dotfiles/settings.json"
+ln -s ../dotfiles/models.json "$L/agent/models.json"
+ln -s ../dotfiles/settings.json "$L/agent/settings.json"
+out=$(PI_CODING_AGENT_DIR=$L/agent "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "symlinked models.json and settings.json: exit 0, still links" eval \
+    '[ $rc -eq 0 ] && [ -L "$L/agent/models.json" ] && [ -L "$L/agent/settings.json" ]' ||
+    printf '%s\n' "$out" | tail -3
+check "symlinked: the provider in the file the link names" eval \
+    'node -e "const m=JSON.parse(require(\"fs\").readFileSync(\"$L/dotfiles/models.json\",\"utf8\")); process.exit(m.providers[\"dsv41-sparks\"] && m.providers.ollama ? 0 : 1)"'
+check "symlinked: the model enabled in the settings the link names" grep -q "dsv41-sparks/deepseek-v4.1-flash" "$L/dotfiles/settings.json"
+check "a key twice: the last one (what JSON.parse takes) edited, the first left as it was" eval \
+    'grep -q "\"providers\": {\"old\": {\"apiKey\": \"x\"}}," "$L/dotfiles/models.json"'
+ln -s ../nowhere/models.json "$L/agent/broken.json"
+rm "$L/agent/models.json"
+ln -s ../nowhere/models.json "$L/agent/models.json"
+before_l=$(cd "$L" && find . | sort; cat "$L/dotfiles/settings.json")
+out=$(PI_CODING_AGENT_DIR=$L/agent "$INSTALL" http://spark-head:8000 2>&1); rc=$?
+check "a link that leads nowhere: refused, named, nothing changed" eval \
+    '[ $rc -ne 0 ] && contains "$out" "is a symbolic link to ../nowhere/models.json" && [ "$(cd "$L" && find . | sort; cat "$L/dotfiles/settings.json")" = "$before_l" ]'
+
 # --- no pi on PATH: install.sh installs it with npm (into a prefix of the test's) ------------------
 mkdir -p "$T/node22"
 ln -s "$bin/node" "$T/node22/node"
