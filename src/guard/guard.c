@@ -209,15 +209,10 @@ static bool in_container(const struct guard *g, pid_t pid, int pidfd, const char
 {
     char path[1100], text[8192];
     snprintf(path, sizeof path, "%s/%ld/cgroup", g->o.proc_root, (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n < 0) {
+    if (buf_read_small(path, text, sizeof text) < 0) {
         snprintf(why, whysz, "cannot read its cgroup: %s", strerror(errno));
         return false;
     }
-    text[n] = '\0';
     if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
         snprintf(why, whysz, "its process is gone");
         return false;

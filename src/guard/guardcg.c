@@ -11,6 +11,7 @@
  * on a cgroup v1 host (this test machine's podman, cgroupfs) a rank's v2
  * path is its parent's session scope, which must never be killed. */
 #include "guard.h"
+#include "buf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,19 +33,6 @@ static void v2_path(const char *text, char *out, size_t sz)
         }
         l += n + (l[n] == '\n');
     }
-}
-
-static int read_text(const char *path, char *buf, size_t sz)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sz - 1);
-    close(fd);
-    if (n < 0)
-        return -1;
-    buf[n] = '\0';
-    return 0;
 }
 
 /* One path component that is a container's own: its 64-hex ID, bare
@@ -127,7 +115,7 @@ int guard_cgroup_open(const struct guard *g, pid_t pid, int pidfd, char *why, si
         return -1;
     }
     snprintf(path, sizeof path, "%s/%ld/cgroup", g->o.proc_root, (long)pid);
-    if (read_text(path, text, sizeof text) < 0) {
+    if (buf_read_small(path, text, sizeof text) < 0) {
         snprintf(why, whysz, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
@@ -138,7 +126,7 @@ int guard_cgroup_open(const struct guard *g, pid_t pid, int pidfd, char *why, si
         snprintf(why, whysz, "the rank's process is gone");
         return -1;
     }
-    if (read_text("/proc/self/cgroup", text, sizeof text) == 0)
+    if (buf_read_small("/proc/self/cgroup", text, sizeof text) == 0)
         v2_path(text, self, sizeof self);
     size_t cl = strlen(cg);
     if (!cg[0] || strcmp(cg, "/") == 0 || !names_a_container(cg)) {

@@ -200,3 +200,16 @@ int buf_write_file(const char *path, const char *data, size_t len, mode_t mode)
     errno = e;
     return rc;
 }
+
+int buf_read_small(const char *path, char *dst, size_t sz)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, dst, sz - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    dst[n] = '\0';
+    return 0;
+}

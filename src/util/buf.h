@@ -28,6 +28,9 @@ const char *buf_str(const struct buf *b);
  * keeping an unfinished last line for the next call. */
 void buf_drain_lines(struct buf *b, size_t max, void (*fn)(void *ctx, const char *line, size_t len),
                      void *ctx);
+/* At most sz - 1 bytes of path into dst, terminated, with no allocation (the
+ * guard reads /proc files between a sample and a kill). 0; -1 on an error. */
+int buf_read_small(const char *path, char *dst, size_t sz);
 /* Reads a whole file, at most max bytes; -1 with errno on failure. */
 int buf_read_file(struct buf *b, const char *path, size_t max);
 /* Writes a whole file atomically (a temporary beside it, fsync, rename, the

@@ -1,6 +1,8 @@
 /* procid: see procid.h. */
 #include "procid.h"
 
+#include "buf.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,17 +11,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* A /proc file's text; -1 when unreadable or empty. */
 static int read_small(const char *path, char *buf, size_t sz)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sz - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    return 0;
+    return buf_read_small(path, buf, sz) == 0 && buf[0] ? 0 : -1;
 }
 
 static int boot_id(const char *proc_root, char *out, size_t sz)
