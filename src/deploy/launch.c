@@ -426,6 +426,25 @@ static int kill_all(const struct config *c, struct lnode *ln, int n)
     return bad ? -1 : 0;
 }
 
+/* A worker's log comes over its ssh session and may trail the API's
+ * readiness by a moment (a busy machine): up to 3 s for every node's memory
+ * figures (weights, CUDA graphs) before the logs close and what came is
+ * recorded for the next budget. */
+static void await_figures(struct lnode *ln, int n)
+{
+    for (int t = 0; t < 30; t++) {
+        bool all = true;
+        for (int i = 0; i < n; i++) {
+            pthread_mutex_lock(&ln[i].mu);
+            all = all && ln[i].ph.weights_gib >= 0 && ln[i].ph.graphs_gib >= 0;
+            pthread_mutex_unlock(&ln[i].mu);
+        }
+        if (all)
+            return;
+        usleep(100000);
+    }
+}
+
 static void close_logs(struct lnode *ln, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -550,6 +569,8 @@ static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         snprintf(failbuf, sizeof failbuf, "interrupted by %s", interrupt_name(interrupt_pending()));
         failure = failbuf;
     }
+    if (rc == 0)
+        await_figures(ln, n);
     close_logs(ln, n);
     if (rc == 0) {
         long kv = -1;
