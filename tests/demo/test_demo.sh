@@ -39,7 +39,8 @@ check "demo: make demo exits 0" wait_for "demo exited rc=0" 100
 # nothing of it left running
 left=$(ip netns list | grep '^dsv41-')
 check "after: no namespace left ($left)" test -z "$left"
-left=$(pgrep -a -x 'dsv41-sim|dsv41-guard|dsv41-top|vllm')
+# (an exited guard not reaped yet by the machine's init is gone: states R, S, D, T, I only)
+left=$(pgrep -a -x -r R,S,D,T,t,I 'dsv41-sim|dsv41-guard|dsv41-top|vllm')
 check "after: no simulator, guard or console left ($left)" test -z "$left"
 left=$(pgrep -af "sshd.*$IT_DIR")
 check "after: no test sshd left ($left)" test -z "$left"
