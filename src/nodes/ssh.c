@@ -834,7 +834,20 @@ void ssh_close(struct ssh_conn *c)
         /* Best effort: a dead peer must not stall the close. */
         libssh2_session_set_blocking(c->s, 0);
         libssh2_session_disconnect(c->s, "bye");
-        libssh2_session_free(c->s);
+        /* A session with channels still open (buried ones that were not
+         * done closing) answers EAGAIN in non-blocking mode and frees
+         * nothing (valgrind caught the lost session): up to a second for
+         * the node to answer, then the socket is shut, which turns every
+         * wait into an error, and the rest is freed without the node. */
+        long long deadline = mono_ms() + 1000;
+        int rc;
+        while ((rc = libssh2_session_free(c->s)) == LIBSSH2_ERROR_EAGAIN && mono_ms() < deadline)
+            wait_socket(c, deadline);
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+            shutdown(c->fd, SHUT_RDWR);
+            for (int i = 0; i < 100 && libssh2_session_free(c->s) == LIBSSH2_ERROR_EAGAIN; i++)
+                ;
+        }
     }
     if (c->jump)
         sshjump_close(c->jump); /* its socket is c->fd */
