@@ -185,9 +185,10 @@ $(BUILD)/tests/engine-probe: tests/cli/engine_probe.c $(ENGINE_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(INCLUDES) -o $@ $< $(LINK_ENGINE) $(LDFLAGS) $(PKG_LIBS)
 
-# a directory through FUSE whose writes wait on demand (the guard's stalled
-# STATE_DIR test); made by the test, so that an operator's make needs no libfuse
-$(BUILD)/tests/blockfs: tests/fuse/blockfs.c
+# a directory through FUSE with a disk's faults on demand: writes that wait
+# (the guard's stalled STATE_DIR test), a power cut (the copy's state); made
+# by the tests, so that an operator's make needs no libfuse
+$(BUILD)/tests/faultfs: tests/fuse/faultfs.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(shell pkg-config --cflags fuse3) -o $@ $< $(LDFLAGS) $(shell pkg-config --libs fuse3)
 
@@ -277,7 +278,7 @@ check:
 .PHONY: builds build-plain build-asan build-tsan build-clang unit-bins
 unit-bins: $(UNIT_BIN)
 build-plain:
-	$(MAKE) WERROR=1 all unit-bins
+	$(MAKE) WERROR=1 all unit-bins $(BUILD)/tests/faultfs
 build-asan:
 	$(MAKE) WERROR=1 SAN=address,undefined all unit-bins
 build-tsan:

@@ -12,13 +12,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "procid.h"
+
 void dl_boot_id(char out[64])
 {
-    struct buf b = BUF_INIT;
-    out[0] = '\0';
-    if (buf_read_file(&b, "/proc/sys/kernel/random/boot_id", 128) == 0)
-        snprintf(out, 64, "%.*s", (int)strcspn(buf_str(&b), "\n"), buf_str(&b));
-    buf_free(&b);
+    procid_boot("/proc", out, 64);
 }
 
 /* Sizes beyond this are no file of a checkpoint (2^50: a PiB); it keeps

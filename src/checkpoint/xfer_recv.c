@@ -1,7 +1,9 @@
 /* xfer_recv: see xfer_recv.h. One thread per stream (blocking reads and
- * pwrite), one hashing thread, and the caller's thread accepting streams,
- * watching the ssh channel and saving the state. One lock guards the files;
- * no system call but the rare open is made under it. */
+ * pwrite), one hashing thread, one syncing thread (landed bytes made durable
+ * every SYNC_MS, then the durable state), and the caller's thread accepting
+ * streams, watching the ssh channel and saving the live state each second.
+ * One lock guards the files; no system call but the rare open (and its
+ * directory's fsync) is made under it. */
 #include "xfer_recv.h"
 
 #include <arpa/inet.h>
@@ -36,6 +38,7 @@
 #define MAX_REFUSED_SAID 20 /* refusals reported; the rest counted at the end */
 #define PIECE (256 << 10)   /* received and written at a time: stays in the cache between */
 #define HASH_STEP (4 << 20)
+#define SYNC_MS 5000 /* landed bytes made durable this often: what a power cut may cost */
 
 enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
 
@@ -45,6 +48,7 @@ struct rfile {
     int fd;
     uint32_t gen;
     struct ranges inflight; /* being written now: never written twice at once */
+    bool unsynced;          /* landed ranges the disk may not hold yet */
     int writers;
     int64_t hashed;
     EVP_MD_CTX *ctx;
@@ -70,7 +74,8 @@ struct recv {
     pthread_mutex_t mu, out_mu;
     pthread_cond_t cv; /* bytes landed, a sum, a writer done */
     int64_t landed_run;
-    bool dirty;
+    bool dirty, durable_dirty; /* the live state's news; the durable state's */
+    atomic_bool sync_said, save_said; /* each failure said once */
     atomic_bool stop;
     struct conn *conns[MAX_CONNS];
     int nconn;
@@ -147,8 +152,12 @@ static int open_incomplete(struct recv *r, struct rfile *f)
         close(fd);
         unlinkat(dfd, name, 0);
         fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        ranges_clear(&f->st->landed); /* what it held counts for nothing */
+        xfer_state_forget(f->st); /* what it held counts for nothing */
     }
+    /* its name on the disk with the bytes the durable state will say landed */
+    if (fd >= 0 && fsync(dfd) < 0 && !atomic_exchange(&r->sync_said, true))
+        say(r, "cannot sync %s to the disk: %s (a power cut would lose what lands)", r->o->dir,
+            strerror(errno));
     int e = fd < 0 ? errno : 0;
     close(dfd);
     if (fd < 0)
@@ -218,7 +227,7 @@ static void land(struct recv *r, struct rfile *f, uint32_t gen, const char *p, i
         } else if (gen == f->gen && f->status == RF_WANT) {
             ranges_add(&f->st->landed, s, s + sl);
             r->landed_run += sl;
-            r->dirty = true;
+            r->dirty = f->unsynced = true;
         }
         pthread_cond_broadcast(&r->cv);
         at = s + sl;
@@ -381,8 +390,8 @@ static void put_in_place(struct recv *r, struct rfile *f)
     f->st->verified = true;
     f->st->has_sha = true;
     memcpy(f->st->sha, f->f->has_sha ? f->f->sha : f->sum, 32);
-    ranges_clear(&f->st->landed);
-    r->dirty = true;
+    xfer_state_forget(f->st); /* synced, renamed and its directory synced above */
+    r->dirty = r->durable_dirty = true;
     say(r, "ok %td", f - r->f);
     pthread_cond_broadcast(&r->cv);
 }
@@ -401,11 +410,11 @@ static void start_over(struct recv *r, struct rfile *f)
     f->gen++;
     while (f->writers) /* a write of the old generation finishes first */
         pthread_cond_wait(&r->cv, &r->mu);
-    ranges_clear(&f->st->landed);
+    xfer_state_forget(f->st);
     f->hashed = 0;
     f->sum_known = false;
     EVP_DigestInit_ex(f->ctx, EVP_sha256(), NULL);
-    r->dirty = true;
+    r->dirty = r->durable_dirty = true;
     say(r, "%s: its sha256 differed on this node: asked for again", f->f->path);
     say(r, "bad %td %" PRIu32, f - r->f, f->gen);
 }
@@ -556,7 +565,7 @@ static void check_in_place(struct recv *r)
             f->st->verified = true;
             f->st->has_sha = true;
             memcpy(f->st->sha, f->f->sha, 32);
-            r->dirty = true;
+            r->dirty = r->durable_dirty = true;
         }
     }
     free(m.e); /* the paths are the plan's */
@@ -565,12 +574,11 @@ static void check_in_place(struct recv *r)
 
 static int setup_files(struct recv *r)
 {
-    struct buf err = BUF_INIT;
-    if (xfer_state_load(r->o->dir, &r->state, &err) < 0) {
-        say(r, "the state of an earlier copy is damaged (%s): starting over", buf_str(&err));
-        memset(&r->state, 0, sizeof r->state);
-    }
-    buf_free(&err);
+    struct buf note = BUF_INIT;
+    xfer_state_resume(r->o->dir, &r->state, &note);
+    if (note.len)
+        say(r, "the state of an earlier copy: %s", buf_str(&note));
+    buf_free(&note);
     r->n = r->o->plan->n;
     r->f = calloc((size_t)(r->n ? r->n : 1), sizeof *r->f);
     if (!r->f)
@@ -583,7 +591,7 @@ static int setup_files(struct recv *r)
             return -1;
         struct xfer_state_file *s = xfer_state_find(&r->state, f->f->path);
         if (s && !same_file(f->f, s))
-            s->verified = false, ranges_clear(&s->landed);
+            s->verified = false, xfer_state_forget(s);
         if (!s && !(s = xfer_state_get(&r->state, f->f->path)))
             return -1;
         f->st = s;
@@ -603,7 +611,8 @@ static int setup_files(struct recv *r)
         /* what landed earlier counts only while NAME.incomplete is there */
         if (s->landed.n && (!file_is(r->o->dir, f->f->path, ".incomplete", f->f->size) ||
                             open_incomplete(r, f) != 0))
-            ranges_clear(&s->landed);
+            xfer_state_forget(s);
+        f->unsynced = s->landed.n > 0; /* the first sync says what is on the disk */
     }
     check_in_place(r);
     return 0;
@@ -724,21 +733,118 @@ static void accept_one(struct recv *r, int lfd)
     r->conns[r->nconn++] = c;
 }
 
-static void save_state(struct recv *r, bool force)
+/* A state file written; a failure said once. Lock not held. */
+static int write_state(struct recv *r, const char *name, struct buf *text, bool durable)
+{
+    struct buf err = BUF_INIT;
+    int rc = xfer_state_write(r->o->dir, name, text, durable, &err);
+    if (rc < 0 && !atomic_exchange(&r->save_said, true))
+        say(r, "cannot save the copy's state: %s", buf_str(&err));
+    buf_free(&err);
+    buf_free(text);
+    return rc;
+}
+
+/* What reached the page cache, every second: enough to go on after a killed
+ * helper or a cut link while the node stays up. */
+static void save_live(struct recv *r)
 {
     pthread_mutex_lock(&r->mu);
-    if (!r->dirty && !force) {
+    if (!r->dirty) {
         pthread_mutex_unlock(&r->mu);
         return;
     }
     r->dirty = false;
-    struct buf text = BUF_INIT, err = BUF_INIT;
-    xfer_state_format(&r->state, &text);
+    struct buf text = BUF_INIT;
+    xfer_state_format(&r->state, false, &text);
     pthread_mutex_unlock(&r->mu);
-    if (xfer_state_write(r->o->dir, &text, &err) < 0)
-        say(r, "cannot save the copy's state: %s", buf_str(&err));
-    buf_free(&text);
-    buf_free(&err);
+    write_state(r, XFER_STATE_LIVE, &text, false);
+}
+
+struct pending_sync {
+    int fd, i;
+    uint32_t gen;
+    bool failed;
+    struct ranges snap; /* landed when the sync began: what it vouches for */
+};
+
+/* The landed ranges made durable: every file written since the last round
+ * fdatasync'ed through a dup of its fd (a file put in place meanwhile closes
+ * its own), then the ranges that had landed before the sync began count as
+ * synced, and the durable state is written. 0 when it was. */
+static int sync_round(struct recv *r)
+{
+    struct pending_sync *p = calloc((size_t)(r->n ? r->n : 1), sizeof *p);
+    int np = 0;
+    pthread_mutex_lock(&r->mu);
+    for (int i = 0; p && i < r->n; i++) {
+        struct rfile *f = &r->f[i];
+        if (!f->unsynced || f->status != RF_WANT || f->fd < 0)
+            continue;
+        int fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        p[np] = (struct pending_sync){.fd = fd, .i = i, .gen = f->gen};
+        if (ranges_copy(&p[np].snap, &f->st->landed) < 0) {
+            close(fd);
+            continue;
+        }
+        f->unsynced = false;
+        np++;
+    }
+    pthread_mutex_unlock(&r->mu);
+    for (int k = 0; k < np; k++) {
+        if (fdatasync(p[k].fd) < 0) {
+            p[k].failed = true;
+            if (!atomic_exchange(&r->sync_said, true))
+                say(r, "cannot sync %s to the disk: %s (a power cut would lose what landed)",
+                    r->f[p[k].i].f->path, strerror(errno));
+        }
+        close(p[k].fd);
+    }
+    pthread_mutex_lock(&r->mu);
+    for (int k = 0; k < np; k++) {
+        struct rfile *f = &r->f[p[k].i];
+        if (p[k].failed)
+            f->unsynced = true; /* tried again next round */
+        else if (f->gen == p[k].gen && f->status == RF_WANT &&
+                 ranges_copy(&f->st->synced, &p[k].snap) == 0)
+            r->durable_dirty = true;
+        ranges_free(&p[k].snap);
+    }
+    free(p);
+    if (!r->durable_dirty) {
+        pthread_mutex_unlock(&r->mu);
+        return 0;
+    }
+    r->durable_dirty = false;
+    struct buf text = BUF_INIT;
+    xfer_state_format(&r->state, true, &text);
+    pthread_mutex_unlock(&r->mu);
+    if (write_state(r, XFER_STATE_NAME, &text, true) == 0)
+        return 0;
+    pthread_mutex_lock(&r->mu);
+    r->durable_dirty = true;
+    pthread_mutex_unlock(&r->mu);
+    return -1;
+}
+
+/* Every SYNC_MS while the streams run. */
+static void *syncer_main(void *arg)
+{
+    struct recv *r = arg;
+    while (!atomic_load(&r->stop)) {
+        struct timespec until;
+        mono_deadline(&until, CLOCK_REALTIME, SYNC_MS);
+        pthread_mutex_lock(&r->mu);
+        while (!atomic_load(&r->stop) &&
+               pthread_cond_timedwait(&r->cv, &r->mu, &until) != ETIMEDOUT)
+            ;
+        pthread_mutex_unlock(&r->mu);
+        if (!atomic_load(&r->stop))
+            sync_round(r);
+    }
+    return NULL;
 }
 
 /* OK and failed files; true when every file is settled. */
@@ -761,9 +867,11 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
     pthread_mutex_init(&r.out_mu, NULL);
     pthread_cond_init(&r.cv, NULL);
     atomic_init(&r.stop, false);
+    atomic_init(&r.sync_said, false);
+    atomic_init(&r.save_said, false);
     int rc = 2, port = 0, lfd = -1, ok = 0, bad = 0;
-    pthread_t hasher;
-    bool hashing = false;
+    pthread_t hasher, syncer;
+    bool hashing = false, syncing = false;
     /* one copy into a directory at a time: two would write the same files */
     char lpath[4200];
     snprintf(lpath, sizeof lpath, "%s/.dsv41-copy.lock", o->dir);
@@ -804,6 +912,7 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
     say(&r, "cores %ld", sysconf(_SC_NPROCESSORS_ONLN));
     say(&r, "listen %s %d", r.listen, port);
     hashing = pthread_create(&hasher, NULL, hasher_main, &r) == 0;
+    syncing = hashing && pthread_create(&syncer, NULL, syncer_main, &r) == 0;
     rc = 1;
     double last = 0;
     while (hashing && !atomic_load(&r.stop) && !(o->cancel && atomic_load(o->cancel))) {
@@ -827,7 +936,7 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
             int64_t landed = r.landed_run;
             pthread_mutex_unlock(&r.mu);
             say(&r, "progress %" PRId64, landed);
-            save_state(&r, false);
+            save_live(&r);
         }
     }
     atomic_store(&r.stop, true);
@@ -843,7 +952,16 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
     }
     if (hashing)
         pthread_join(hasher, NULL);
-    save_state(&r, true);
+    if (syncing)
+        pthread_join(syncer, NULL);
+    /* the end: everything landed made durable; the live file then says
+     * nothing the durable one does not */
+    save_live(&r);
+    if (sync_round(&r) == 0) {
+        char live[4200];
+        snprintf(live, sizeof live, "%s/%s", o->dir, XFER_STATE_LIVE);
+        unlink(live);
+    }
     if (settled(&r, &ok, &bad)) {
         pthread_mutex_lock(&r.mu);
         int64_t landed = r.landed_run;

@@ -44,9 +44,23 @@ void dlview_summarize(const struct dl_state *st, struct state_download *d)
         d->total += f->size;
         d->done += landed;
         d->verified += f->verified;
-        if (f->verified || landed == 0 || d->ninflight == STATE_DL_FILES)
+        if (f->verified || landed == 0)
             continue;
-        struct state_dl_file *o = &d->inflight[d->ninflight++];
+        /* the files in flight with the most still to come first: those are
+         * what the ETA waits on, and a pane of a few rows shows them (with
+         * many connections every file is in flight at once, and in listing
+         * order the big shards would show only in the last seconds) */
+        int64_t left = f->size - landed;
+        int at = d->ninflight;
+        while (at > 0 && d->inflight[at - 1].size - d->inflight[at - 1].done < left)
+            at--;
+        if (at == STATE_DL_FILES)
+            continue;
+        int moved = (d->ninflight < STATE_DL_FILES ? d->ninflight : STATE_DL_FILES - 1) - at;
+        memmove(&d->inflight[at + 1], &d->inflight[at], (size_t)moved * sizeof d->inflight[0]);
+        if (d->ninflight < STATE_DL_FILES)
+            d->ninflight++;
+        struct state_dl_file *o = &d->inflight[at];
         snprintf(o->path, sizeof o->path, "%s", f->path);
         o->size = f->size;
         o->done = landed;

@@ -17,9 +17,11 @@ static int read_small(const char *path, char *buf, size_t sz)
     return buf_read_small(path, buf, sz) == 0 && buf[0] ? 0 : -1;
 }
 
-static int boot_id(const char *proc_root, char *out, size_t sz)
+int procid_boot(const char *proc_root, char *out, size_t sz)
 {
     char path[512], b[64];
+    if (sz)
+        out[0] = '\0';
     snprintf(path, sizeof path, "%s/sys/kernel/random/boot_id", proc_root);
     if (read_small(path, b, sizeof b) < 0)
         return -1;
@@ -63,7 +65,7 @@ int procid_of(long pid, const char *proc_root, struct procid *out)
     memset(out, 0, sizeof *out);
     out->pid = pid;
     out->start = start_of(pid, proc_root);
-    if (boot_id(proc_root, out->boot, sizeof out->boot) < 0)
+    if (procid_boot(proc_root, out->boot, sizeof out->boot) < 0)
         out->boot[0] = '\0';
     return out->start ? 0 : -1;
 }
@@ -92,7 +94,7 @@ int procid_open(const struct procid *id, const char *proc_root, char *why, size_
         snprintf(why, whysz, "no process named");
         return -1;
     }
-    if (id->boot[0] && boot_id(proc_root, now, sizeof now) == 0 && strcmp(now, id->boot) != 0) {
+    if (id->boot[0] && procid_boot(proc_root, now, sizeof now) == 0 && strcmp(now, id->boot) != 0) {
         snprintf(why, whysz, "PID %ld is from an earlier boot", id->pid);
         return -1;
     }

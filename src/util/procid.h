@@ -16,6 +16,9 @@ struct procid {
     char boot[40];            /* "": not known */
 };
 
+/* This boot's ID (proc_root: "/proc", or a test's tree): 0; -1, out "",
+ * when /proc cannot say. A file that must not outlive a restart keeps it. */
+int procid_boot(const char *proc_root, char *out, size_t sz);
 /* The identity process pid has now (proc_root: "/proc", or a test's tree).
  * 0; -1 when it is gone or /proc cannot say. */
 int procid_of(long pid, const char *proc_root, struct procid *out);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The memory guard with its STATE_DIR on a file system whose writes stop
-# (tests/fuse/blockfs: an NFS server gone quiet, a writeback stall under
+# (tests/fuse/faultfs: an NFS server gone quiet, a writeback stall under
 # memory pressure): with every write blocked, a floor crossing still kills
 # the rank within the usual time, and once writes go through again the log
 # has the firing and the heartbeat moves. Needs root and /dev/fuse.
@@ -8,13 +8,13 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/it/lib.sh"
 GUARD=${DSV41_GUARD:-$root/build/dsv41-guard}
-BLOCKFS=$root/build/tests/blockfs # a tool of the test: the plain build's, whichever guard
+FAULTFS=$root/build/tests/faultfs # a tool of the test: the plain build's, whichever guard
 if [ "$(id -u)" != 0 ] || [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
     not_ok "needs root, /dev/fuse and fusermount3 (make deps)"
     summary
     exit 1
 fi
-make -s -C "$root" build/tests/blockfs >/dev/null || { not_ok "make blockfs"; summary; exit 1; }
+make -s -C "$root" build/tests/faultfs >/dev/null || { not_ok "make faultfs"; summary; exit 1; }
 T=$(mktemp -d /tmp/dsv41-guard-stall.XXXXXX)
 mkdir -p "$T/back" "$T/mnt" "$T/proc"
 FS=
@@ -33,10 +33,10 @@ avail() { # MiB
     printf 'MemTotal:       127601496 kB\nMemFree:        %12d kB\nMemAvailable:   %12d kB\n' \
         $(($1 * 512)) $(($1 * 1024)) | dd of="$T/proc/meminfo" conv=notrunc status=none
 }
-"$BLOCKFS" "$T/back" "$T/mnt" > "$T/fs.log" 2>&1 &
+"$FAULTFS" "$T/back" "$T/mnt" > "$T/fs.log" 2>&1 &
 FS=$!
 for _ in $(seq 100); do mountpoint -q "$T/mnt" && break; sleep 0.05; done
-check "blockfs: mounted" mountpoint -q "$T/mnt"
+check "faultfs: mounted" mountpoint -q "$T/mnt"
 
 avail 8192
 sleep 600 &

@@ -3,7 +3,8 @@
 # streams to dsv41-xfer on the worker, each file verified as it lands - what
 # goes and what stays (the Engram .partNN pieces, .cache/), a second run that
 # sends nothing, a byte flipped on the way, either end killed with -9 on a
-# slowed link (tbf) and the copy resumed sending little twice, a stranger's
+# slowed link (tbf) and the copy resumed sending little twice, a power cut on
+# the worker (only what its state said was synced counts), a stranger's
 # stream refused, a link cut for 20 s, a disk too small, the helper gone when
 # the ssh session dies. Then --rsync, the ssh path, with its check after.
 set -u
@@ -32,10 +33,18 @@ same_tree() { # worker dir
     [ -z "$(find "$1" -name '*.incomplete')" ] || { echo "    left: $(find "$1" -name '*.incomplete')" >&2; bad=1; }
     return $bad
 }
-# the bytes the worker's state says landed of FILE
+# the bytes of FILE the worker's state says landed: its live state (each
+# second, what reached the page cache) when there is one, else its durable one
 landed() { # worker dir, file
+    local s=$1/.dsv41-copy.live
+    [ -s "$s" ] || s=$1/.dsv41-copy.state
+    ranges_in "$s" "$2"
+}
+# ... that the durable state says are on the disk
+synced() { ranges_in "$1/.dsv41-copy.state" "$2"; }
+ranges_in() { # state file, file
     awk -v f="$2" '$1 == "file" { cur = ($NF == f) } cur && $1 == "range" { s += $3 - $2 } END { print s + 0 }' \
-        "$1/.dsv41-copy.state" 2>/dev/null || echo 0
+        "$1" 2>/dev/null || echo 0
 }
 sent_of() { printf '%s\n' "$1" | sed -n 's/.*copied: .* file(s) sent ([^,]*, \([0-9]*\) bytes.*/\1/p'; }
 helper_running() { pgrep -f "$IT_DIR/worker/state/bin/dsv41-xfer" > /dev/null; }
@@ -151,6 +160,50 @@ sent=$(sent_of "$out")
 check "resumed: sent what had not landed, not the whole shard again" eval '[ -n "$sent" ] && [ "$sent" -lt $S2 ] && [ "$sent" -le $((S2 - got2 + S2 / 20)) ]'
 echo "    the shard: $S2 bytes; landed before the resume: $got2; the resume sent: ${sent:-?}"
 check "a stranger's streams refused, said" eval 'contains "$out" "worker: refused a stream from $HEAD_IP: no token or a wrong one"'
+
+# a power cut on the worker mid-way: its directory on a file system of the
+# test's own that, on SIGPWR, keeps only what was synced (tests/fuse/faultfs
+# --cut). The helper killed, the power cut, then the copy again: it sends
+# what had not reached the disk and no more, and no byte the state claimed
+# was lost (a claimed range the cut undid would fail the shard's sha256).
+make -s -C "$IT_ROOT" build/tests/faultfs > /dev/null
+P=$IT_DIR/copy-cut-head C=$IT_DIR/copy-cut
+mkdir -p "$P" "$C" "$C.back"
+head -c 50331648 /dev/urandom > "$P/model-00001-of-00006.safetensors" # ~10 s at 40 Mbit/s
+(cd "$P" && sha256sum model-00001-of-00006.safetensors > sha256-manifest.txt)
+S3=50331648
+"$IT_ROOT/build/tests/faultfs" --cut "$C.back" "$C" -o allow_other > "$IT_DIR/faultfs.log" 2>&1 &
+fs=$!
+trap 'fusermount3 -u "$C" 2>/dev/null' EXIT # a test that ends early leaves no mount
+for _ in $(seq 100); do mountpoint -q "$C" && break; sleep 0.05; done
+check "power cut: the worker's directory on faultfs" mountpoint -q "$C"
+top_head MODEL_DIR="$P" WORKER_MODEL_DIR="$C" copy-to-peer --progress 0 > "$IT_DIR/copy.out" 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+    [ "$(synced "$C" model-00001-of-00006.safetensors)" -gt 0 ] && break
+    sleep 0.2
+done
+pkill -9 -f "$IT_DIR/worker/state/bin/dsv41-xfer"
+wait $pid
+for _ in $(seq 50); do helper_running || break; sleep 0.1; done
+kept=$(synced "$C" model-00001-of-00006.safetensors)
+kill -PWR "$fs"
+for _ in $(seq 50); do grep -q "power cut" "$IT_DIR/faultfs.log" && break; sleep 0.1; done
+check "power cut: what was not synced undone (the live state with it)" \
+    grep -q "power cut: .* [1-9][0-9]* byte(s) undone" "$IT_DIR/faultfs.log"
+check "power cut: the durable state held part of the shard" eval '[ "$kept" -gt 0 ] && [ "$kept" -lt $S3 ]'
+out=$(top_head MODEL_DIR="$P" WORKER_MODEL_DIR="$C" copy-to-peer --progress 0 2>&1); rc=$?
+check "after the power cut: exit 0, the shard intact" eval '[ $rc = 0 ] && cmp -s "$P/model-00001-of-00006.safetensors" "$C/model-00001-of-00006.safetensors"'
+check "after the power cut: no range the state claimed was lost" eval '! grep -q differed <<< "$out"'
+sent=$(sent_of "$out")
+check "after the power cut: sent what had not reached the disk, not the whole shard" \
+    eval '[ -n "$sent" ] && [ "$sent" -lt $S3 ] && [ "$sent" -le $((S3 - kept + S3 / 20)) ]'
+echo "    the shard: $S3 bytes; on the disk at the cut: $kept; sent after: ${sent:-?}"
+fusermount3 -u "$C" 2>/dev/null || umount -l "$C"
+trap - EXIT
+kill "$fs" 2>/dev/null
+wait "$fs" 2>/dev/null
+rm -rf "$P" "$C" "$C.back"
 on_host head tc qdisc del dev "$FABRIC_IF" root
 
 # a disk too small on the worker: said before any byte, nothing renamed

@@ -174,6 +174,21 @@ static void download_summary(void **st)
     assert_string_equal(d.inflight[1].path, "c.json");
     assert_true(d.inflight[1].hashing);
     assert_string_equal(d.repo, "r/x");
+    /* more files in flight than the pane keeps: the ones with the most to
+     * come, most first (the pane's rows show what the ETA waits on) */
+    for (int i = 0; i < STATE_DL_FILES + 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "z%02d", i);
+        struct dl_state_file *z = dl_state_get(&s, name, 100 + i);
+        assert_non_null(z);
+        ranges_add(&z->landed, 0, 1);
+    }
+    memset(&d, 0, sizeof d);
+    dlview_summarize(&s, &d);
+    assert_int_equal(d.ninflight, STATE_DL_FILES);
+    assert_string_equal(d.inflight[0].path, "b.safetensors"); /* 400 to come */
+    assert_string_equal(d.inflight[1].path, "z10");           /* 109 */
+    assert_string_equal(d.inflight[STATE_DL_FILES - 1].path, "z04");
     dl_state_free(&s);
 }
 

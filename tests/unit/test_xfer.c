@@ -153,28 +153,83 @@ static void state_roundtrip(void **st)
     f->mtime_ns = 7;
     ranges_add(&f->landed, 0, 10);
     ranges_add(&f->landed, 20, 30);
+    ranges_add(&f->synced, 0, 10);
     struct xfer_state_file *g = xfer_state_get(&s, "v");
     g->size = 5;
     g->verified = g->has_sha = true;
     struct buf text = BUF_INIT, err = BUF_INIT;
-    xfer_state_format(&s, &text);
     snprintf(g_dir, sizeof g_dir, "/tmp/dsv41-xfer-unit.XXXXXX");
     assert_non_null(mkdtemp(g_dir));
-    assert_int_equal(xfer_state_write(g_dir, &text, &err), 0);
-    assert_int_equal(xfer_state_load(g_dir, &t, &err), 0);
+    /* the live text (landed) and the durable one (synced, written after) */
+    xfer_state_format(&s, false, &text);
+    assert_int_equal(xfer_state_write(g_dir, XFER_STATE_LIVE, &text, false, &err), 0);
+    buf_reset(&text);
+    xfer_state_format(&s, true, &text);
+    assert_int_equal(xfer_state_write(g_dir, XFER_STATE_NAME, &text, true, &err), 0);
+    assert_int_equal(xfer_state_load(g_dir, XFER_STATE_LIVE, &t, &err), 0);
     assert_int_equal(t.n, 2);
     assert_int_equal(t.f[0].landed.n, 2);
+    assert_int_equal((int)t.seq, 1);
     assert_true(t.f[1].verified && t.f[1].landed.n == 0);
     xfer_state_free(&t);
-    static const char *damaged[] = {"range 0 1\n", "file 5 0 - 0 1 a\nrange 0 9\n",
-                                    "file 5 0 - 0 2 a\nrange 0 1\n", "file 5 0 - 2 0 a\n",
-                                    "file 5 0 - 0 0 a\nfile 5 0 - 0 0 a\n"};
+    assert_int_equal(xfer_state_load(g_dir, XFER_STATE_NAME, &t, &err), 0);
+    assert_int_equal(t.f[0].landed.n, 1);
+    assert_int_equal((int)t.seq, 2);
+    xfer_state_free(&t);
+    /* the durable one is the newer: it is the one gone on from */
+    buf_reset(&text);
+    assert_int_equal(xfer_state_resume(g_dir, &t, &text), 0);
+    assert_int_equal(t.f[0].landed.n, 1);
+    assert_int_equal(t.f[0].synced.n, 1);
+    assert_int_equal(text.len, 0);
+    xfer_state_free(&t);
+    /* the live one newer and of this boot: its landed ranges, none synced yet */
+    buf_reset(&text);
+    xfer_state_format(&s, false, &text);
+    assert_int_equal(xfer_state_write(g_dir, XFER_STATE_LIVE, &text, false, &err), 0);
+    buf_reset(&text);
+    assert_int_equal(xfer_state_resume(g_dir, &t, &text), 0);
+    assert_int_equal(t.f[0].landed.n, 2);
+    assert_int_equal(t.f[0].synced.n, 0);
+    assert_int_equal((int)t.seq, 3);
+    assert_int_equal(text.len, 0);
+    xfer_state_free(&t);
+    /* ... of another boot (the node restarted since: a power cut lost what
+     * the page cache held): the durable ranges only, said */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && sed -i '2s/^boot [^ ]* /boot 00000000-0000-0000-0000-000000000000 /' %s",
+             g_dir, XFER_STATE_LIVE);
+    assert_int_equal(system(cmd), 0);
+    buf_reset(&text);
+    assert_int_equal(xfer_state_resume(g_dir, &t, &text), 0);
+    assert_int_equal(t.f[0].landed.n, 1);
+    assert_int_equal((int)t.f[0].landed.r[0].b, 10);
+    assert_int_equal((int)t.seq, 3); /* the next write is newer than both */
+    assert_non_null(strstr(buf_str(&text), "this node restarted"));
+    xfer_state_free(&t);
+    /* a version 1 state (an older helper's) is taken as durable */
+    buf_reset(&text);
+    buf_puts(&text, "dsv41-copy-state 1\nfile 100 7 - 0 1 a/b c\nrange 0 50\n");
+    assert_int_equal(xfer_state_write(g_dir, XFER_STATE_NAME, &text, true, &err), 0);
+    snprintf(cmd, sizeof cmd, "rm -f '%s/%s'", g_dir, XFER_STATE_LIVE);
+    assert_int_equal(system(cmd), 0);
+    buf_reset(&text);
+    assert_int_equal(xfer_state_resume(g_dir, &t, &text), 0);
+    assert_int_equal((int)t.f[0].synced.r[0].b, 50);
+    xfer_state_free(&t);
+    static const char *damaged[] = {"1\nrange 0 1\n", "1\nfile 5 0 - 0 1 a\nrange 0 9\n",
+                                    "1\nfile 5 0 - 0 2 a\nrange 0 1\n", "1\nfile 5 0 - 2 0 a\n",
+                                    "1\nfile 5 0 - 0 0 a\nfile 5 0 - 0 0 a\n",
+                                    "2\nfile 5 0 - 0 0 a\n", "2\nboot x\n", "2\nboot  1\n",
+                                    "2\nboot x -1\n", "3\nboot x 1\n"};
     for (size_t i = 0; i < sizeof damaged / sizeof *damaged; i++) {
         buf_reset(&text);
-        buf_printf(&text, "dsv41-copy-state 1\n%s", damaged[i]);
-        assert_int_equal(xfer_state_write(g_dir, &text, &err), 0);
+        buf_printf(&text, "dsv41-copy-state %s", damaged[i]);
+        assert_int_equal(xfer_state_write(g_dir, XFER_STATE_NAME, &text, false, &err), 0);
         buf_reset(&err);
-        assert_int_equal(xfer_state_load(g_dir, &t, &err), -1);
+        assert_int_equal(xfer_state_load(g_dir, XFER_STATE_NAME, &t, &err), -1);
+        assert_int_equal(xfer_state_resume(g_dir, &t, &err), -1);
     }
     xfer_state_free(&s);
     buf_free(&text);
