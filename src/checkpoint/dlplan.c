@@ -223,3 +223,15 @@ void dl_plan_free(struct dl_plan *p)
     free(p->o);
     memset(p, 0, sizeof *p);
 }
+
+const char *dl_output_sha256(const struct dl_output *o)
+{
+    if (o->split || o->whole_sha256[0])
+        return o->whole_sha256;
+    return o->np == 1 && o->p[0].f->lfs ? o->p[0].f->sha256 : "";
+}
+
+const char *dl_output_git_sha1(const struct dl_output *o)
+{
+    return !o->split && o->np == 1 && !o->p[0].f->lfs ? o->p[0].f->sha1 : "";
+}

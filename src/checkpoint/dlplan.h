@@ -41,6 +41,11 @@ struct dl_plan {
 int dl_plan_build(const struct hub_tree *t, const char *manifest, char *const *include,
                   int ninclude, struct dl_plan *p, struct buf *err);
 const struct dl_output *dl_plan_find(const struct dl_plan *p, const char *path);
+/* What the hub says the whole output must be: the manifest's sha256 of a
+ * split shard or an LFS file's sha256 ("" none), and a small file's git blob
+ * sha1 (an LFS file's oid is its pointer's, never its content's: ""). */
+const char *dl_output_sha256(const struct dl_output *o);
+const char *dl_output_git_sha1(const struct dl_output *o);
 void dl_plan_free(struct dl_plan *p);
 
 #endif

@@ -26,6 +26,17 @@ void dl_boot_id(char out[64])
  * (and would make merging them slow) */
 #define STATE_MAX_RANGES 100000
 
+/* A hash's lowercase hex of exactly n digits into out; "" when it is not
+ * one (a state file is not trusted to name a sum). */
+static void load_hex(const cJSON *v, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!cJSON_IsString(v) || strlen(v->valuestring) != n ||
+        strspn(v->valuestring, "0123456789abcdef") != n)
+        return;
+    memcpy(out, v->valuestring, n + 1);
+}
+
 static int load_ranges(const cJSON *arr, int64_t size, struct ranges *r)
 {
     const cJSON *e;
@@ -91,6 +102,15 @@ int dl_state_load(const char *dir, struct dl_state *s, struct buf *err)
         e->parts = cJSON_IsNumber(parts) && parts->valuedouble >= 0 && parts->valuedouble < 1e4
                        ? (int)parts->valuedouble
                        : 0;
+        load_hex(cJSON_GetObjectItemCaseSensitive(f, "sha256"), e->sha256, 64);
+        load_hex(cJSON_GetObjectItemCaseSensitive(f, "sha1"), e->sha1, 40);
+        /* a string: nanoseconds since 1970 are past a double's 2^53 */
+        const cJSON *mt = cJSON_GetObjectItemCaseSensitive(f, "mtime_ns");
+        char *end = NULL;
+        errno = 0;
+        e->mtime_ns = cJSON_IsString(mt) ? strtoll(mt->valuestring, &end, 10) : -1;
+        if (!cJSON_IsString(mt) || end == mt->valuestring || *end || errno || e->mtime_ns < 0)
+            e->mtime_ns = -1;
         if (load_ranges(cJSON_GetObjectItemCaseSensitive(f, "landed"), e->size, &e->landed) < 0 ||
             load_ranges(cJSON_GetObjectItemCaseSensitive(f, "durable"), e->size, &e->durable) <
                 0)
@@ -138,6 +158,15 @@ char *dl_state_json(const struct dl_state *s)
         cJSON_AddBoolToObject(o, "verified", f->verified);
         if (f->parts)
             cJSON_AddNumberToObject(o, "parts", f->parts);
+        if (f->verified && f->sha256[0])
+            cJSON_AddStringToObject(o, "sha256", f->sha256);
+        if (f->verified && f->sha1[0])
+            cJSON_AddStringToObject(o, "sha1", f->sha1);
+        if (f->verified && (f->sha256[0] || f->sha1[0])) {
+            char mt[24];
+            snprintf(mt, sizeof mt, "%lld", (long long)f->mtime_ns);
+            cJSON_AddStringToObject(o, "mtime_ns", mt);
+        }
         if (!f->verified) {
             cJSON_AddItemToObject(o, "landed", ranges_json(&f->landed));
             cJSON_AddItemToObject(o, "durable", ranges_json(&f->durable));
@@ -203,6 +232,7 @@ struct dl_state_file *dl_state_get(struct dl_state *s, const char *path, int64_t
             if (s->f[i].size != size) { /* another file now: from nothing */
                 s->f[i].size = size;
                 s->f[i].verified = false;
+                s->f[i].sha256[0] = s->f[i].sha1[0] = '\0';
                 ranges_clear(&s->f[i].landed);
                 ranges_clear(&s->f[i].durable);
             }

@@ -23,6 +23,12 @@ struct dl_state_file {
     bool verified;
     int parts; /* the .partNN pieces a split shard is written from; 0 a plain file */
     struct ranges landed, durable;
+    /* once verified: what the hub said it must be (its LFS sha256 or the
+     * manifest's, else its git blob sha1; "" not known) and the file's time
+     * when put in place; copy-to-peer checks the worker's copy against them
+     * while the file is unchanged */
+    char sha256[65], sha1[41];
+    int64_t mtime_ns;
 };
 
 struct dl_state {

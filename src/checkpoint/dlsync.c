@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dlrun.h"
@@ -64,6 +65,17 @@ static int put_in_place(struct dl_run *d, struct out_rt *r, int fd, struct buf *
     return rc;
 }
 
+/* What the hub said the output must be, kept with its state for the copy
+ * to the workers: the manifest's sha256 of a split shard, else its one
+ * piece's LFS sha256 or git blob sha1. */
+static void note_sums(struct out_rt *r, int64_t mtime_ns)
+{
+    const char *sha256 = dl_output_sha256(r->o);
+    snprintf(r->st->sha256, sizeof r->st->sha256, "%s", sha256);
+    snprintf(r->st->sha1, sizeof r->st->sha1, "%s", sha256[0] ? "" : dl_output_git_sha1(r->o));
+    r->st->mtime_ns = mtime_ns;
+}
+
 /* Outputs the hasher found whole, once no transfer writes them: in place
  * (OUT_DONE) or failed with why. A failed output's file stays open until the
  * run ends: the hasher may be reading it. Lock held (dropped around the disk
@@ -80,11 +92,16 @@ static bool finish_ready(struct dl_run *d)
         pthread_mutex_unlock(&d->mu);
         struct buf err = BUF_INIT;
         int rc = put_in_place(d, r, fd, &err);
+        struct stat sb;
+        int64_t mt = rc == 0 && fstat(fd, &sb) == 0
+                         ? (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec
+                         : -1;
         pthread_mutex_lock(&d->mu);
         close(fd);
         r->fd = -1;
         if (rc == 0) {
             r->st->verified = true;
+            note_sums(r, mt);
             ranges_clear(&r->st->landed);
             ranges_clear(&r->st->durable);
             r->status = OUT_DONE;

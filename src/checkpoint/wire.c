@@ -22,17 +22,22 @@ bool wire_num(const char **s, int64_t *v, bool last)
 
 bool wire_hex32(const char **s, unsigned char out[32], bool last)
 {
+    return wire_hex(s, out, 32, last);
+}
+
+bool wire_hex(const char **s, unsigned char *out, int n, bool last)
+{
     const char *p = *s;
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 2 * n; i++) {
         char c = p[i];
         int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
         if (v < 0)
             return false;
         out[i / 2] = (unsigned char)(i % 2 ? out[i / 2] | v : v << 4);
     }
-    if (last ? p[64] != '\0' : p[64] != ' ')
+    if (last ? p[2 * n] != '\0' : p[2 * n] != ' ')
         return false;
-    *s = last ? p + 64 : p + 65;
+    *s = last ? p + 2 * n : p + 2 * n + 1;
     return true;
 }
 

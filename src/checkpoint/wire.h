@@ -17,6 +17,8 @@
 bool wire_num(const char **s, int64_t *v, bool last);
 /* 64 lowercase hex digits at *s followed by a space (or the end when last). */
 bool wire_hex32(const char **s, unsigned char out[32], bool last);
+/* n bytes from 2n lowercase hex digits, then a blank (or the end: last). */
+bool wire_hex(const char **s, unsigned char *out, int n, bool last);
 /* The path, escaped. */
 void wire_path_put(struct buf *out, const char *path);
 /* The rest of s unescaped into out; false when malformed, empty or too long. */

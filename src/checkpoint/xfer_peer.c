@@ -12,11 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dlstate.h"
 #include "helper.h"
 #include "mono.h"
 #include "snapshot.h"
 #include "text.h"
 #include "verify.h"
+#include "wire.h"
 
 #define XFER_HELPER "dsv41-xfer"
 #define LISTEN_SILENCE_S 120
@@ -69,6 +71,48 @@ static int walk_one(const char *path, const struct stat *sb, int type, struct FT
     return FTW_CONTINUE;
 }
 
+static int by_path(const void *a, const void *b)
+{
+    return strcmp((*(struct xfer_file *const *)a)->path, (*(struct xfer_file *const *)b)->path);
+}
+
+/* The sums the download verified each file against (its state in src),
+ * for the files the manifest does not name and that are unchanged since (the
+ * same size and time): the hub's sha256 is the file's, its git blob sha1 is
+ * checked beside the head's sum. */
+static void add_hub_sums(const char *src, struct xfer_plan *p)
+{
+    struct dl_state st;
+    struct buf err = BUF_INIT;
+    struct xfer_file **by = malloc((size_t)(p->n ? p->n : 1) * sizeof *by);
+    if (!by || dl_state_load(src, &st, &err) != 0) {
+        free(by);
+        buf_free(&err);
+        return; /* no download here, or its state is damaged: the head's sums */
+    }
+    for (int i = 0; i < p->n; i++)
+        by[i] = &p->f[i];
+    qsort(by, (size_t)p->n, sizeof *by, by_path); /* a directory may hold 100,000 files */
+    for (int i = 0; i < st.n; i++) {
+        const struct dl_state_file *e = &st.f[i];
+        if (!e->verified || e->mtime_ns < 0 || (!e->sha256[0] && !e->sha1[0]))
+            continue;
+        struct xfer_file key = {.path = e->path}, *kp = &key;
+        struct xfer_file **hit = bsearch(&kp, by, (size_t)p->n, sizeof *by, by_path);
+        struct xfer_file *f = hit ? *hit : NULL;
+        if (!f || f->has_sha || f->size != e->size || f->mtime_ns != e->mtime_ns)
+            continue;
+        const char *q = e->sha256[0] ? e->sha256 : e->sha1;
+        if (e->sha256[0])
+            f->has_sha = wire_hex32(&q, f->sha, true);
+        else
+            f->has_git = wire_hex(&q, f->git, 20, true);
+    }
+    dl_state_free(&st);
+    free(by);
+    buf_free(&err);
+}
+
 int xfer_plan_build(const char *src, struct xfer_plan *p, struct buf *err)
 {
     memset(p, 0, sizeof *p);
@@ -98,6 +142,8 @@ int xfer_plan_build(const char *src, struct xfer_plan *p, struct buf *err)
         }
         W.m = NULL;
     }
+    if (rc == 0)
+        add_hub_sums(src, p);
     verify_manifest_free(&m);
     buf_free(&mpath);
     buf_free(&text);
@@ -170,7 +216,7 @@ static void on_line(void *ctx, const char *line, size_t len)
         break;
     case XR_BAD:
         xfer_send_report(r->s, &x);
-        say(r, "%s: its sha256 differed on the worker: sending it again", f->path);
+        say(r, "%s: its hash differed on the worker: sending it again", f->path);
         break;
     case XR_FAIL:
         xfer_send_report(r->s, &x);

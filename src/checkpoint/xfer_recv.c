@@ -51,7 +51,8 @@ struct rfile {
     bool unsynced;          /* landed ranges the disk may not hold yet */
     int writers;
     int64_t hashed;
-    EVP_MD_CTX *ctx;
+    EVP_MD_CTX *ctx;  /* sha256 of the prefix hashed */
+    EVP_MD_CTX *gctx; /* the git blob sha1 of it, when the hub's is known */
     bool sum_known;
     unsigned char sum[32];
     enum rf_status status;
@@ -396,14 +397,38 @@ static void put_in_place(struct recv *r, struct rfile *f)
     pthread_cond_broadcast(&r->cv);
 }
 
+/* f's digests from its first byte: sha256, and the git blob sha1 (of
+ * "blob SIZE\0" and the bytes) when the plan has the hub's. 0 or -1. */
+static int digests_start(struct rfile *f)
+{
+    if ((!f->ctx && !(f->ctx = EVP_MD_CTX_new())) || !EVP_DigestInit_ex(f->ctx, EVP_sha256(), NULL))
+        return -1;
+    if (!f->f->has_git)
+        return 0;
+    char hdr[40];
+    int n = snprintf(hdr, sizeof hdr, "blob %lld", (long long)f->f->size);
+    if ((!f->gctx && !(f->gctx = EVP_MD_CTX_new())) || !EVP_DigestInit_ex(f->gctx, EVP_sha1(), NULL) ||
+        !EVP_DigestUpdate(f->gctx, hdr, (size_t)n + 1)) /* the NUL too */
+        return -1;
+    return 0;
+}
+
+/* What f's bytes must hash to said for an operator. */
+static const char *authority(const struct rfile *f)
+{
+    return f->f->has_sha ? "its manifest or the hub"
+           : f->f->has_git ? "the hub's git sha1, or what the head read"
+                           : "what the head read";
+}
+
 /* f's hash differed: its bytes count as not landed, and the head is asked
  * for it again under a new generation (frames of the old one are dropped).
  * Lock held. */
 static void start_over(struct recv *r, struct rfile *f)
 {
     if (f->gen + 1 >= XFER_MAX_GENERATIONS) { /* the same wrong bytes again: not the link's doing */
-        say(r, "%s: its sha256 differed %d times: the head's copy does not match %s", f->f->path,
-            XFER_MAX_GENERATIONS, f->f->has_sha ? "its manifest" : "what the head read");
+        say(r, "%s: its hash differed %d times: the head's copy does not match %s", f->f->path,
+            XFER_MAX_GENERATIONS, authority(f));
         fail_file(r, f, EBADMSG);
         return;
     }
@@ -413,9 +438,12 @@ static void start_over(struct recv *r, struct rfile *f)
     xfer_state_forget(f->st);
     f->hashed = 0;
     f->sum_known = false;
-    EVP_DigestInit_ex(f->ctx, EVP_sha256(), NULL);
+    if (digests_start(f) < 0) {
+        fail_file(r, f, ENOMEM);
+        return;
+    }
     r->dirty = r->durable_dirty = true;
-    say(r, "%s: its sha256 differed on this node: asked for again", f->f->path);
+    say(r, "%s: its hash differed on this node: asked for again", f->f->path);
     say(r, "bad %td %" PRIu32, f - r->f, f->gen);
 }
 
@@ -440,8 +468,11 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
          * file cut short or a failing disk would kill the helper with SIGBUS
          * where a read fails one file); the digest is only this thread's */
         ssize_t got = pread(fd, buf, n, from);
-        if (got > 0)
+        if (got > 0) {
             EVP_DigestUpdate(f->ctx, buf, (size_t)got);
+            if (f->gctx)
+                EVP_DigestUpdate(f->gctx, buf, (size_t)got);
+        }
         pthread_mutex_lock(&r->mu);
         f->writers--;
         pthread_cond_broadcast(&r->cv);
@@ -456,10 +487,15 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
     }
     if (!f->f->has_sha && !f->sum_known)
         return false; /* the head's sum is on its way */
-    unsigned char d[EVP_MAX_MD_SIZE];
-    unsigned int dl = 0;
+    unsigned char d[EVP_MAX_MD_SIZE], g[EVP_MAX_MD_SIZE];
+    unsigned int dl = 0, gl = 0;
     EVP_DigestFinal_ex(f->ctx, d, &dl);
-    if (dl == 32 && memcmp(d, f->f->has_sha ? f->f->sha : f->sum, 32) == 0)
+    /* a small file the hub listed: its git sha1 too, so what lands is what
+     * the hub holds, not only what the head read (the sum the head sent
+     * came over the same unauthenticated stream as the bytes) */
+    bool git_ok = !f->gctx || (EVP_DigestFinal_ex(f->gctx, g, &gl) && gl == 20 &&
+                               memcmp(g, f->f->git, 20) == 0);
+    if (dl == 32 && git_ok && memcmp(d, f->f->has_sha ? f->f->sha : f->sum, 32) == 0)
         put_in_place(r, f);
     else
         start_over(r, f);
@@ -587,7 +623,7 @@ static int setup_files(struct recv *r)
         struct rfile *f = &r->f[i];
         f->f = &r->o->plan->f[i];
         f->fd = -1;
-        if (!(f->ctx = EVP_MD_CTX_new()) || !EVP_DigestInit_ex(f->ctx, EVP_sha256(), NULL))
+        if (digests_start(f) < 0)
             return -1;
         struct xfer_state_file *s = xfer_state_find(&r->state, f->f->path);
         if (s && !same_file(f->f, s))
@@ -979,6 +1015,7 @@ out:
         if (r.f[i].fd >= 0)
             close(r.f[i].fd);
         EVP_MD_CTX_free(r.f[i].ctx);
+        EVP_MD_CTX_free(r.f[i].gctx);
         ranges_free(&r.f[i].inflight);
     }
     free(r.f);

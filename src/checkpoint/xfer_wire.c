@@ -50,12 +50,17 @@ bool xfer_hdr_unpack(const unsigned char in[XFER_HDR_LEN], struct xfer_hdr *h)
 
 void xfer_plan_format(const struct xfer_plan *p, struct buf *out)
 {
-    buf_puts(out, "dsv41-copy-plan 1\n");
+    buf_puts(out, "dsv41-copy-plan 2\n");
     for (int i = 0; i < p->n; i++) {
         const struct xfer_file *f = &p->f[i];
         char hex[65] = "-";
-        if (f->has_sha)
+        if (f->has_sha) {
             verify_hex(f->sha, hex);
+        } else if (f->has_git) {
+            memcpy(hex, "git:", 4);
+            for (int k = 0; k < 20; k++)
+                snprintf(hex + 4 + 2 * k, 3, "%02x", f->git[k]);
+        }
         buf_printf(out, "%d %" PRId64 " %" PRId64 " %s ", i, f->size, f->mtime_ns, hex);
         wire_path_put(out, f->path);
         buf_puts(out, "\n");
@@ -126,8 +131,11 @@ int xfer_plan_parse(const char *text, struct xfer_plan *p, struct buf *err)
 {
     memset(p, 0, sizeof *p);
     const char *s = text;
-    if (strncmp(s, "dsv41-copy-plan 1\n", 18) != 0) {
-        buf_puts(err, "the plan: not a dsv41-copy-plan 1");
+    int version = strncmp(s, "dsv41-copy-plan 1\n", 18) == 0   ? 1
+                  : strncmp(s, "dsv41-copy-plan 2\n", 18) == 0 ? 2
+                                                              : 0;
+    if (!version) {
+        buf_puts(err, "the plan: not a dsv41-copy-plan 1 or 2");
         return -1;
     }
     s += 18;
@@ -143,8 +151,8 @@ int xfer_plan_parse(const char *text, struct xfer_plan *p, struct buf *err)
         s += n + 1;
         const char *q = line;
         int64_t id, size, mt;
-        unsigned char sha[32];
-        bool has = false;
+        unsigned char sha[32], git[20];
+        bool has = false, has_git = false;
         if (!wire_num(&q, &id, false) || id != p->n || !wire_num(&q, &size, false) || size < 0 ||
             size > XFER_MAX_SIZE || !wire_num(&q, &mt, false)) {
             buf_printf(err, "the plan:%d: malformed", ln);
@@ -152,6 +160,13 @@ int xfer_plan_parse(const char *text, struct xfer_plan *p, struct buf *err)
         }
         if (q[0] == '-' && q[1] == ' ') {
             q += 2;
+        } else if (version >= 2 && strncmp(q, "git:", 4) == 0) {
+            q += 4;
+            if (!wire_hex(&q, git, 20, false)) {
+                buf_printf(err, "the plan:%d: malformed git sha1", ln);
+                goto bad;
+            }
+            has_git = true;
         } else if (wire_hex32(&q, sha, false)) {
             has = true;
         } else {
@@ -167,6 +182,8 @@ int xfer_plan_parse(const char *text, struct xfer_plan *p, struct buf *err)
             buf_printf(err, "the plan:%d: more than %d files", ln, XFER_MAX_FILES);
             goto bad;
         }
+        p->f[p->n - 1].has_git = has_git;
+        memcpy(p->f[p->n - 1].git, git, has_git ? 20 : 0);
     }
     /* a path twice would be two writers of one file */
     char **names = malloc((size_t)(p->n ? p->n : 1) * sizeof *names);

@@ -1,10 +1,13 @@
 /* xfer_wire: what the head and dsv41-xfer (the copy's helper on a worker)
  * say to each other. Three paths:
  *  - the plan, a file the head puts on the worker over sftp: a line
- *    "dsv41-copy-plan 1", then per file "ID SIZE MTIME_NS SHA256|- PATH"
+ *    "dsv41-copy-plan 2", then per file "ID SIZE MTIME_NS SUM PATH"
  *    (MTIME_NS -1: not known, the worker's file keeps its own time)
- *    (SHA256 when the head's manifest knows it, "-" when the head hashes the
- *    file as it reads it and sends the sum after its last byte);
+ *    (SUM: the sha256 in hex when the head's manifest or the hub knows it;
+ *    "git:" and the git blob sha1 the hub listed for a small file, checked
+ *    on the worker beside the sum the head sends; "-" when only the head's
+ *    sum, hashed as it reads the file and sent after its last byte, is
+ *    known. Version 1 had no "git:");
  *  - the helper's report, lines on its ssh channel (authenticated by ssh):
  *      need ID A B     bytes [A, B) of ID are wanted (before "listen")
  *      cores N         the node's cores (the streams' default)
@@ -58,6 +61,8 @@ struct xfer_file {
     int64_t size, mtime_ns;
     bool has_sha;
     unsigned char sha[32];
+    bool has_git; /* the hub's git blob sha1 of it (a small file) */
+    unsigned char git[20];
 };
 
 struct xfer_plan {

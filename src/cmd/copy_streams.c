@@ -146,10 +146,22 @@ int copy_streams(const struct config *c, struct cluster_node *cn, const char *sr
     int rc = copy_prepare(cn, false, dest, sizeof dest);
     if (rc)
         return rc;
-    if (!json)
+    if (!json) {
+        int sha = 0, git = 0;
+        for (int i = 0; i < plan->n; i++) {
+            sha += plan->f[i].has_sha;
+            git += plan->f[i].has_git;
+        }
         printf("copy-to-peer: %s/ to %s:%s/ over TCP streams, each file verified as it "
                "lands%s\n",
                src, cn->name, dest, dry_run ? " (dry run: nothing is copied)" : "");
+        /* what the worker checks each file against: an operator sees what a
+         * download left (its state names the hub's sums) */
+        printf("copy-to-peer: %d file(s) checked against the manifest's or the hub's sha256, "
+               "%d against the hub's git sha1 and the head's sum, %d against the head's sum "
+               "alone\n",
+               sha, git, plan->n - sha - git);
+    }
     fflush(stdout);
     o->node = cn->name;
     progress_out_init(&o->out, json ? 0 : o->every_s, stdout);

@@ -80,20 +80,21 @@ static void *worker_main(void *arg)
 }
 
 /* The copy's plan from the download's: each output with the sha256 the hub
- * or the manifest gives; the others hashed by the head as it reads them. The
- * time is not known yet (-1: the worker's file keeps its own). */
+ * or the manifest gives, a small file with the hub's git sha1 (checked on
+ * the worker beside the sum the head sends). The time is not known yet (-1:
+ * the worker's file keeps its own). */
 static int plan_of(const struct dl_plan *p, struct xfer_plan *x)
 {
     for (int i = 0; i < p->n; i++) {
         const struct dl_output *o = &p->o[i];
-        const char *hex = o->split                       ? o->whole_sha256
-                          : o->np == 1 && o->p[0].f->lfs ? o->p[0].f->sha256
-                                                         : "";
         unsigned char sha[32];
-        const char *q = hex;
-        bool has = hex[0] && wire_hex32(&q, sha, true);
+        const char *q = dl_output_sha256(o);
+        bool has = q[0] && wire_hex32(&q, sha, true);
         if (xfer_plan_add(x, o->path, o->size, -1, has ? sha : NULL) < 0)
             return -1;
+        const char *g = dl_output_git_sha1(o);
+        struct xfer_file *f = &x->f[x->n - 1];
+        f->has_git = !has && g[0] && wire_hex(&g, f->git, 20, true);
     }
     return 0;
 }

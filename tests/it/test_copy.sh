@@ -98,7 +98,7 @@ check "--json with --rsync: refused, exit 2" eval '[ $rc = 2 ] && contains "$out
 rm -rf "$W"
 # shellcheck disable=SC2086
 out=$(top_head $V DSV41_XFER_TEST_FLIP=model-00001-of-00006.safetensors@5000000 copy-to-peer 2>&1); rc=$?
-check "a flipped byte: caught on the worker, sent again, exit 0" eval '[ $rc = 0 ] && contains "$out" "model-00001-of-00006.safetensors: its sha256 differed on the worker: sending it again" && same_tree "$W"'
+check "a flipped byte: caught on the worker, sent again, exit 0" eval '[ $rc = 0 ] && contains "$out" "model-00001-of-00006.safetensors: its hash differed on the worker: sending it again" && same_tree "$W"'
 
 # a larger shard on a slowed link: 64 MiB at 40 Mbit/s takes ~13 s
 head -c 67108864 /dev/urandom > "$H/model-00002-of-00006.safetensors"

@@ -36,6 +36,16 @@ check "overlapped: a file reached the worker before the download's last one was 
     eval '[ -n "$first_copy" ] && [ -n "$last_ok" ] && [ "$first_copy" -lt "$last_ok" ]'
 check "the progress line counts the worker's bytes" eval 'printf "%s\n" "$out" | grep -q "copied: worker .* of "'
 
+# what the download verified, kept for the copy: the hub's sums, and a copy
+# to another directory of the worker checks every file against them
+st=$D/head/.dsv41-download.json
+check "the download's state keeps the hub's sums (git sha1, LFS sha256)" eval \
+    'jq -e "(.files[] | select(.path == \"config.json\") | .sha1 | test(\"^[0-9a-f]{40}$\")) and (.files[] | select(.path == \"exl3/qn/L00.part.safetensors\") | .sha256 | test(\"^[0-9a-f]{64}$\"))" "$st" > /dev/null'
+out=$(top_head MODEL_DIR="$D/head" WORKER_MODEL_DIR="$D/worker2" copy-to-peer --progress 0 2>&1); rc=$?
+check "copy-to-peer after the download: exit 0, as the hub has it" eval '[ $rc = 0 ] && expect_dir "$D/worker2"'
+check "copy-to-peer after the download: every file checked against the hub" \
+    eval 'printf "%s\n" "$out" | grep -q " 0 against the head.s sum alone$"'
+
 # again: nothing fetched, nothing sent
 out=$(top_head HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent \
     MODEL_DIR="$D/head" WORKER_MODEL_DIR="$D/worker" download --to-workers 2>&1); rc=$?

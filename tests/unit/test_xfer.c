@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hub.h"
 #include "verify.h"
 #include "xfer_peer.h"
 #include "xfer_recv.h"
@@ -52,12 +53,21 @@ static void wire_plan(void **st)
     memset(sha, 0xab, sizeof sha);
     assert_int_equal(xfer_plan_add(&p, "model-00001-of-00006.safetensors", 100, 5, sha), 0);
     assert_int_equal(xfer_plan_add(&p, "exl3/qn/a\\b c", 0, 6, NULL), 0);
+    assert_int_equal(xfer_plan_add(&p, "config.json", 3, 7, NULL), 0);
+    p.f[2].has_git = true; /* the hub's git blob sha1 of a small file */
+    memset(p.f[2].git, 0x5c, 20);
     struct buf t = BUF_INIT, err = BUF_INIT;
     xfer_plan_format(&p, &t);
+    assert_non_null(strstr(buf_str(&t), " git:5c5c5c"));
     assert_int_equal(xfer_plan_parse(buf_str(&t), &q, &err), 0);
-    assert_int_equal(q.n, 2);
+    assert_int_equal(q.n, 3);
     assert_string_equal(q.f[1].path, "exl3/qn/a\\b c");
     assert_true(q.f[0].has_sha && memcmp(q.f[0].sha, sha, 32) == 0 && !q.f[1].has_sha);
+    assert_true(!q.f[0].has_git && !q.f[1].has_git && q.f[2].has_git && !q.f[2].has_sha);
+    assert_true(memcmp(q.f[2].git, p.f[2].git, 20) == 0);
+    xfer_plan_free(&q);
+    /* a version 1 plan (no git:) still reads */
+    assert_int_equal(xfer_plan_parse("dsv41-copy-plan 1\n0 1 0 - a\n", &q, &err), 0);
     xfer_plan_free(&q);
     static const char *hostile[] = {
         "0 1 0 - ../escaped\n",
@@ -78,15 +88,24 @@ static void wire_plan(void **st)
         "0 1 0 - \n",
         "0 1 0 - a\\q\n",
         "0 1 0 - a",
+        "0 1 0 git:5c5c a\n",
+        "0 1 0 git:5C5C5C5C5C5C5C5C5C5C5C5C5C5C5C5C5C5C5C5C a\n",
+        "0 1 0 git: a\n",
     };
-    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
-        buf_reset(&t);
-        buf_printf(&t, "dsv41-copy-plan 1\n%s", hostile[i]);
-        buf_reset(&err);
-        assert_int_equal(xfer_plan_parse(buf_str(&t), &q, &err), -1);
-        assert_true(err.len > 0);
-    }
-    assert_int_equal(xfer_plan_parse("dsv41-copy-plan 2\n", &q, &err), -1);
+    for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++)
+        for (int v = 1; v <= 2; v++) {
+            buf_reset(&t);
+            buf_printf(&t, "dsv41-copy-plan %d\n%s", v, hostile[i]);
+            buf_reset(&err);
+            assert_int_equal(xfer_plan_parse(buf_str(&t), &q, &err), -1);
+            assert_true(err.len > 0);
+        }
+    /* git: belongs to version 2 */
+    assert_int_equal(
+        xfer_plan_parse("dsv41-copy-plan 1\n0 1 0 git:5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c a\n",
+                        &q, &err),
+        -1);
+    assert_int_equal(xfer_plan_parse("dsv41-copy-plan 3\n", &q, &err), -1);
     xfer_plan_free(&p);
     buf_free(&t);
     buf_free(&err);
@@ -365,7 +384,7 @@ static void same_tree(void)
     char cmd[700];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && diff -r --exclude=.cache --exclude='*.part[0-9]*' src dst "
-             "-x '.dsv41-copy.*' >/dev/null && [ ! -e dst/.cache ] && "
+             "-x '.dsv41-*' >/dev/null && [ ! -e dst/.cache ] && "
              "[ -z \"$(find dst -name '*.incomplete' -o -name '*.part0*')\" ]",
              g_dir);
     assert_int_equal(system(cmd), 0);
@@ -520,6 +539,96 @@ static void copy_hostile_directory(void **st)
 
 /* the head's file is not what its manifest says: sent three times, then
  * given up (not forever at full speed) */
+/* src/REL's size and time, its git blob sha1 (the hub's oid of a small
+ * file) and its sha256 (an LFS file's) */
+static void file_facts(const char *rel, int64_t *size, int64_t *mtime_ns, char git[41],
+                       char sha[65])
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/src/%s", g_dir, rel);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    *size = sb.st_size;
+    *mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    struct buf b = BUF_INIT;
+    assert_int_equal(buf_read_file(&b, path, 64 << 20), 0);
+    hub_git_sha1(b.data ? b.data : "", b.len, git);
+    buf_free(&b);
+    unsigned char d[32];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_int_equal(verify_sha256_fd(fd, d, NULL, NULL), 0);
+    close(fd);
+    verify_hex(d, sha);
+}
+
+/* The download's state in src, as a download that verified tokenizer.json
+ * against the hub's git sha1 (git: another one) and the EXL3 file against
+ * its LFS sha256 leaves it. */
+static void download_state(const char *git)
+{
+    int64_t ts, tm, es, em;
+    char tgit[41], tsha[65], egit[41], esha[65], path[600];
+    file_facts("tokenizer.json", &ts, &tm, tgit, tsha);
+    file_facts("exl3/qn/L00.part.safetensors", &es, &em, egit, esha);
+    snprintf(path, sizeof path, "%s/src/.dsv41-download.json", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"version\":1,\"repo\":\"r/x\",\"commit\":\"%040d\",\"boot_id\":\"\",\"files\":["
+            "{\"path\":\"tokenizer.json\",\"size\":%lld,\"verified\":true,\"sha1\":\"%s\","
+            "\"mtime_ns\":\"%lld\"},"
+            "{\"path\":\"exl3/qn/L00.part.safetensors\",\"size\":%lld,\"verified\":true,"
+            "\"sha256\":\"%s\",\"mtime_ns\":\"%lld\"}]}\n",
+            0, (long long)ts, git ? git : tgit, (long long)tm, (long long)es, esha, (long long)em);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Files outside the manifest that a download verified: the plan carries the
+ * hub's sums (the LFS sha256 as the file's, the git sha1 checked beside the
+ * head's sum), so what lands is checked against the hub, not only against a
+ * sum sent over the same stream as the bytes. */
+static void copy_hub_sums(void **st)
+{
+    (void)st;
+    char cmd[600];
+    download_state(NULL);
+    struct xfer_plan p;
+    struct buf err = BUF_INIT;
+    snprintf(cmd, sizeof cmd, "%s/src", g_dir);
+    assert_int_equal(xfer_plan_build(cmd, &p, &err), 0);
+    int seen = 0;
+    for (int i = 0; i < p.n; i++) {
+        if (strcmp(p.f[i].path, "tokenizer.json") == 0)
+            seen += p.f[i].has_git && !p.f[i].has_sha;
+        if (strcmp(p.f[i].path, "exl3/qn/L00.part.safetensors") == 0)
+            seen += p.f[i].has_sha;
+        if (strcmp(p.f[i].path, "config.json") == 0) /* the download did not say */
+            seen += !p.f[i].has_git && !p.f[i].has_sha ? 1 : 100;
+    }
+    assert_int_equal(seen, 3);
+    xfer_plan_free(&p);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dst'", g_dir);
+    assert_int_equal(system(cmd), 0);
+    struct loop l;
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    assert_int_equal(l.bads, 0);
+    same_tree();
+    /* the hub's sha1 is not what the head holds (a file the download
+     * verified, then damaged in place keeping its size and time): the
+     * head's own sum agrees with its bytes, the hub's does not - refused */
+    download_state("0123456789abcdef0123456789abcdef01234567");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dst'", g_dir);
+    assert_int_equal(system(cmd), 0);
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 1);
+    assert_int_equal(l.fails, 1);
+    snprintf(cmd, sizeof cmd, "[ ! -e '%s/dst/tokenizer.json' ] && rm '%s/src/.dsv41-download.json'",
+             g_dir, g_dir);
+    assert_int_equal(system(cmd), 0);
+    buf_free(&err);
+}
+
 static void copy_wrong_manifest(void **st)
 {
     (void)st;
@@ -553,6 +662,7 @@ int main(void)
         cmocka_unit_test(copy_in_place),
         cmocka_unit_test(copy_refuses_strangers),
         cmocka_unit_test(copy_hostile_directory),
+        cmocka_unit_test(copy_hub_sums),
         cmocka_unit_test(copy_wrong_manifest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
