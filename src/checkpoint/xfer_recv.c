@@ -49,6 +49,7 @@ struct rfile {
     uint32_t gen;
     struct ranges inflight; /* being written now: never written twice at once */
     bool unsynced;          /* landed ranges the disk may not hold yet */
+    bool dir_unsynced;      /* NAME.incomplete made: its name may not be on the disk yet */
     int writers;
     int64_t hashed;
     EVP_MD_CTX *ctx;  /* sha256 of the prefix hashed */
@@ -73,10 +74,11 @@ struct recv {
     int n;
     struct xfer_state state;
     pthread_mutex_t mu, out_mu;
-    pthread_cond_t cv; /* bytes landed, a sum, a writer done */
+    pthread_cond_t cv;      /* bytes landed, a sum, a writer done */
+    pthread_cond_t sync_cv; /* the syncer's: the end */
     int64_t landed_run;
     bool dirty, durable_dirty; /* the live state's news; the durable state's */
-    atomic_bool sync_said, save_said; /* each failure said once */
+    atomic_bool save_said; /* said once */
     atomic_bool stop;
     struct conn *conns[MAX_CONNS];
     int nconn;
@@ -154,11 +156,11 @@ static int open_incomplete(struct recv *r, struct rfile *f)
         unlinkat(dfd, name, 0);
         fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         xfer_state_forget(f->st); /* what it held counts for nothing */
+        r->durable_dirty = true;
     }
-    /* its name on the disk with the bytes the durable state will say landed */
-    if (fd >= 0 && fsync(dfd) < 0 && !atomic_exchange(&r->sync_said, true))
-        say(r, "cannot sync %s to the disk: %s (a power cut would lose what lands)", r->o->dir,
-            strerror(errno));
+    /* its name reaches the disk in the syncer's next round, before the
+     * durable state names its bytes (not here: the lock is held) */
+    f->dir_unsynced = fd >= 0;
     int e = fd < 0 ? errno : 0;
     close(dfd);
     if (fd < 0)
@@ -372,10 +374,9 @@ static void put_in_place(struct recv *r, struct rfile *f)
     if (!e) {
         char from[300];
         snprintf(from, sizeof from, "%s.incomplete", base);
-        if (renameat(dfd, from, dfd, base) < 0)
+        /* the name on the disk before the durable state says verified */
+        if (renameat(dfd, from, dfd, base) < 0 || fsync(dfd) < 0)
             e = errno;
-        else
-            fsync(dfd);
     }
     if (dfd >= 0)
         close(dfd);
@@ -535,7 +536,9 @@ static bool same_file(const struct xfer_file *f, const struct xfer_state_file *s
     return f->mtime_ns >= 0 && s->mtime_ns == f->mtime_ns;
 }
 
-/* A regular file of size at dir/path (never through a symlink). */
+/* A regular file of size at dir/path (never through a symlink), ours alone:
+ * another user's (planted in a shared directory) or a hard link into
+ * somewhere else is taken for nothing, as in open_incomplete. */
 static bool file_is(const char *dir, const char *path, const char *suffix, int64_t size)
 {
     const char *base;
@@ -546,7 +549,7 @@ static bool file_is(const char *dir, const char *path, const char *suffix, int64
     snprintf(name, sizeof name, "%s%s", base, suffix);
     struct stat sb;
     bool ok = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
-              sb.st_size == size;
+              sb.st_size == size && sb.st_uid == geteuid() && sb.st_nlink == 1;
     close(dfd);
     return ok;
 }
@@ -568,6 +571,20 @@ static void check_said(void *arg)
     t->last = now;
     say(t->r, "checking: %" PRId64 " of %" PRId64 " bytes hashed", atomic_load(&t->p.done_bytes),
         atomic_load(&t->p.total_bytes));
+}
+
+/* dir/path's bytes on the disk (never through a symlink); 0 or errno. */
+static int sync_file(const char *dir, const char *path)
+{
+    const char *base;
+    int dfd = open_parent(dir, path, false, &base);
+    int fd = dfd < 0 ? -1 : openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int e = fd < 0 || fdatasync(fd) < 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    if (dfd >= 0)
+        close(dfd);
+    return e;
 }
 
 /* Files in place that the state does not vouch for (an rsync copy, another
@@ -595,7 +612,9 @@ static void check_in_place(struct recv *r)
         verify_run(&m, r->o->dir, r->o->jobs, r->o->cancel, &t.p, NULL, &t, check_said);
         for (int k = 0; k < m.n; k++) {
             struct rfile *f = &r->f[which[k]];
-            if (m.e[k].res != VERIFY_OK)
+            /* hashed from the page cache: on the disk too before the durable
+             * state says verified (else sent again) */
+            if (m.e[k].res != VERIFY_OK || sync_file(r->o->dir, f->f->path) != 0)
                 continue;
             f->status = RF_OK;
             f->st->verified = true;
@@ -619,6 +638,11 @@ static int setup_files(struct recv *r)
     r->f = calloc((size_t)(r->n ? r->n : 1), sizeof *r->f);
     if (!r->f)
         return -1;
+    /* every file's entry first: the array grows (and moves) as entries are
+     * added, and each file keeps a pointer into it */
+    for (int i = 0; i < r->n; i++)
+        if (!xfer_state_get(&r->state, r->o->plan->f[i].path))
+            return -1;
     for (int i = 0; i < r->n; i++) {
         struct rfile *f = &r->f[i];
         f->f = &r->o->plan->f[i];
@@ -626,10 +650,11 @@ static int setup_files(struct recv *r)
         if (digests_start(f) < 0)
             return -1;
         struct xfer_state_file *s = xfer_state_find(&r->state, f->f->path);
-        if (s && !same_file(f->f, s))
-            s->verified = false, xfer_state_forget(s);
-        if (!s && !(s = xfer_state_get(&r->state, f->f->path)))
-            return -1;
+        if (!same_file(f->f, s)) {
+            s->verified = false;
+            xfer_state_forget(s);
+            r->durable_dirty = true;
+        }
         f->st = s;
         if (s->verified && file_is(r->o->dir, f->f->path, "", f->f->size)) {
             f->status = RF_OK; /* verified by an earlier run: not read again */
@@ -646,8 +671,10 @@ static int setup_files(struct recv *r)
         }
         /* what landed earlier counts only while NAME.incomplete is there */
         if (s->landed.n && (!file_is(r->o->dir, f->f->path, ".incomplete", f->f->size) ||
-                            open_incomplete(r, f) != 0))
+                            open_incomplete(r, f) != 0)) {
             xfer_state_forget(s);
+            r->durable_dirty = true;
+        }
         f->unsynced = s->landed.n > 0; /* the first sync says what is on the disk */
     }
     check_in_place(r);
@@ -800,14 +827,29 @@ static void save_live(struct recv *r)
 struct pending_sync {
     int fd, i;
     uint32_t gen;
-    bool failed;
+    bool data, dir; /* what to sync: its bytes, its directory's entry */
+    int err;
     struct ranges snap; /* landed when the sync began: what it vouches for */
 };
 
+/* f's parent directory synced (its NAME.incomplete's entry); 0 or errno. */
+static int sync_parent(struct recv *r, const struct rfile *f)
+{
+    const char *base;
+    int dfd = open_parent(r->o->dir, f->f->path, false, &base);
+    int e = dfd < 0 || fsync(dfd) < 0 ? errno : 0;
+    if (dfd >= 0)
+        close(dfd);
+    return e;
+}
+
 /* The landed ranges made durable: every file written since the last round
  * fdatasync'ed through a dup of its fd (a file put in place meanwhile closes
- * its own), then the ranges that had landed before the sync began count as
- * synced, and the durable state is written. 0 when it was. */
+ * its own) and the directory of each file made since, then the ranges that
+ * had landed before the sync began count as synced, and the durable state is
+ * written. A failed sync fails the file and forgets its ranges: after a
+ * writeback error the kernel may mark the lost pages clean, so a later sync
+ * that succeeds proves nothing of them. 0 when the state was written. */
 static int sync_round(struct recv *r)
 {
     struct pending_sync *p = calloc((size_t)(r->n ? r->n : 1), sizeof *p);
@@ -815,37 +857,40 @@ static int sync_round(struct recv *r)
     pthread_mutex_lock(&r->mu);
     for (int i = 0; p && i < r->n; i++) {
         struct rfile *f = &r->f[i];
-        if (!f->unsynced || f->status != RF_WANT || f->fd < 0)
+        if ((!f->unsynced && !f->dir_unsynced) || f->status != RF_WANT || f->fd < 0)
             continue;
         int fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
         if (fd < 0)
             continue;
-        p[np] = (struct pending_sync){.fd = fd, .i = i, .gen = f->gen};
+        p[np] = (struct pending_sync){
+            .fd = fd, .i = i, .gen = f->gen, .data = f->unsynced, .dir = f->dir_unsynced};
         if (ranges_copy(&p[np].snap, &f->st->landed) < 0) {
             close(fd);
             continue;
         }
-        f->unsynced = false;
+        f->unsynced = f->dir_unsynced = false;
         np++;
     }
     pthread_mutex_unlock(&r->mu);
     for (int k = 0; k < np; k++) {
-        if (fdatasync(p[k].fd) < 0) {
-            p[k].failed = true;
-            if (!atomic_exchange(&r->sync_said, true))
-                say(r, "cannot sync %s to the disk: %s (a power cut would lose what landed)",
-                    r->f[p[k].i].f->path, strerror(errno));
-        }
+        if (p[k].data && fdatasync(p[k].fd) < 0)
+            p[k].err = errno;
+        if (!p[k].err && p[k].dir)
+            p[k].err = sync_parent(r, &r->f[p[k].i]);
         close(p[k].fd);
     }
     pthread_mutex_lock(&r->mu);
     for (int k = 0; k < np; k++) {
         struct rfile *f = &r->f[p[k].i];
-        if (p[k].failed)
-            f->unsynced = true; /* tried again next round */
-        else if (f->gen == p[k].gen && f->status == RF_WANT &&
-                 ranges_copy(&f->st->synced, &p[k].snap) == 0)
+        bool current = f->gen == p[k].gen && f->status == RF_WANT;
+        if (p[k].err && current) {
+            say(r, "cannot sync %s to the disk: %s", f->f->path, strerror(p[k].err));
+            xfer_state_forget(f->st);
+            r->dirty = r->durable_dirty = true;
+            fail_file(r, f, p[k].err);
+        } else if (current && ranges_copy(&f->st->synced, &p[k].snap) == 0) {
             r->durable_dirty = true;
+        }
         ranges_free(&p[k].snap);
     }
     free(p);
@@ -874,7 +919,7 @@ static void *syncer_main(void *arg)
         mono_deadline(&until, CLOCK_REALTIME, SYNC_MS);
         pthread_mutex_lock(&r->mu);
         while (!atomic_load(&r->stop) &&
-               pthread_cond_timedwait(&r->cv, &r->mu, &until) != ETIMEDOUT)
+               pthread_cond_timedwait(&r->sync_cv, &r->mu, &until) != ETIMEDOUT)
             ;
         pthread_mutex_unlock(&r->mu);
         if (!atomic_load(&r->stop))
@@ -902,8 +947,8 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
     pthread_mutex_init(&r.mu, NULL);
     pthread_mutex_init(&r.out_mu, NULL);
     pthread_cond_init(&r.cv, NULL);
+    pthread_cond_init(&r.sync_cv, NULL);
     atomic_init(&r.stop, false);
-    atomic_init(&r.sync_said, false);
     atomic_init(&r.save_said, false);
     int rc = 2, port = 0, lfd = -1, ok = 0, bad = 0;
     pthread_t hasher, syncer;
@@ -978,6 +1023,7 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
     atomic_store(&r.stop, true);
     pthread_mutex_lock(&r.mu);
     pthread_cond_broadcast(&r.cv);
+    pthread_cond_broadcast(&r.sync_cv);
     pthread_mutex_unlock(&r.mu);
     for (int i = 0; i < r.nconn; i++) /* a blocked read ends */
         shutdown(r.conns[i]->fd, SHUT_RDWR);
@@ -1023,6 +1069,7 @@ out:
     close(lock);
 out_unlocked:
     pthread_cond_destroy(&r.cv);
+    pthread_cond_destroy(&r.sync_cv);
     pthread_mutex_destroy(&r.mu);
     pthread_mutex_destroy(&r.out_mu);
     return rc;

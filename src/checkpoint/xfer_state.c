@@ -69,9 +69,12 @@ void xfer_state_free(struct xfer_state *s)
 
 void xfer_state_format(struct xfer_state *s, bool durable, struct buf *out)
 {
-    char boot[XFER_BOOT_LEN];
-    xfer_state_boot(boot);
-    buf_printf(out, "dsv41-copy-state 2\nboot %s %" PRIu64 "\n", boot[0] ? boot : "-", ++s->seq);
+    if (!s->boot_read) { /* once: the boot does not change while we run */
+        xfer_state_boot(s->boot_now);
+        s->boot_read = true;
+    }
+    buf_printf(out, "dsv41-copy-state 2\nboot %s %" PRIu64 "\n", s->boot_now[0] ? s->boot_now : "-",
+               ++s->seq);
     for (int i = 0; i < s->n; i++) {
         const struct xfer_state_file *f = &s->f[i];
         const struct ranges *rs = durable ? &f->synced : &f->landed;
@@ -157,13 +160,16 @@ static int damaged(struct xfer_state *s, struct buf *err, int line, const char *
 /* "boot ID SEQ" (version 2's second line) into s; false when malformed. */
 static bool boot_line(const char *line, struct xfer_state *s)
 {
+    if (strncmp(line, "boot ", 5) != 0)
+        return false;
     size_t l = strcspn(line + 5, " ");
     const char *q = line + 5 + l;
     int64_t seq;
-    if (strncmp(line, "boot ", 5) != 0 || l == 0 || l >= XFER_BOOT_LEN || *q != ' ')
+    if (l == 0 || l >= XFER_BOOT_LEN || *q != ' ')
         return false;
     q++;
-    if (!wire_num(&q, &seq, true) || seq < 0)
+    /* a write a second for 30 million years: a larger one is no state of ours */
+    if (!wire_num(&q, &seq, true) || seq < 0 || seq > XFER_STATE_MAX_SEQ)
         return false;
     memcpy(s->boot, line + 5, l);
     s->boot[l] = '\0';
@@ -184,7 +190,10 @@ int xfer_state_load(const char *dir, const char *name_of, struct xfer_state *s, 
     if (fd < 0 && errno == ENOENT)
         return 1;
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (64 << 20)) {
+    /* ours alone: another user's file (planted in a shared directory) or a
+     * hard link to one vouches for nothing */
+    if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (64 << 20) ||
+        sb.st_uid != geteuid() || sb.st_nlink != 1) {
         buf_printf(err, "%s: %s", path, fd < 0 ? strerror(errno) : "not a regular file of ours");
         if (fd >= 0)
             close(fd);

@@ -31,6 +31,7 @@
 #define XFER_STATE_NAME ".dsv41-copy.state"
 #define XFER_STATE_LIVE ".dsv41-copy.live"
 #define XFER_STATE_MAX_RANGES 100000
+#define XFER_STATE_MAX_SEQ (1LL << 50)
 #define XFER_BOOT_LEN 40
 
 struct xfer_state_file {
@@ -47,6 +48,8 @@ struct xfer_state {
     int n;
     uint64_t seq; /* of the last write loaded or made */
     char boot[XFER_BOOT_LEN]; /* of the state loaded ("" for a version 1) */
+    char boot_now[XFER_BOOT_LEN]; /* this boot's, read at the first write */
+    bool boot_read;
 };
 
 /* This node's boot ID ("" when unknown: then no live state is trusted). */

@@ -241,7 +241,8 @@ static void state_roundtrip(void **st)
                                     "1\nfile 5 0 - 0 2 a\nrange 0 1\n", "1\nfile 5 0 - 2 0 a\n",
                                     "1\nfile 5 0 - 0 0 a\nfile 5 0 - 0 0 a\n",
                                     "2\nfile 5 0 - 0 0 a\n", "2\nboot x\n", "2\nboot  1\n",
-                                    "2\nboot x -1\n", "3\nboot x 1\n"};
+                                    "2\nboot x -1\n", "3\nboot x 1\n", "2\n\n",
+                                    "2\nboot x 9999999999999999\n"};
     for (size_t i = 0; i < sizeof damaged / sizeof *damaged; i++) {
         buf_reset(&text);
         buf_printf(&text, "dsv41-copy-state %s", damaged[i]);
@@ -629,6 +630,59 @@ static void copy_hub_sums(void **st)
     buf_free(&err);
 }
 
+/* More files than the state's first allocation (64): each file's pointer
+ * into the state stays good as the state grows (ASan saw the helper write
+ * through freed memory on a fresh copy of a real checkpoint's ~200 files). */
+static void copy_many_files(void **st)
+{
+    (void)st;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && rm -rf dst && mkdir -p src/many && for i in $(seq 150); do "
+             "echo $i > src/many/f$i; done",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+    struct loop l;
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    assert_int_equal(l.oks, 156);
+    same_tree();
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/src/many'", g_dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* What another user left in a shared directory vouches for nothing: a file
+ * of the plan's size in place of one the state says was verified, a live
+ * state claiming every file verified (under this boot, newer). Both are
+ * another user's (nobody's, 65534); the copy puts the right bytes there. */
+static void copy_planted_state(void **st)
+{
+    (void)st;
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dst'", g_dir);
+    assert_int_equal(system(cmd), 0);
+    struct loop l;
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/dst' && head -c $(stat -c %%s tokenizer.json) /dev/zero > t && "
+             "rm tokenizer.json && mv t tokenizer.json && chown 65534 tokenizer.json",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    same_tree();
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/dst' && sed '2s/ [0-9]*$/ 999999/' .dsv41-copy.state > .dsv41-copy.live && "
+             "chown 65534 .dsv41-copy.live && rm .dsv41-copy.state && "
+             "printf 'x' | dd of=tokenizer.json conv=notrunc status=none",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+    copy_once(&l, NULL);
+    assert_int_equal(l.rc, 0);
+    same_tree();
+}
+
 static void copy_wrong_manifest(void **st)
 {
     (void)st;
@@ -663,6 +717,8 @@ int main(void)
         cmocka_unit_test(copy_refuses_strangers),
         cmocka_unit_test(copy_hostile_directory),
         cmocka_unit_test(copy_hub_sums),
+        cmocka_unit_test(copy_many_files),
+        cmocka_unit_test(copy_planted_state),
         cmocka_unit_test(copy_wrong_manifest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
