@@ -27,6 +27,7 @@
 #include "hub.h"
 #include "dlplan.h"
 #include "ranges.h"
+#include "xfer_state.h"
 #include "xfer_wire.h"
 #include "sshconf.h"
 #include "phase.h"
@@ -46,7 +47,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* The parsers, by the selector byte that starts an input. `make fuzz`
  * runs each on its own (DSV41_FUZZ_TARGET=N: the selector is N whatever
  * the first byte says) for a set time with its own corpus. */
-#define TARGETS 33
+#define TARGETS 34
 /* read by tests/fuzz/run.sh (each target's name and corpus), not here */
 __attribute__((unused)) static const char *const TARGET_NAME[TARGETS] = {
     "meminfo-vmstat", "gpu-csv",     "compute-apps", "inspect",     "rdma-sysfs",  "snapshot",
@@ -54,8 +55,18 @@ __attribute__((unused)) static const char *const TARGET_NAME[TARGETS] = {
     "manifest",       "verify-wire", "rsync",        "known-hosts", "shell-quote", "setting",
     "hub-tree",       "link-header", "ranges",       "copy-plan",   "copy-report", "frame",
     "guard-signals",  "ssh-config",  "boot-log-alike-env", "shell-words", "http1-response",
-    "jscan",          "engine-frames", "engine-inspect", "download-plan"};
+    "jscan",          "engine-frames", "engine-inspect", "download-plan", "copy-state"};
 static int g_target = -1;
+
+/* copy-state's files, in a directory of this run's, removed at its end */
+static char g_state_dir[64];
+static void state_dir_remove(void)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", g_state_dir, XFER_STATE_LIVE);
+    unlink(p);
+    rmdir(g_state_dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -310,6 +321,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             xfer_plan_format(&p, &again);
             if (xfer_plan_parse(buf_str(&again), &q, &err) != 0 || q.n != p.n)
                 abort();
+            for (int i = 0; i < p.n; i++)
+                if (q.f[i].has_git != p.f[i].has_git || q.f[i].has_sha != p.f[i].has_sha ||
+                    (p.f[i].has_git && memcmp(q.f[i].git, p.f[i].git, 20) != 0))
+                    abort();
             xfer_plan_free(&q);
             buf_free(&again);
             xfer_plan_free(&p);
@@ -380,6 +395,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             dl_plan_free(&p);
         }
         hub_tree_free(&t);
+        buf_free(&err);
+        break;
+    }
+    case 33: {
+        /* the copy helper's state, as a file another run (or another user)
+         * left: whatever it loads has ranges inside each file, and what it
+         * writes back it reads back the same */
+        if (!g_state_dir[0]) {
+            snprintf(g_state_dir, sizeof g_state_dir, "/tmp/dsv41-fuzz-state.XXXXXX");
+            if (!mkdtemp(g_state_dir))
+                abort();
+            atexit(state_dir_remove);
+        }
+        const char *dir = g_state_dir;
+        struct buf text = {.data = (char *)s, .len = strlen(s)}, err = BUF_INIT;
+        struct xfer_state st;
+        if (xfer_state_write(dir, XFER_STATE_LIVE, &text, false, &err) == 0 &&
+            xfer_state_load(dir, XFER_STATE_LIVE, &st, &err) == 0) {
+            for (int i = 0; i < st.n; i++)
+                for (int k = 0; k < st.f[i].landed.n; k++)
+                    if (st.f[i].landed.r[k].a < 0 || st.f[i].landed.r[k].b > st.f[i].size)
+                        abort();
+            struct buf again = BUF_INIT;
+            struct xfer_state back;
+            int n = st.n;
+            xfer_state_format(&st, false, &again);
+            if (xfer_state_write(dir, XFER_STATE_LIVE, &again, false, &err) != 0 ||
+                xfer_state_load(dir, XFER_STATE_LIVE, &back, &err) != 0 || back.n != n)
+                abort();
+            xfer_state_free(&back);
+            xfer_state_free(&st);
+            buf_free(&again);
+        }
         buf_free(&err);
         break;
     }

@@ -39,6 +39,9 @@ printf '\x13<https://h/api/models/a/b/tree/main?cursor=1>; rel="next"' > "$corpu
 printf '\x20[{"type":"file","oid":"%040d","size":3,"path":"s.bin.part01"},{"type":"file","oid":"%040d","size":4,"path":"s.bin.part02"},{"type":"file","oid":"%040d","size":5,"path":"d/a"}]' 0 0 0 > "$corpus/seed-plan-split"
 printf '\x14\x01\x10\x20\x00\x15\x18\x01\x00\xff' > "$corpus/seed-ranges"
 printf '\x15dsv41-copy-plan 1\n0 10 5 %064d a/b\n1 0 -1 - c\\\\d\n' 0 > "$corpus/seed-plan"
+printf '\x15dsv41-copy-plan 2\n0 3 5 git:%040d config.json\n' 0 > "$corpus/seed-plan-git"
+printf '\x21dsv41-copy-state 2\nboot 1a2b-3c 7\nfile 100 5 - 0 2 a/b c\nrange 0 10\nrange 20 30\nfile 5 1 %064d 1 0 v\n' 0 > "$corpus/seed-state"
+printf '\x21dsv41-copy-state 1\nfile 9 -1 - 0 1 x\nrange 1 9\n' > "$corpus/seed-state-v1"
 printf '\x16need 1 0 4096' > "$corpus/seed-report"
 printf '\x17DXF1\0\0\0\1\0\0\0\2\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x10' > "$corpus/seed-frame"
 for f in "$root"/tests/fixtures/proc/*/pressure/memory "$root"/tests/fixtures/proc/*/buddyinfo \
