@@ -165,7 +165,7 @@ static void plan_refuses(void **st)
     buf_free(&err);
 }
 
-/* The fastest of three plans of a listing of n shards in two parts each
+/* The fastest of five plans of a listing of n shards in two parts each
  * (names made as a hostile listing would: many distinct shards), in seconds. */
 static double plan_time(int n)
 {
@@ -179,12 +179,15 @@ static double plan_time(int n)
     struct hub_tree t = {f, n * 2, n * 2};
     struct buf err = BUF_INIT;
     double best = 1e9;
-    for (int rep = 0; rep < 3; rep++) {
+    for (int rep = 0; rep < 5; rep++) {
         struct dl_plan p;
         struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
+        /* this thread's CPU time, not the wall's: on a busy machine the
+         * wall counts whatever ran while this one waited for a core (a CI
+         * run with four jobs on two cores saw x38.7 by the wall) */
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
         assert_int_equal(dl_plan_build(&t, NULL, NULL, 0, &p, &err), 0);
-        clock_gettime(CLOCK_MONOTONIC, &b);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
         assert_int_equal(p.n, n);
         assert_non_null(dl_plan_find(&p, "s0000007.safetensors"));
         dl_plan_free(&p);
@@ -197,17 +200,18 @@ static double plan_time(int n)
     return best;
 }
 
-/* A listing's cost grows with its size, not its square: 8 times the files
- * may take 8 log 8 times as long, never 64 (a hostile 100,000-file listing
- * took minutes when every shard looked at every file). Judged as a ratio on
- * the same machine in the same run, the fastest of three each. */
+/* A listing's cost grows with its size, not its square: 32 times the files
+ * may take 32 log 32 times as long (and more where the big one leaves the
+ * caches: x60-100 seen), never 1024 (a hostile 100,000-file listing took
+ * minutes when every shard looked at every file). Judged as a ratio on the
+ * same machine in the same run, the fastest of five each in CPU time. */
 static void plan_scales_with_the_listing(void **st)
 {
     (void)st;
-    double small = plan_time(4000), big = plan_time(32000);
+    double small = plan_time(1000), big = plan_time(32000);
     double ratio = big / (small > 1e-6 ? small : 1e-6);
-    printf("    (plan of 8,000 files %.4f s, 64,000 files %.4f s: x%.1f)\n", small, big, ratio);
-    assert_true(ratio < 30);
+    printf("    (plan of 2,000 files %.4f s, 64,000 files %.4f s: x%.1f)\n", small, big, ratio);
+    assert_true(ratio < 400);
 }
 
 static void state_round_trip(void **st)
