@@ -13,13 +13,18 @@ PKGS      := ncursesw libssh2 libibverbs libcurl libcjson openssl zlib
 TEST_PKGS := cmocka
 SIM_PKGS  := libmicrohttpd libcjson openssl zlib
 
-# Debian packages make deps installs (build, tests, test hosts, fuzzing).
+# What make deps installs: what a head needs to build and run dsv41-top (the
+# compiler, pkg-config, the -dev packages of PKGS), nothing else.
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
-            libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libcmocka-dev libmicrohttpd-dev \
-            openssh-server openssh-client podman runc uidmap tmux clang \
-            libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc util-linux htop \
-            file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light aria2 valgrind \
-            systemd libfuse3-dev fuse3
+            libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev
+# What make test-deps adds for make test and make demo: the unit tests' and the
+# simulator's libraries, the test hosts (sshd, podman, nginx, iptables), the
+# shells the quoting is tested in, clang and valgrind, FUSE, the package's
+# checker. Never on the operator's path: a head with docker gets none of it.
+TEST_DEB_PKGS := libcmocka-dev libmicrohttpd-dev openssh-server openssh-client podman runc \
+            uidmap tmux clang libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc \
+            util-linux htop file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light \
+            aria2 valgrind systemd libfuse3-dev fuse3 groff-base man-db dpkg-dev lintian
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
@@ -59,9 +64,12 @@ lib_objs    = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(HELPER_MAINS),$(wildcar
 ENGINE_LIBS := $(foreach s,$(SUBSYSTEMS),$(BUILD)/lib$(s).a)
 # archives in a group: a subsystem may call one below it, whatever the order
 LINK_ENGINE  = -Wl,--start-group $(ENGINE_LIBS) -Wl,--end-group
-MAIN_OBJ   := $(BUILD)/src/main.o $(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o
-# the man page and the completions the program prints (src/docs.c)
-GEN_DOCS := $(BUILD)/share/dsv41-top.1 $(BUILD)/share/dsv41-top.bash $(BUILD)/share/_dsv41-top
+MAIN_OBJ   := $(BUILD)/src/main.o $(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o \
+              $(BUILD)/src/docs_man.o $(BUILD)/src/docsref.o
+# the man pages and the completions the program prints (src/docs.c, src/docs_man.c)
+MAN_PAGES := dsv41-top.1 dsv41-guard.8 dsv41-verify.1 dsv41-xfer.1
+GEN_DOCS := $(addprefix $(BUILD)/share/,$(MAN_PAGES)) $(BUILD)/share/dsv41-top.bash \
+            $(BUILD)/share/_dsv41-top
 TUI_SRC    := $(wildcard tui/*.c)
 TUI_OBJ    := $(TUI_SRC:%.c=$(BUILD)/%.o)
 SIM_SRC    := $(wildcard tests/sim/*.c)
@@ -69,18 +77,23 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps deps-aarch64 aarch64 test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
-.DEFAULT_GOAL := all
+.PHONY: install-table all programs deps test-deps deps-aarch64 aarch64 test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
+.DEFAULT_GOAL := programs
 
-all: $(BUILD)/dsv41-top $(BUILD)/dsv41-sim $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify \
-     $(BUILD)/dsv41-xfer \
+# make: what an operator installs - the program, its static helpers, the man
+# pages and the completions (nothing of the tests: no simulator, no cmocka)
+programs: $(BUILD)/dsv41-top $(BUILD)/dsv41-guard $(BUILD)/dsv41-verify $(BUILD)/dsv41-xfer
+
+# make all: that and everything the tests run
+all: programs $(BUILD)/dsv41-sim \
      $(BUILD)/tests/it-session \
      $(BUILD)/tests/engine-probe \
      $(BUILD)/tests/eatmem \
      $(BUILD)/tests/nvml-probe $(BUILD)/tests/libnvml-standin.so
 # the checkout's copies come from the plain build alone
 ifeq ($(BUILD),build)
-all: dsv41-top dsv41-guard dsv41-verify dsv41-xfer tests/sim/dsv41-sim $(GEN_DOCS)
+programs: dsv41-top dsv41-guard dsv41-verify dsv41-xfer $(GEN_DOCS)
+all: tests/sim/dsv41-sim
 dsv41-top: $(BUILD)/dsv41-top
 	cp $< $@.tmp && mv -f $@.tmp $@
 dsv41-guard: $(BUILD)/dsv41-guard
@@ -135,14 +148,14 @@ $(BUILD)/gen/version.h: FORCE
 	@printf '#define DSV41_VERSION "%s"\n#define DSV41_GITREV "%s"\n#define DSV41_DATE "%s"\n' \
 	  '$(VERSION)' '$(GITREV)' '$(GITDATE)' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
-$(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o: $(BUILD)/gen/version.h
+$(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o $(BUILD)/src/docs_man.o: $(BUILD)/gen/version.h
 
 # The man page and the completions, printed by the program from its own
 # tables (src/docs.c), with no configuration of the builder's in the way.
 DOCS_RUN = env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null $(BUILD)/dsv41-top docs
-$(BUILD)/share/dsv41-top.1: $(BUILD)/dsv41-top
+$(addprefix $(BUILD)/share/,$(MAN_PAGES)): $(BUILD)/share/%: $(BUILD)/dsv41-top
 	@mkdir -p $(@D)
-	$(DOCS_RUN) man > $@.tmp && mv -f $@.tmp $@
+	$(DOCS_RUN) man $(basename $(@F)) > $@.tmp && mv -f $@.tmp $@
 $(BUILD)/share/dsv41-top.bash: $(BUILD)/dsv41-top
 	@mkdir -p $(@D)
 	$(DOCS_RUN) bash > $@.tmp && mv -f $@.tmp $@
@@ -225,14 +238,24 @@ $(BUILD)/tests/fuzz_parsers: tests/fuzz/fuzz_parsers.c $(BUILD)/libtui.a $(ENGIN
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(INCLUDES) -o $@ $< $(BUILD)/libtui.a \
 	  $(LINK_ENGINE) $(LDFLAGS) -fsanitize=fuzzer $(PKG_LIBS)
 
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
+# The packages of a list that dpkg does not have, installed with apt-get (as
+# root, else through sudo): $(1) names the list, $(2) is it.
+define apt_install
+	@missing=$$(for p in $(2); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -z "$$missing" ]; then echo "deps: all packages present"; exit 0; fi; \
-	echo "deps: installing $$missing"; \
+	if [ -z "$$missing" ]; then echo "$(1): all packages present"; exit 0; fi; \
+	echo "$(1): installing $$missing"; \
 	sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	$(3) \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing
+endef
+
+deps:
+	$(call apt_install,deps,$(DEB_PKGS))
+
+test-deps:
+	$(call apt_install,test-deps,$(TEST_DEB_PKGS))
 	@# npm for the SDK check: the command, not the package (a NodeSource nodejs brings
 	@# its own npm and conflicts with Debian's)
 	@command -v npm >/dev/null || { sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -247,14 +270,7 @@ AARCH64_DEBS := gcc-aarch64-linux-gnu qemu-user-static libc6:arm64 libncurses-de
                 libcjson-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64 \
                 libmicrohttpd-dev:arm64
 deps-aarch64:
-	@missing=$$(for p in $(AARCH64_DEBS); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -z "$$missing" ]; then echo "deps-aarch64: all packages present"; exit 0; fi; \
-	echo "deps-aarch64: installing $$missing"; \
-	sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-	dpkg --print-foreign-architectures | grep -qx arm64 || $$sudo dpkg --add-architecture arm64; \
-	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing
+	$(call apt_install,deps-aarch64,$(AARCH64_DEBS),dpkg --print-foreign-architectures | grep -qx arm64 || $$sudo dpkg --add-architecture arm64;)
 
 # The program, its static helpers and the unit tests cross-built for aarch64
 # into build-aarch64/ (make deps-aarch64 first); tests/aarch64/run.sh runs the
@@ -347,7 +363,7 @@ test-full: export DSV41_IT_TSAN := all
 test-full: test
 test: export DSV41_TEST_T0 := $(shell date +%s)
 test:
-	tests/timed.sh deps $(MAKE) deps deps-aarch64
+	tests/timed.sh deps $(MAKE) deps test-deps deps-aarch64
 	tests/timed.sh check $(MAKE) check
 	tests/timed.sh builds $(MAKE) builds
 	tests/timed.sh tests tests/run.sh
@@ -364,44 +380,58 @@ soak: all
 	  tests/run.sh -j1 it/test_guard.sh tui/test_soak.sh it/test_hang.sh
 	KILLS=20 tests/hub/test_download.sh
 
-demo: deps all
+demo: deps test-deps all
 	tests/demo.sh
 
 # What make install puts under $(DESTDIR)$(PREFIX); make uninstall removes
-# exactly these (and the folders of ours they leave empty).
+# exactly these (and the folders of ours they leave empty); make deb packs
+# them; make install-table prints them for the README (tests/check_docs.sh).
 SHARE    := $(PREFIX)/share/dsv41-top
 BIN_FILES   := dsv41-top dsv41-guard dsv41-verify dsv41-xfer
 THEME_FILES := $(notdir $(wildcard themes/*.theme))
-PI_FILES    := install.sh pi-config.mjs models.fragment.json dsv41-sparks.ts
+PI_FILES    := install.sh pi-config.mjs pi-check.mjs models.fragment.json dsv41-sparks.ts
 SYSTEMD_UNITS  := $(notdir $(wildcard dist/systemd/*.service))
+BASH_COMP   := $(PREFIX)/share/bash-completion/completions/dsv41-top
+ZSH_COMP    := $(PREFIX)/share/zsh/site-functions/_dsv41-top
+MAN_DEST    = $(PREFIX)/share/man/man$(subst .,,$(suffix $(1)))/$(1)
 INSTALLED := $(addprefix $(PREFIX)/bin/,$(BIN_FILES)) \
              $(addprefix $(SHARE)/themes/,$(THEME_FILES)) $(addprefix $(SHARE)/pi/,$(PI_FILES)) \
-             $(PREFIX)/share/man/man1/dsv41-top.1 \
-             $(PREFIX)/share/bash-completion/completions/dsv41-top \
-             $(PREFIX)/share/zsh/site-functions/_dsv41-top \
-             $(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))
+             $(foreach p,$(MAN_PAGES),$(call MAN_DEST,$(p))) \
+             $(BASH_COMP) $(ZSH_COMP) $(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))
 
 install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi \
-	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(SHARE)/systemd
 	for b in $(BIN_FILES); do install -m 0755 $(BUILD)/$$b $(DESTDIR)$(PREFIX)/bin/$$b || exit 1; done
 	for t in $(THEME_FILES); do install -m 0644 themes/$$t $(DESTDIR)$(SHARE)/themes/ || exit 1; done
 	install -m 0755 pi/install.sh $(DESTDIR)$(SHARE)/pi/install.sh
-	install -m 0644 pi/pi-config.mjs pi/models.fragment.json pi/dsv41-sparks.ts $(DESTDIR)$(SHARE)/pi/
-	install -m 0644 $(BUILD)/share/dsv41-top.1 $(DESTDIR)$(PREFIX)/share/man/man1/dsv41-top.1
-	install -m 0644 $(BUILD)/share/dsv41-top.bash \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dsv41-top
-	install -m 0644 $(BUILD)/share/_dsv41-top $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_dsv41-top
+	for f in $(filter-out install.sh,$(PI_FILES)); do install -m 0644 pi/$$f $(DESTDIR)$(SHARE)/pi/ || exit 1; done
+	$(foreach p,$(MAN_PAGES),install -m 0644 $(BUILD)/share/$(p) $(DESTDIR)$(call MAN_DEST,$(p)) &&) true
+	install -m 0644 $(BUILD)/share/dsv41-top.bash $(DESTDIR)$(BASH_COMP)
+	install -m 0644 $(BUILD)/share/_dsv41-top $(DESTDIR)$(ZSH_COMP)
 	@# the units as templates: launch --install-units and doctor --fix fill in
-	@# the binary, the operator, the config and STATE_DIR per node (src/guard/units.c)
-	install -d $(DESTDIR)$(SHARE)/systemd
+	@# the guard's per node (src/guard/units.c), watch --unit the head's watch
 	for u in $(SYSTEMD_UNITS); do install -m 0644 dist/systemd/$$u $(DESTDIR)$(SHARE)/systemd/ || exit 1; done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi $(DESTDIR)$(SHARE)/systemd \
 	  $(DESTDIR)$(SHARE) 2>/dev/null
+
+# The README's table of what lands where, from the lists above.
+md_paths = $(subst $(space),$(comma) ,$(foreach f,$(1),`$(patsubst $(PREFIX)/%,%,$(f))`))
+space := $(empty) $(empty)
+install-table:
+	@echo '| what | where, under PREFIX |'
+	@echo '|---|---|'
+	@echo '| the program and its static helpers | $(call md_paths,$(addprefix $(PREFIX)/bin/,$(BIN_FILES))) |'
+	@echo '| the man pages | $(call md_paths,$(foreach p,$(MAN_PAGES),$(call MAN_DEST,$(p)))) |'
+	@echo '| the completions (bash, zsh) | $(call md_paths,$(BASH_COMP) $(ZSH_COMP)) |'
+	@echo '| colour themes (`--theme NAME`) | $(call md_paths,$(addprefix $(SHARE)/themes/,$(THEME_FILES))) |'
+	@echo '| the Pi files (`dsv41-top pi` names them) | $(call md_paths,$(addprefix $(SHARE)/pi/,$(PI_FILES))) |'
+	@echo '| systemd unit templates (filled in by `launch --install-units`, `watch --unit`) | $(call md_paths,$(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))) |'
 
 # The README's generated tables (commands, keys, settings) rewritten from the
 # program; tests/check_docs.sh fails when they differ.

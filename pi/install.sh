@@ -10,6 +10,11 @@
 #   export DSV41_API_KEY=$(ssh spark-head cat ~/.dsv41-two-sparks/api_key)
 #   pi --model dsv41-sparks/deepseek-v4.1-flash
 #
+# pi/install.sh --check [--timeout SEC]: where Pi runs, with node alone (no
+# dsv41-top needed): Pi on PATH, the provider, the extension, the key in the
+# environment, the endpoint, one request sent as Pi sends it; PASS/FAIL each
+# (pi-check.mjs). Exit 0 all passed, 1 one failed, 2 usage.
+#
 # Environment: PI_CODING_AGENT_DIR (default ~/.pi/agent), KEY_ENV (the
 # variable Pi reads the key from, default DSV41_API_KEY; the key itself is
 # never written), SET_DEFAULT=1, PI_PACKAGE (default
@@ -22,8 +27,13 @@ die() { echo "pi/install.sh: $*" >&2; exit 2; }
 
 case ${1:-} in
     -h | --help)
-        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
+        ;;
+    --check)
+        shift
+        command -v node > /dev/null 2>&1 || die "node is not installed: Pi needs Node.js >= $NEED_NODE"
+        exec node "$here/pi-check.mjs" "$@"
         ;;
     "") die "give the head's API URL, e.g.: pi/install.sh http://spark-head:8000/v1" ;;
 esac

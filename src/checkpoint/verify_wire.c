@@ -93,3 +93,21 @@ void verify_wire_parse(const char *line, struct verify_wire *w)
         }
     }
 }
+
+const struct usage_doc verifyd_doc = {
+    "dsv41-verify", "--dir DIR --manifest FILE [--jobs N]", "the checkpoint checked on a worker",
+    "The helper dsv41-top verify --node NAME (and verify --all) runs on a worker over ssh: "
+    "hashes every file of the manifest in DIR on the worker's own cores and disk and reports "
+    "in lines for the head (progress, file, end). dsv41-top puts it and the head's manifest "
+    "into the worker's STATE_DIR/bin over sftp; it is static, so the worker needs nothing "
+    "installed. Run by hand it prints the same lines.",
+    (const struct usage_exit[]){{0, "every file matches"},
+                                {1, "a file is missing, unreadable or differs, or the run was "
+                                    "interrupted"},
+                                {2, "a usage error, or the manifest could not be read"},
+                                {-1, NULL}},
+    (const struct usage_opt[]){
+        {"--dir", "DIR", "the checkpoint directory (needed)"},
+        {"--manifest", "FILE", "the sha256 manifest, sha256sum's format (needed)"},
+        {"--jobs", "N", "files hashed at once (1 to 64, default 4)"},
+        {NULL, NULL, NULL}}};

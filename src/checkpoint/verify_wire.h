@@ -10,6 +10,7 @@
 #ifndef DSV41_VERIFY_WIRE_H
 #define DSV41_VERIFY_WIRE_H
 
+#include "usage.h"
 #include "verify.h"
 
 enum verify_wire_kind { VW_TEXT, VW_PROGRESS, VW_FILE, VW_END };
@@ -28,5 +29,8 @@ void verify_wire_file(struct buf *out, const struct verify_entry *e);
 void verify_wire_end(struct buf *out, int bad, bool interrupted);
 /* Parses one line; anything malformed is VW_TEXT. */
 void verify_wire_parse(const char *line, struct verify_wire *w);
+
+/* dsv41-verify's options, its --help and its man page, dsv41-verify(1). */
+extern const struct usage_doc verifyd_doc;
 
 #endif

@@ -60,6 +60,10 @@ int main(int argc, char **argv)
 {
     const char *dir = NULL, *manifest = NULL;
     int jobs = 4;
+    if (usage_wants_help(&verifyd_doc, argc, argv)) {
+        usage_print(stdout, &verifyd_doc);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             dir = argv[++i];
@@ -73,10 +77,7 @@ int main(int argc, char **argv)
         }
     }
     if (!dir || !manifest || jobs < 1 || jobs > VERIFY_MAX_JOBS) {
-        fputs("usage: dsv41-verify --dir DIR --manifest FILE [--jobs N]\n"
-              "The helper `dsv41-top verify --node NAME` runs on a worker; it reports\n"
-              "in lines for the head (progress, file, end).\n",
-              stderr);
+        usage_print(stderr, &verifyd_doc);
         return 2;
     }
     struct buf text = BUF_INIT, err = BUF_INIT;

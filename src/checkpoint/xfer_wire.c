@@ -267,3 +267,29 @@ void xfer_report_parse(const char *line, int nfiles, struct xfer_report *r)
         *r = x;
     }
 }
+
+const struct usage_doc xferd_doc = {
+    "dsv41-xfer",
+    "--dir DIR --plan FILE --token-file FILE --listen ADDR|ssh [--jobs N] [--dry-run]",
+    "the receiving end of copy-to-peer, on a worker",
+    "The helper dsv41-top copy-to-peer runs on a worker over ssh: it listens on ADDR (ssh: the "
+    "address this ssh session came in on, from SSH_CONNECTION) for the head's streams, takes "
+    "only those that present the token (the file is read and removed), writes each file into "
+    "DIR, checks it against the plan's sums and reports in lines for the head (need, listen, "
+    "ok, bad, fail, progress, end). What landed is kept in DIR/.dsv41-copy.live and "
+    "DIR/.dsv41-copy.state, so a copy that is cut resumes. dsv41-top puts it into the "
+    "worker's STATE_DIR/bin over sftp; it is static.",
+    (const struct usage_exit[]){{0, "every file of the plan landed and matched"},
+                                {1, "a file failed or the copy was interrupted (the next run "
+                                    "resumes)"},
+                                {2, "a usage error; the token, the plan or DIR could not be "
+                                    "read or made"},
+                                {-1, NULL}},
+    (const struct usage_opt[]){
+        {"--dir", "DIR", "where the files go (needed)"},
+        {"--plan", "FILE", "the files, their sizes and sums, as the head wrote them (needed)"},
+        {"--token-file", "FILE", "the one-time token the head's streams present (needed)"},
+        {"--listen", "ADDR", "the address to listen on, or ssh (needed)"},
+        {"--jobs", "N", "files found in place hashed at once (1 to 64, default 4)"},
+        {"--dry-run", NULL, "report what is missing (need lines) and whether it fits, then exit"},
+        {NULL, NULL, NULL}}};

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "usage.h"
 
 #define XFER_MAX_FILES 100000
 #define XFER_TOKEN_HEX 64
@@ -101,5 +102,8 @@ struct xfer_report {
 
 /* Parses a report line for a plan of nfiles; anything else is XR_TEXT. */
 void xfer_report_parse(const char *line, int nfiles, struct xfer_report *r);
+
+/* dsv41-xfer's options, its --help and its man page, dsv41-xfer(1). */
+extern const struct usage_doc xferd_doc;
 
 #endif

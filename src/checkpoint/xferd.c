@@ -24,13 +24,6 @@ static void on_signal(int sig)
     atomic_store(&g_cancel, 1);
 }
 
-static const char USAGE[] =
-    "usage: dsv41-xfer --dir DIR --plan FILE --token-file FILE --listen ADDR|ssh [--jobs N]\n"
-    "                  [--dry-run]\n"
-    "The helper `dsv41-top copy-to-peer` runs on a worker: it listens on ADDR (ssh:\n"
-    "the address this ssh session came in on) for the head's streams, takes only\n"
-    "those that present the token (the file is read and removed), and reports in\n"
-    "lines for the head (need, listen, ok, bad, fail, progress, end).\n";
 
 /* "ssh": the server address of this session (SSH_CONNECTION's third field). */
 static int ssh_address(char *out, size_t sz)
@@ -62,6 +55,10 @@ int main(int argc, char **argv)
     const char *dir = NULL, *plan_path = NULL, *token_path = NULL, *listen = NULL;
     int jobs = 4;
     bool dry_run = false;
+    if (usage_wants_help(&xferd_doc, argc, argv)) {
+        usage_print(stdout, &xferd_doc);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--dir") == 0 && v)
@@ -82,7 +79,7 @@ int main(int argc, char **argv)
         }
     }
     if (!dir || !plan_path || !token_path || !listen || jobs < 1 || jobs > 64) {
-        fputs(USAGE, stderr);
+        usage_print(stderr, &xferd_doc);
         return 2;
     }
     char tok[XFER_TOKEN_HEX + 1], addr[64];

@@ -29,8 +29,10 @@ const struct usage_doc assemble_doc = {
     "checked against DIR/sha256-manifest.txt before it takes its name. KEEP_PARTS=1 keeps the "
     "parts (and needs the shard's size free). dsv41-top download writes shards whole and needs "
     "none of this.",
-    "0 every shard rebuilt and matching; 1 a shard failed or the run was interrupted (run it "
-    "again); 2 usage error, or nothing to assemble.",
+    (const struct usage_exit[]){{0, "every shard rebuilt and matching"},
+                                {1, "a shard failed or the run was interrupted (run it again)"},
+                                {2, "usage error, or nothing to assemble"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--chunk", "MIB", "bytes copied before a part gives them back (default 1024)"},
         {"--progress", "SECONDS", "a progress line this often when stderr is not a terminal (default 5; 0: none)"},

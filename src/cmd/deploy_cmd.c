@@ -41,21 +41,25 @@ static const struct usage_opt RESTART_OPTS[] = {
     {"--now", NULL, "remove the old ranks at once instead of letting rank 0 drain"},
     LAUNCH_OPT_ENTRIES{NULL, NULL, NULL}};
 
+static const struct usage_exit LAUNCH_EXITS[] = {
+    {0, "the API answers (--dry-run: the plan was printed)"},
+    {1, "a step failed (named, with its fix) or it was interrupted; restart: or the stop failed"},
+    {2, "a usage or configuration error"},
+    {-1, NULL}};
+
 const struct usage_doc launch_doc = {
     "launch", NULL, "start the deployment and wait until it answers",
     "Starts the deployment: fabric and preflight on every node, the API key (STATE_DIR/api_key, "
     "created once), env files and the EXL3 plan on every node, the workers' ranks, then the "
     "head's; waits until the API answers. Ctrl-C before the ranks start changes nothing; after, "
     "the ranks it started are stopped.",
-    "0 the API answers; 1 a step failed (named, with its fix) or it was interrupted; 2 a usage "
-    "or configuration error.",
-    LAUNCH_OPTS};
+    LAUNCH_EXITS, LAUNCH_OPTS};
 
 const struct usage_doc restart_doc = {
     "restart", NULL, "stop, then launch",
     "Stops the deployment as stop does (rank 0 drained first; --now without the drain), then "
     "launches it again with launch's options.",
-    NULL, RESTART_OPTS};
+    LAUNCH_EXITS, RESTART_OPTS};
 
 static int parse_launch(const struct config *c, int argc, char **argv, struct launch_opts *o,
                         const struct usage_doc *doc)
@@ -147,7 +151,10 @@ const struct usage_doc stop_doc = {
     "SIGTERM and up to STOP_TIMEOUT s (default 60) to finish the requests in flight, then the "
     "workers; then removes the containers. Containers named dsv41-r* that dsv41-top did not "
     "start are left unless --force.",
-    "0 stopped everywhere; 1 a node could not be reached or refused.", STOP_OPTS};
+    (const struct usage_exit[]){{0, "stopped everywhere"},
+                                {1, "a node could not be reached or refused"},
+                                {2, "a usage error"},
+                                {-1, NULL}}, STOP_OPTS};
 
 int cmd_stop(const struct config *c, int argc, char **argv)
 {
@@ -220,7 +227,10 @@ const struct usage_doc logs_doc = {
     "logs", NULL, "the ranks' logs",
     "The ranks' logs since their container started (the current run), both ranks unless one "
     "is named, each line prefixed with its rank. Control sequences are shown as '?'.",
-    NULL,
+    (const struct usage_exit[]){{0, "every log was read to its end (with -f: until Ctrl-C)"},
+                                {1, "a node could not be reached or a rank's log not read"},
+                                {2, "a usage or configuration error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"-f, --follow", NULL, "keep printing new lines until Ctrl-C"},
         {"--tail", "N", "only the last N lines of each rank"},

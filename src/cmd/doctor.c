@@ -181,7 +181,10 @@ const struct usage_doc doctor_doc = {
     "doctor", NULL, "preflight checks of every node, each with a fix",
     "Preflight checks of every node (ssh, model files, image, runtime, fabric, memory, disk, "
     "the guard's systemd unit), each failed one with its fix.",
-    "0 every check passed; 1 a check failed; 2 a usage error.",
+    (const struct usage_exit[]){{0, "every check passed"},
+                                {1, "a check failed"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--fix", NULL,
          "install dsv41-guard.service where it is missing (root or sudo -n on the node); where "

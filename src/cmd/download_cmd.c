@@ -30,8 +30,10 @@ const struct usage_doc download_doc = {
     "again after a kill, a reboot or a full disk: it continues where it stopped.\n\n"
     "The token (HF_TOKEN, else the file HF_TOKEN_PATH) goes to the hub only, never to the CDN "
     "its redirects name. KEEP_PARTS=1 also writes each shard's parts out.",
-    "0 every file complete and verified; 1 a file failed or the run was interrupted (run it "
-    "again to resume); 2 usage, hub or disk error.",
+    (const struct usage_exit[]){{0, "every file complete and verified"},
+                                {1, "a file failed or the run was interrupted (run it again to resume)"},
+                                {2, "usage, hub or disk error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--dir", "DIR", "where the checkpoint goes (default MODEL_DIR)"},
         {"--repo", "REPO", "the repository (default HF_REPO)"},

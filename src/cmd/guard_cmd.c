@@ -13,8 +13,13 @@ const struct usage_doc guard_doc = {
     "guard", "[--floor GIB] [--daemon | --stop | --status [--all]]", "this node's memory guard",
     "The memory guard of this node: below the floor (MEMGUARD_GIB, default 1) of MemAvailable it "
     "SIGKILLs the dsv41-r* ranks of this node. Runs in the foreground, or detached with --daemon; "
-    "one guard per node (STATE_DIR/guard.lock). Log: STATE_DIR/memguard.log.",
-    "0 well; 1 --status found no fresh heartbeat; 2 a usage error.",
+    "one guard per node (STATE_DIR/guard.HOST.lock, HOST the hostname). Log: "
+    "STATE_DIR/memguard.log. Workers run the static dsv41-guard, whose own options are in "
+    "dsv41-guard(8).",
+    (const struct usage_exit[]){{0, "well"},
+                                {1, "--status found no fresh heartbeat"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--floor", "GIB", "the floor of MemAvailable (default MEMGUARD_GIB)"},
         {"--daemon", NULL, "detach; the log goes to STATE_DIR/memguard.log"},

@@ -27,8 +27,10 @@ const struct usage_doc key_doc = {
     "The fingerprint is \"SHA256:\" and the unpadded base64 of the key's SHA-256, as ssh-keygen "
     "-l shows a key's. To compare a laptop's key with it: printf %s \"$DSV41_API_KEY\" | openssl "
     "dgst -sha256 -binary | base64 | tr -d =",
-    "0 the key is there and safe (or was rotated); 1 it is missing or a check warns; 2 a usage "
-    "error.",
+    (const struct usage_exit[]){{0, "the key is there and safe (or was rotated)"},
+                                {1, "it is missing or a check warns"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--show", NULL, "print the key, only when stdout is a terminal (never into a pipe or file)"},
         {"--rotate", NULL,

@@ -40,8 +40,10 @@ const struct usage_doc copy_doc = {
     "computed as it read them). The bytes travel unencrypted: fine on the point-to-point fabric "
     "(the weights are public; integrity is the hash). --rsync copies through ssh instead, then "
     "verifies on the worker (rsync on both nodes).",
-    "0 copied and verified; 1 the copy or its check failed (or was interrupted); 2 a usage or "
-    "configuration error.",
+    (const struct usage_exit[]){{0, "copied and verified"},
+                                {1, "the copy or its check failed (or was interrupted)"},
+                                {2, "a usage or configuration error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--node", "NAME", "only this worker (default: every worker)"},
         {"--streams", "N", "TCP streams (default: the cores of the smaller end, 2 to 16)"},

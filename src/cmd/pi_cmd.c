@@ -16,10 +16,14 @@ const struct usage_doc pi_doc = {
     "install command with the head's address (--url when the laptop reaches the API by another "
     "name), the line that fetches the key over ssh (the key itself is never printed) and the pi "
     "command. The console shows the same (P).\n\n"
-    "--check, where Pi runs: the dsv41-sparks provider in Pi's models.json (PI_CODING_AGENT_DIR, "
+    "--check, where Pi runs and dsv41-top is installed (on a laptop without it, pi/install.sh "
+    "--check does the same with node alone, and asks /v1/models too): the dsv41-sparks provider in Pi's models.json (PI_CODING_AGENT_DIR, "
     "else ~/.pi/agent), the extension that lifts Pi's output limit, the key variable the "
     "provider names, and one request sent the way Pi sends it, answered. PASS/FAIL per check.",
-    "0 (with --check: every check passed); 1 a check failed; 2 a usage error.",
+    (const struct usage_exit[]){{0, "(with --check: every check passed)"},
+                                {1, "a check failed"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--url", "URL", "the API as the laptop reaches it (default: the head's address)"},
         {"--check", NULL, "check Pi's configuration where Pi runs, and one request"},

@@ -78,7 +78,10 @@ const struct usage_doc smoke_doc = {
     "Text (17 * 23), a tool call (get_weather for Warsaw) and vision (a red/blue PNG) against "
     "the API (default: API_URL or http://127.0.0.1:PORT), no output caps. PASS/FAIL per check "
     "with the evidence.",
-    "0 every check passed; 1 one failed; 2 a usage error.",
+    (const struct usage_exit[]){{0, "every check passed"},
+                                {1, "one failed"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){{"--timeout", "SEC", "how long each check may take (default 600)"},
                                ANY_HOST_OPT,
                                {"URL", NULL, "the API (http://head:8000, a trailing /v1 is fine)"},
@@ -118,8 +121,10 @@ const struct usage_doc bench_doc = {
     "none by default); no output caps; waits for an idle server before each step and saves the "
     "JSON after each step. Prints TTFT, TPOT and ITL percentiles and the reference figures of the "
     "measured deployment. Ctrl-C keeps what finished, marked interrupted.",
-    "0 every request answered; 1 a request failed (each named in the JSON's errors); 2 a usage "
-    "error.",
+    (const struct usage_exit[]){{0, "every request answered"},
+                                {1, "a request failed (each named in the JSON's errors)"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--out", "FILE", "the results as JSON (saved after each step)"},
         {"--label", "L", "a label kept in the results"},
@@ -231,7 +236,10 @@ const struct usage_doc gates_doc = {
     "The six acceptance gates: load, chat, reasoning, tools (a call and the answer that uses its "
     "result), context (a code planted in N tokens of filler, default 175000), speed (>= 15 tok/s "
     "in the first 30 s after the first token). The evidence goes to a JSON file.",
-    "0 all six passed; 1 a gate failed; 2 a usage error.",
+    (const struct usage_exit[]){{0, "all six passed"},
+                                {1, "a gate failed"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--ctx", "N", "tokens of filler in the context gate (default 175000, at least 100)"},
         {"--out", "FILE", "the evidence (default gates-DATE.json)"},

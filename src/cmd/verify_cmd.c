@@ -25,8 +25,10 @@ const struct usage_doc verify_doc = {
     "the checkpoint against its sha256 manifest",
     "Checks the checkpoint's files against its sha256 manifest (sha256sum's format), hashing "
     "several files at once.",
-    "0 every file matches; 1 a file is missing, unreadable or differs (or the run was "
-    "interrupted); 2 a usage or manifest error.",
+    (const struct usage_exit[]){{0, "every file matches"},
+                                {1, "a file is missing, unreadable or differs (or the run was interrupted)"},
+                                {2, "a usage or manifest error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--node", "NAME", "on that node (head, worker, worker2, ...): a worker hashes its "
                            "WORKER_MODEL_DIR itself, against the head's manifest (dsv41-verify "

@@ -23,24 +23,40 @@
 #include "mono.h"
 #include "state.h"
 #include "text.h"
+#include "units.h"
 #include "usage.h"
+
+enum { ALARM_NONE = 0, ALARM_WEDGED = 3, ALARM_FIRED = 4, ALARM_RANK = 5, ALARM_DOWN = 6,
+       ALARM_UNGUARDED = 7, ALARM_FABRIC = 8 };
 
 const struct usage_doc watch_doc = {
     "watch", NULL, "the console's checks headless, a line per change",
     "The console's checks without the screen: every node, its memory guard, the ranks, the API, "
     "the wedge rule and the liveness probe (PROBE_IDLE_S, PROBE_DEADLINE_S). One line per change "
-    "(--json: one JSON object per line). Runs until SIGINT/SIGTERM.",
-    "0 well (or stopped by a signal); 3 engine wedged; 4 a memory guard fired; 5 a rank exited; "
-    "6 a node unreachable; 7 ranks without a fresh memory guard; 8 the fabric changed under "
-    "running ranks (GID index, IPv4, netdev, HCAs); 2 bad usage.",
+    "(--json: one JSON object per line). Runs until SIGINT/SIGTERM, and then exits 0; it exits "
+    "with an alarm's code only with --once (the worst alarm of the first full sample) or "
+    "--exit-on-alarm (at the first alarm).",
+    (const struct usage_exit[]){{ALARM_NONE, "well, or stopped by a signal"},
+                                {1, "--unit: the unit could not be made (named)"},
+                                {2, "bad usage, or --once had no full sample within 60 s"},
+                                {ALARM_WEDGED, "engine wedged"},
+                                {ALARM_FIRED, "a memory guard fired"},
+                                {ALARM_RANK, "a rank exited"},
+                                {ALARM_DOWN, "a node unreachable"},
+                                {ALARM_UNGUARDED, "ranks without a fresh memory guard"},
+                                {ALARM_FABRIC, "the fabric changed under running ranks (GID "
+                                               "index, IPv4, netdev, HCAs)"},
+                                {-1, NULL}},
     (const struct usage_opt[]){
         {"--json", NULL, "one JSON object per line"},
         {"--once", NULL, "print the picture after the first full sample and exit"},
         {"--exit-on-alarm", NULL, "exit at the first alarm"},
         {"--interval", "S", "seconds between samples (0.2 to 3600, default 1)"},
+        {"--unit", NULL,
+         "print dsv41-watch.service filled in for this head (this binary, this account, the "
+         "config file, STATE_DIR, the settings from the environment) and exit: dsv41-top watch "
+         "--unit | sudo tee /etc/systemd/system/dsv41-watch.service"},
         {NULL, NULL, NULL}}};
-enum { ALARM_NONE = 0, ALARM_WEDGED = 3, ALARM_FIRED = 4, ALARM_RANK = 5, ALARM_DOWN = 6,
-       ALARM_UNGUARDED = 7, ALARM_FABRIC = 8 };
 
 #define MAX_FACTS (4 * CLUSTER_MAX_NODES + 4)
 
@@ -198,6 +214,19 @@ static int worst(const struct fact *f, int n)
     return ALARM_NONE;
 }
 
+static int print_unit(const struct config *c)
+{
+    struct buf text = BUF_INIT, err = BUF_INIT;
+    int rc = units_watch_text(c, &text, &err);
+    if (rc == 0)
+        fputs(buf_str(&text), stdout);
+    else
+        fprintf(stderr, "dsv41-top watch --unit: %s\n", buf_str(&err));
+    buf_free(&text);
+    buf_free(&err);
+    return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
+}
+
 int cmd_watch(const struct config *c, int argc, char **argv)
 {
     bool json = false, once = false, exit_on_alarm = false;
@@ -210,6 +239,8 @@ int cmd_watch(const struct config *c, int argc, char **argv)
             once = true;
         } else if (strcmp(argv[i], "--exit-on-alarm") == 0) {
             exit_on_alarm = true;
+        } else if (strcmp(argv[i], "--unit") == 0) {
+            return print_unit(c);
         } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc &&
                    (interval = strtod(argv[i + 1], &end)) >= 0.2 && interval <= 3600 && !*end) {
             i++;

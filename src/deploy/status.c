@@ -812,7 +812,10 @@ cJSON *status_to_json(const struct status_report *r)
 const struct usage_doc status_doc = {
     "status", NULL, "every node, the fabric, the ranks and the API",
     "Shows every node (memory, GPU, RDMA, fabric, ranks) and the API, then one line per problem.",
-    "0 all is well; 1 a problem (each named); 2 a usage or configuration error.",
+    (const struct usage_exit[]){{0, "all is well"},
+                                {1, "a problem (each named)"},
+                                {2, "a usage or configuration error"},
+                                {-1, NULL}},
     (const struct usage_opt[]){{"--json", NULL, "one JSON object for scripts"}, {NULL, NULL, NULL}}};
 
 int cmd_status(const struct config *c, int argc, char **argv)

@@ -285,6 +285,53 @@ int guardctl(const struct guard_opts *o, enum guardctl_action a)
     return 2;
 }
 
+const struct usage_doc guardd_doc = {
+    "dsv41-guard",
+    "--state-dir DIR [--floor GIB] [--warn GIB] [--trace GIB] [--psi-warn PCT] [--psi-kill PCT] "
+    "[--frag-warn N] [--kmsg-warn N] [--kmsg PATH] [--runtime docker|podman] "
+    "[--socket PATH|none] [--ranks N] [--pid PID]... [--proc-root DIR] "
+    "[--daemon | --stop | --status | --resolve]",
+    "the memory guard of one node",
+    "The memory guard of one node, which dsv41-top launch starts on every node (as this static "
+    "program on a worker that has nothing of dsv41-top installed; dsv41-top guard on the head). "
+    "It reads MemAvailable (every 10 ms near the floor to 1 s with room to spare), memory "
+    "pressure (PSI), free 4 MiB blocks and the kernel's NVIDIA lines, warns before the floor, and below --floor GiB of MemAvailable (or "
+    "above --psi-kill) kills the node's ranks (dsv41-r0 ...), through their cgroups, before "
+    "the GB10 wedges.\n\n"
+    "One guard per node: STATE_DIR/guard.HOST.lock (HOST: the node's hostname) holds it; the "
+    "log is STATE_DIR/memguard.log, the heartbeat STATE_DIR/guard.HOST.heartbeat. Without "
+    "--daemon, --stop, --status or --resolve it runs in the foreground until SIGINT/SIGTERM "
+    "(a systemd unit's way, dsv41-guard.service).",
+    (const struct usage_exit[]){{0, "ran until a signal; --stop, --resolve, --status: done, "
+                                    "stopped, asked, or guarded"},
+                                {1, "--status: no fresh heartbeat; --resolve: no guard running; "
+                                    "the guard could not start (another holds the lock, "
+                                    "STATE_DIR unwritable)"},
+                                {2, "a usage error"},
+                                {-1, NULL}},
+    (const struct usage_opt[]){
+        {"--state-dir", "DIR", "where the lock, the log and the heartbeat are (needed)"},
+        {"--floor", "GIB", "MemAvailable below this kills the ranks (default 1)"},
+        {"--warn", "GIB", "MemAvailable below this is a warning (default 4)"},
+        {"--trace", "GIB", "below this the log gets a line per sample (default 10)"},
+        {"--psi-warn", "PCT", "memory pressure (PSI full avg10) at or above this warns (default "
+                              "10; 0 off)"},
+        {"--psi-kill", "PCT", "... at or above this kills, like the floor (default 60; 0 off)"},
+        {"--frag-warn", "N", "fewer free 4 MiB blocks than this warns (default 16; 0 off)"},
+        {"--kmsg-warn", "N", "this many NVIDIA driver lines in the kernel log within 10 minutes "
+                             "warn (default 1; 0 off)"},
+        {"--kmsg", "PATH", "the kernel log to read (default /dev/kmsg)"},
+        {"--runtime", "RUNTIME", "docker or podman: how the ranks' PIDs are found"},
+        {"--socket", "PATH", "the runtime's API socket, or none for its command line"},
+        {"--ranks", "N", "the containers dsv41-r0 .. dsv41-r(N-1) on this node (default 2)"},
+        {"--pid", "PID", "guard this process too (repeatable)"},
+        {"--proc-root", "DIR", "where /proc is (default /proc; tests give a fixture)"},
+        {"--daemon", NULL, "detach; the log goes to STATE_DIR/memguard.log"},
+        {"--stop", NULL, "stop this node's guard (only the process that holds the lock)"},
+        {"--status", NULL, "whether this node's guard runs and its heartbeat is fresh"},
+        {"--resolve", NULL, "ask the running guard to look for the ranks' PIDs now"},
+        {NULL, NULL, NULL}}};
+
 /* A whole number in [lo, hi], or -1. */
 static long whole(const char *s, long lo, long hi)
 {

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "guard.h"
+#include "usage.h"
 
 /* A heartbeat older than this (seconds): the guard is hung or gone. */
 #define GUARD_FRESH_S 5
@@ -18,7 +19,7 @@ int guardctl(const struct guard_opts *o, enum guardctl_action a);
 /* The heartbeat line as the guard wrote it ("" when none); true when the
  * process it names is alive. */
 bool guardctl_heartbeat_read(const char *state_dir, char *line, size_t sz);
-/* Reads STATE_DIR/guard.heartbeat: 1 fresh (<= max_age_s), 0 stale or
+/* Reads STATE_DIR/guard.HOST.heartbeat: 1 fresh (<= max_age_s), 0 stale or
  * missing; fills a one-line description. */
 int guardctl_heartbeat(const char *state_dir, int max_age_s, char *desc, size_t sz);
 /* The signals a guard appends to its heartbeat line ("psi=F frag=N kmsg=N
@@ -28,6 +29,8 @@ bool guardctl_signals(const char *line, size_t len, char *out, size_t sz);
 /* Parses the static binary's flags into o and an action; -1 on bad usage,
  * with *bad the index of the argument not understood (a path too long for
  * its field is refused, never cut). */
+/* dsv41-guard's own options, its --help and its man page, dsv41-guard(8). */
+extern const struct usage_doc guardd_doc;
 int guardctl_parse(int argc, char **argv, struct guard_opts *o, enum guardctl_action *a, int *bad);
 
 #endif

@@ -6,20 +6,11 @@
 #include "guardctl.h"
 #include "text.h"
 
-static const char USAGE[] =
-    "usage: dsv41-guard --state-dir DIR [--floor GIB] [--warn GIB] [--trace GIB]\n"
-    "                   [--psi-warn PCT] [--psi-kill PCT] [--frag-warn N]\n"
-    "                   [--kmsg-warn N] [--kmsg PATH]\n"
-    "                   [--runtime docker|podman] [--socket PATH|none] [--ranks N]\n"
-    "                   [--pid PID]... [--proc-root DIR]\n"
-    "                   [--daemon | --stop | --status | --resolve]\n";
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(USAGE, stdout);
-        puts("The memory guard of one node, which `dsv41-top launch` starts on every node\n"
-             "(docs/guard.md). Below --floor GiB of MemAvailable it kills the node's ranks.");
+    if (usage_wants_help(&guardd_doc, argc, argv)) {
+        usage_print(stdout, &guardd_doc);
         return 0;
     }
     struct guard_opts o;
@@ -38,7 +29,7 @@ int main(int argc, char **argv)
         } else {
             fprintf(stderr, "dsv41-guard: --state-dir is needed\n");
         }
-        fputs(USAGE, stderr);
+        usage_print(stderr, &guardd_doc);
         return 2;
     }
     return guardctl(&o, a);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "dirs.h"
 #include "guards.h"
 #include "helper.h"
@@ -322,6 +323,44 @@ static int unit_text(const struct config *c, struct cluster *cl, struct cluster_
     int rc = units_render(buf_str(&tmpl), vals, 4, cn->node.local ? NULL : &exec, &env, text, err);
     strv_free(&exec);
     strv_free(&env);
+    buf_free(&tmpl);
+    return rc;
+}
+
+int units_watch_text(const struct config *c, struct buf *text, struct buf *err)
+{
+    struct buf tmpl = BUF_INIT;
+    char self[PATH_MAX], user[64], home[PATH_MAX];
+    int rc = -1;
+    if (units_template(UNITS_WATCH, &tmpl, err) < 0)
+        goto out;
+    if (dirs_exe_dir(self, sizeof self) < 0 ||
+        account_lookup(geteuid(), user, sizeof user, home, sizeof home) < 0) {
+        buf_puts(err, "cannot tell the running binary's directory or this account's name");
+        goto out;
+    }
+    struct buf cfg = BUF_INIT;
+    if (c->file)
+        buf_puts(&cfg, c->file);
+    else
+        config_default_path(&cfg);
+    const char *const vals[][2] = {
+        {"BINDIR", self},
+        {"USER", user},
+        {"CONFIG", buf_str(&cfg)},
+        {"STATE_DIR", config_get(c, "STATE_DIR")},
+    };
+    /* what the environment or --set gave: the unit's environment is
+     * systemd's; never a secret (a unit file is world-readable) */
+    struct strv env = STRV_INIT;
+    for (int i = 0; i < c->count; i++)
+        if ((c->values[i].source == CONFIG_SRC_ENV || c->values[i].source == CONFIG_SRC_FLAG) &&
+            !config_is_secret(c->values[i].key) && strcmp(c->values[i].key, "STATE_DIR") != 0)
+            strv_addf(&env, "%s=%s", c->values[i].key, c->values[i].value);
+    rc = units_render(buf_str(&tmpl), vals, 4, NULL, &env, text, err);
+    strv_free(&env);
+    buf_free(&cfg);
+out:
     buf_free(&tmpl);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "cluster.h"
 
 #define UNITS_GUARD "dsv41-guard.service"
+#define UNITS_WATCH "dsv41-watch.service"
 
 /* What systemd says about the guard's unit on a node. */
 struct units_state {
@@ -98,5 +99,10 @@ enum units_result units_install_node(const struct config *c, struct cluster *cl,
  * (a node without systemd is not a failure: it is said, and launch's
  * `guard --daemon` guards it). */
 int units_install(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out);
+
+/* dsv41-watch.service for this head, filled in: this binary's directory,
+ * this account, the config file and STATE_DIR, and the settings the
+ * environment or --set gave (secrets never). 0; -1 with why in err. */
+int units_watch_text(const struct config *c, struct buf *text, struct buf *err);
 
 #endif

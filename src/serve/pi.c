@@ -162,6 +162,8 @@ void pi_connect_lines(const struct config *c, const char *url, struct strv *line
         strv_addf(lines, "export DSV41_API_KEY=\"$(ssh %s cat \\\"%s\\\")\"  # check the quoting "
                          "of this path",
                   host, config_get(c, "API_KEY_FILE"));
+    strv_addf(lines, "/tmp/dsv41-pi/install.sh --check   # Pi, the provider, the key, a request: "
+                     "PASS/FAIL each");
     strv_addf(lines, "pi --model %s/%s", PI_PROVIDER, PI_MODEL);
     strv_addf(lines, "# a first question: pi -p 'What is 17 * 23?' --model %s/%s < /dev/null",
               PI_PROVIDER, PI_MODEL);

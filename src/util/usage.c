@@ -56,6 +56,21 @@ const struct usage_opt *usage_find(const struct usage_doc *d, const char *word)
     return NULL;
 }
 
+const struct usage_exit USAGE_EXITS_PLAIN[] = {{0, "done"}, {2, "a usage error"}, {-1, NULL}};
+
+const struct usage_exit *usage_exits(const struct usage_doc *d)
+{
+    return d->exits ? d->exits : USAGE_EXITS_PLAIN;
+}
+
+void usage_prog(struct buf *b, const struct usage_doc *d)
+{
+    if (d->name && strncmp(d->name, "dsv41-", 6) == 0)
+        buf_puts(b, d->name);
+    else
+        buf_printf(b, "dsv41-top%s%s", d->name ? " " : "", d->name ? d->name : "");
+}
+
 void usage_synopsis(struct buf *b, const struct usage_doc *d)
 {
     if (d->synopsis) {
@@ -111,16 +126,15 @@ void usage_wrap(FILE *f, const char *text, int indent, int width)
 
 void usage_print(FILE *f, const struct usage_doc *d)
 {
-    struct buf syn = BUF_INIT;
+    struct buf syn = BUF_INIT, prog = BUF_INIT;
     usage_synopsis(&syn, d);
-    const char *name = d->name ? d->name : "";
+    usage_prog(&prog, d);
     if (!syn.len) /* a command without options */
-        fprintf(f, "usage: dsv41-top%s%s\n", *name ? " " : "", name);
+        fprintf(f, "usage: %s\n", buf_str(&prog));
     /* a given synopsis may hold several forms, one per line */
     for (const char *line = buf_str(&syn), *first = line; *line;) {
         size_t n = strcspn(line, "\n");
-        int lead = fprintf(f, "%s dsv41-top%s%s ", line == first ? "usage:" : "      ",
-                           *name ? " " : "", name);
+        int lead = fprintf(f, "%s %s ", line == first ? "usage:" : "      ", buf_str(&prog));
         struct buf one = BUF_INIT;
         buf_append(&one, line, n);
         usage_wrap(f, buf_str(&one), lead, WIDTH);
@@ -131,6 +145,7 @@ void usage_print(FILE *f, const struct usage_doc *d)
             line++;
     }
     buf_free(&syn);
+    buf_free(&prog);
     if (d->text) {
         fputc('\n', f);
         usage_wrap(f, d->text, 0, WIDTH);
@@ -149,9 +164,11 @@ void usage_print(FILE *f, const struct usage_doc *d)
         usage_wrap(f, o->help, OPT_COL, WIDTH);
         fputc('\n', f);
     }
-    if (d->exit) {
-        fputs("\nexit status: ", f);
-        usage_wrap(f, d->exit, 2, WIDTH);
+    fputs("\nexit status:\n", f);
+    for (const struct usage_exit *e = usage_exits(d); e->code >= 0; e++) {
+        int w = fprintf(f, "  %d", e->code);
+        fprintf(f, "%*s", w < 6 ? 6 - w : 1, "");
+        usage_wrap(f, e->when, 6, WIDTH);
         fputc('\n', f);
     }
 }

@@ -18,14 +18,29 @@ struct usage_opt {
     const char *help; /* one sentence, unwrapped */
 };
 
+/* One exit status and when a command exits with it; a table ends with code -1.
+ * The commands return these codes; --help, the man page's EXIT STATUS and
+ * the docs' table (dsv41-top docs exits) are printed from the table. */
+struct usage_exit {
+    int code;
+    const char *when;
+};
+
 struct usage_doc {
-    const char *name;     /* "launch"; NULL for the console itself */
+    const char *name; /* "launch"; NULL for the console itself; "dsv41-guard": a program */
     const char *synopsis; /* NULL: built from opts; else lines after "dsv41-top NAME " */
     const char *summary;  /* one line for the command table */
     const char *text;     /* what it does: paragraphs apart by "\n\n", lines unwrapped */
-    const char *exit;     /* the exit status, one paragraph; NULL: 0 ok, 2 usage */
-    const struct usage_opt *opts; /* ends with {NULL} */
+    const struct usage_exit *exits; /* NULL: USAGE_EXITS_PLAIN */
+    const struct usage_opt *opts;   /* ends with {NULL} */
 };
+
+/* 0 done, 2 a usage error: a command that can fail in no other way. */
+extern const struct usage_exit USAGE_EXITS_PLAIN[];
+/* The table of d (its own, or USAGE_EXITS_PLAIN). */
+const struct usage_exit *usage_exits(const struct usage_doc *d);
+/* "dsv41-top NAME", "dsv41-top" (the console), or a program's own name. */
+void usage_prog(struct buf *b, const struct usage_doc *d);
 
 /* The synopsis after "dsv41-top NAME": given, or "[--flag ARG]..." built. */
 void usage_synopsis(struct buf *b, const struct usage_doc *d);

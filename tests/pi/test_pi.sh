@@ -220,4 +220,42 @@ check "pi --check without the extension: FAIL, named" eval '[ $rc -eq 1 ] && con
 out=$(PI_CODING_AGENT_DIR=$T/nothing "$TOP" pi --check 2>&1); rc=$?
 check "pi --check with no Pi configuration: FAIL, says to run install.sh" eval \
     '[ $rc -eq 1 ] && contains "$out" "run pi/install.sh"'
+
+# --- pi/install.sh --check: the same where Pi runs, node alone ------------------------------
+# the laptop's copy (what `dsv41-top pi`'s scp line makes), no dsv41-top on PATH
+cp -r "$root/pi" "$T/laptop-pi"
+LCHECK=$T/laptop-pi/install.sh
+# a laptop's PATH: node, Pi and what a shell needs; nothing of dsv41-top
+mkdir -p "$T/lbin"
+for c in node pi dirname; do ln -s "$(command -v $c)" "$T/lbin/$c"; done
+lcheck() { PATH=$T/lbin "$LCHECK" --check "$@"; }
+PI_CODING_AGENT_DIR=$W "$LCHECK" "http://127.0.0.1:$P" > /dev/null 2>&1
+: > "$REC"
+out=$(DSV41_API_KEY=$KEY PI_CODING_AGENT_DIR=$W lcheck 2>&1); rc=$?
+printf '%s\n' "$out" | sed 's/^/    /'
+check "install.sh --check: every check PASS (pi, provider, extension, key, endpoint, request), exit 0" eval \
+    '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$out" | grep -c ^PASS)" -eq 6 ] && contains "$out" "391" && contains "$out" "6 passed, 0 failed"'
+check "install.sh --check: the request went as Pi sends it (streamed, no limit, reasoning_effort low, the bearer key)" eval \
+    '[ "$(jq -r ".body | has(\"max_completion_tokens\") or has(\"max_tokens\")" "$REC" | tail -1)" = false ] &&
+     [ "$(jq -r .body.reasoning_effort "$REC" | tail -1)" = low ] && [ "$(jq -r .body.stream "$REC" | tail -1)" = true ] &&
+     [ "$(jq -r .authorization "$REC" | tail -1)" = "Bearer $KEY" ]'
+out=$(DSV41_API_KEY=wrong-key PI_CODING_AGENT_DIR=$W lcheck 2>&1); rc=$?
+check "install.sh --check with a wrong key: the endpoint and the request FAIL with 401, exit 1" eval \
+    '[ $rc -eq 1 ] && contains "$out" "FAIL endpoint" && contains "$out" "FAIL request" && contains "$out" "HTTP 401"'
+out=$(unset DSV41_API_KEY; PI_CODING_AGENT_DIR=$W lcheck 2>&1); rc=$?
+check "install.sh --check without the key variable: FAIL, says to export it, nothing sent" eval \
+    '[ $rc -eq 1 ] && contains "$out" "FAIL key" && contains "$out" "DSV41_API_KEY is not set" && contains "$out" "not sent"'
+rm "$W/extensions/dsv41-sparks.ts"
+out=$(DSV41_API_KEY=$KEY PI_CODING_AGENT_DIR=$W lcheck 2>&1); rc=$?
+check "install.sh --check without the extension: FAIL, named" eval '[ $rc -eq 1 ] && contains "$out" "FAIL extension"'
+out=$(PI_CODING_AGENT_DIR=$T/nothing lcheck 2>&1); rc=$?
+check "install.sh --check with no Pi configuration: FAIL, says to run install.sh" eval \
+    '[ $rc -eq 1 ] && contains "$out" "run pi/install.sh"'
+kill "$simpid" 2>/dev/null; wait "$simpid" 2>/dev/null; simpid=
+PI_CODING_AGENT_DIR=$W "$LCHECK" "http://127.0.0.1:$P" > /dev/null 2>&1
+out=$(DSV41_API_KEY=$KEY PI_CODING_AGENT_DIR=$W lcheck --timeout 5 2>&1); rc=$?
+check "install.sh --check with the server gone: the endpoint FAILs with the reason, exit 1" eval \
+    '[ $rc -eq 1 ] && contains "$out" "FAIL endpoint" && grep -qi "refused\|ECONNREFUSED" <<< "$out"'
+out=$(PI_CODING_AGENT_DIR=$W lcheck --bogus 2>&1); rc=$?
+check "install.sh --check --bogus: exit 2, usage" eval '[ $rc -eq 2 ] && contains "$out" "usage: pi/install.sh --check"'
 summary

@@ -1,0 +1,66 @@
+#include "docsref.h"
+
+#include <stddef.h>
+
+/* Besides these, every setting (dsv41-top docs settings) is read from the
+ * environment by dsv41-top. */
+const struct docsref_env DOCSREF_ENV[] = {
+    {"DSV41_CONFIG", REF_TOP,
+     "the config file to read instead of $XDG_CONFIG_HOME/dsv41-top/config (--config beats it)"},
+    {"XDG_CONFIG_HOME", REF_TOP, "where the config file is looked for (default ~/.config)"},
+    {"HOME", REF_TOP, "the home of ~ in settings and of the default config and STATE_DIR"},
+    {"PATH", REF_TOP, "where nvidia-smi, docker or podman and rdma are found on the head"},
+    {"NO_COLOR", REF_TOP, "set and not empty: the console without colour, as --no-colour"},
+    {"SSH_AUTH_SOCK", REF_TOP, "the ssh agent, tried before the key files for every node"},
+    {"DOCKER_HOST", REF_TOP | REF_GUARD,
+     "docker's API socket (unix:///...), when ENGINE_SOCKET does not name one"},
+    {"CONTAINER_HOST", REF_TOP | REF_GUARD,
+     "podman's API socket (unix:///...), when ENGINE_SOCKET does not name one"},
+    {"XDG_RUNTIME_DIR", REF_TOP | REF_GUARD,
+     "where a rootless podman's socket is (podman/podman.sock under it)"},
+    {"DSV41_NVML_LIB", REF_TOP, "the NVML library to load (default libnvidia-ml.so.1)"},
+    {"PI_CODING_AGENT_DIR", REF_TOP,
+     "pi --check: Pi's configuration directory (default ~/.pi/agent), as Pi reads it"},
+    {"DSV41_PI_DIR", REF_TOP,
+     "where the Pi files (install.sh, the provider, the extension) are, instead of "
+     "PREFIX/share/dsv41-top/pi or the checkout's pi/"},
+    {"DSV41_GUARD_UNIT", REF_GUARD | REF_TOP,
+     "set by dsv41-guard.service: the guard says its unit in --status and its hints"},
+    {"SSH_CONNECTION", REF_XFER, "--listen ssh: the address this ssh session came in on"},
+    {NULL, 0, NULL}};
+
+const struct docsref_file DOCSREF_FILES[] = {
+    {"$XDG_CONFIG_HOME/dsv41-top/config", REF_TOP,
+     "the settings, KEY=VALUE lines (read; dsv41-top config shows them)"},
+    {"STATE_DIR/api_key", REF_TOP,
+     "the API key rank 0 requires (API_KEY_FILE), mode 0600; made once by launch, rotated by "
+     "key --rotate"},
+    {"STATE_DIR/dsv41-rN.env", REF_TOP,
+     "rank N's environment file on its node (mode 0600; launch), the key never in it"},
+    {"STATE_DIR/plans/", REF_TOP, "the EXL3 plan as the ranks' container sees it (launch)"},
+    {"STATE_DIR/budget.json", REF_TOP,
+     "what the ranks really took at past launches (graphs, KV), which the next budget starts "
+     "from"},
+    {"STATE_DIR/bin/", REF_TOP,
+     "the static helpers (dsv41-guard, dsv41-verify, dsv41-xfer) pushed to a worker"},
+    {"STATE_DIR/memguard.log", REF_GUARD, "the memory guard's log: warnings, FIRED, its kills"},
+    {"STATE_DIR/guard.HOST.lock", REF_GUARD,
+     "one guard per node (HOST: its hostname): the holder's PID, start time and boot"},
+    {"STATE_DIR/guard.HOST.heartbeat", REF_GUARD,
+     "the guard's last sample, rewritten each second (guard --status reads it)"},
+    {"STATE_DIR/incidents/", REF_TOP,
+     "the evidence kept when a guard fired, the engine wedged or a rank exited (console, "
+     "watch)"},
+    {"UNIT_DIR/dsv41-guard.service", REF_TOP,
+     "the guard's systemd unit on every node (launch --install-units, doctor --fix)"},
+    {"MODEL_DIR/.dsv41-download.json", REF_TOP,
+     "what download fetched and verified, with the hub's sums (resume, copy-to-peer)"},
+    {"MODEL_DIR/.dsv41-download.lock", REF_TOP, "one download per directory"},
+    {"MODEL_DIR/.dsv41-assemble.json", REF_TOP, "the shards assemble rebuilt (resume)"},
+    {"WORKER_MODEL_DIR/.dsv41-copy.live", REF_XFER,
+     "the ranges of a copy that landed, each second (resume after a kill)"},
+    {"WORKER_MODEL_DIR/.dsv41-copy.state", REF_XFER,
+     "the ranges that reached the disk, every 5 s (resume after a power cut)"},
+    {"WORKER_MODEL_DIR/.dsv41-copy.lock", REF_XFER, "one copy per directory"},
+    {"gates-DATE.json", REF_TOP, "gates' evidence in the current directory (--out FILE)"},
+    {NULL, 0, NULL}};
