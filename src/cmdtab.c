@@ -34,7 +34,7 @@ static const struct usage_doc version_doc = {
 
 static const struct usage_doc keys_doc = {
     "keys", NULL, "the console's keys, as a Markdown table",
-    "The console's keys as a Markdown table: the README's keys section is this output.", NULL,
+    "The console's keys as a Markdown table: docs/tui.md's keys section is this output.", NULL,
     NULL};
 
 const struct usage_doc main_doc = {

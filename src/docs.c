@@ -380,6 +380,23 @@ static void docs_files(FILE *f)
     }
 }
 
+static void opt_rows(FILE *f, const struct usage_doc *d, const char *where)
+{
+    for (const struct usage_opt *o = d->opts; o && o->flag; o++) {
+        fprintf(f, "| `%s%s%s` | %s | ", o->flag, o->arg ? " " : "", o->arg ? o->arg : "", where);
+        md(f, o->help);
+        fputs(" |\n", f);
+    }
+}
+
+/* The program's own options and the console's, for docs/tui.md. */
+static void docs_options(FILE *f)
+{
+    fputs("| option | where | what it does |\n|---|---|---|\n", f);
+    opt_rows(f, &main_doc, "before any command");
+    opt_rows(f, &console_doc, "the console");
+}
+
 static void docs_man_top(FILE *f)
 {
     docs_man(f, "dsv41-top");
@@ -392,18 +409,18 @@ static const struct {
     {"man", docs_man_top},       {"bash", docs_bash},          {"zsh", docs_zsh},
     {"commands", docs_commands}, {"keys", keys_markdown},      {"settings", docs_settings},
     {"flags", docs_flags},       {"exits", docs_exits},        {"environment", docs_environment},
-    {"files", docs_files},
+    {"files", docs_files},       {"options", docs_options},
 };
 
 const struct usage_doc docs_doc = {
     "docs",
     "man [dsv41-top | dsv41-guard | dsv41-verify | dsv41-xfer]\n"
-    "bash | zsh | commands | keys | settings | flags | exits | environment | files",
+    "bash | zsh | commands | keys | settings | flags | exits | environment | files | options",
     "the man pages, the completions and the docs' tables, generated",
     "Prints what is generated from the command table, the helpers' own, the console's keys, the "
     "settings and the tables of environment variables and files: a man page (roff; dsv41-top's "
     "by default, or a static helper's), the bash and zsh completions, the docs' commands, keys, "
-    "settings, exits, environment and files tables (Markdown), or every documented option "
+    "settings, exits, environment, files and options tables (Markdown), or every documented option "
     "(flags). make builds the man pages and the completions with it; tests/check_docs.sh fails "
     "when a page or a parser drifts from it.",
     (const struct usage_exit[]){{0, "printed"},

@@ -19,15 +19,21 @@ bad() { echo "FAIL - $1"; fail=1; }
 docs() { env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null "$bin" docs "$1"; }
 
 # ---- the generated sections, each in the page an operator looks for it in
-declare -A SEC_FILE=([commands]=README.md [keys]=docs/tui.md [settings]=docs/config.md)
-for sec in commands keys settings; do
+declare -A SEC_FILE=([commands]=README.md [keys]=docs/tui.md [settings]=docs/config.md
+                     [exits]=docs/operating.md [files]=docs/operating.md
+                     [environment]=docs/config.md [install]=README.md [options]=docs/tui.md)
+for sec in commands keys settings exits files environment install options; do
     page=${SEC_FILE[$sec]}
-    want=$(docs "$sec")
+    if [ $sec = install ]; then # from the Makefile's own lists
+        want=$(make -s --no-print-directory -C "$root" install-table)
+    else
+        want=$(docs "$sec")
+    fi
     have=$(sed -n "/<!-- $sec:begin -->/,/<!-- $sec:end -->/p" "$page" | sed '1d;$d')
     if ! grep -q "<!-- $sec:begin -->" "$page"; then
         bad "$page has no <!-- $sec:begin --> section"
     elif [ "$want" = "$have" ]; then
-        ok "$page's $sec section is 'dsv41-top docs $sec'"
+        ok "$page's $sec section is what the program or the Makefile prints"
     elif [ $fix = 1 ]; then
         tmp=$(mktemp)
         printf '%s\n' "$want" > "$tmp.body"
@@ -38,7 +44,7 @@ for sec in commands keys settings; do
         rm -f "$tmp.body"
         ok "$page's $sec section rewritten"
     else
-        bad "$page's $sec section differs from 'dsv41-top docs $sec' (make readme rewrites it):"
+        bad "$page's $sec section differs from what the program or the Makefile prints (make readme rewrites it):"
         diff <(printf '%s\n' "$have") <(printf '%s\n' "$want") | head -20
     fi
 done
@@ -117,6 +123,40 @@ for kind in messages pages; do
     fi
 done
 rm -f "$refs" "$refs".*
+
+# ---- docs/operating.md's "whole set at a glance" has every command
+cmds=$(env -i PATH=/usr/bin:/bin "$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+glance=$(sed -n '/^```$/,/^```$/p' docs/operating.md | head -60)
+missing=$(for c in $cmds; do grep -q "^dsv41-top $c\b" <<< "$glance" || echo "$c"; done)
+[ -z "$missing" ] && ok "docs/operating.md's block names every command" ||
+    bad "docs/operating.md's block lacks:" $missing
+
+# ---- the environment and the files: every variable the code reads is a
+# setting or in 'docs environment'; every STATE_DIR/... and .dsv41-... a page
+# or a message names is in 'docs files' (a file of ours that no table lists
+# is one an operator cannot look up)
+envs=$(docs environment | awk -F'`' 'NR > 2 { print $2 }')
+sets=$(docs settings | awk -F'`' 'NR > 2 { print $2 }')
+# DSV41_XFER_TEST_FLIP: the copy tests' fault injection, not an operator's
+missing=$(grep -rhoE 'getenv\("[A-Za-z_0-9]+"\)' src tui | sed 's/getenv("\(.*\)")/\1/' | sort -u |
+          grep -vxF -e DSV41_XFER_TEST_FLIP $(printf -- '-e %s ' $envs $sets))
+[ -z "$missing" ] && ok "every variable the code reads is documented (docs environment, settings)" ||
+    bad "variables the code reads that no table documents: $missing"
+files=$(docs files | awk -F'`' 'NR > 2 { print $2 }')
+named=$( { awk -f tests/md_code.awk README.md docs/*.md src/*/README.md tui/README.md
+           find src tui -name '*.[ch]' | sort | xargs awk -f tests/c_strings.awk; } |
+         grep -oE '(STATE_DIR|MODEL_DIR)/[A-Za-z0-9_.<>-]+/?|\.dsv41-[a-z]+\.[a-z]+' | sort -u)
+unknown=
+for n in $named; do
+    n=${n%.}; n=${n%/}
+    case $n in STATE_DIR | MODEL_DIR) continue ;; esac
+    # a name stands for a table entry by its last part (.dsv41-copy.live,
+    # bench for STATE_DIR/bench/), HOST and <host> the same word
+    base=${n##*/}; base=${base//<hostname>/HOST}; base=${base//<host>/HOST}
+    grep -qE -- "(^|/)${base//./\\.}(/|\$)" <<< "$files" || unknown="$unknown $n"
+done
+[ -z "$unknown" ] && ok "every file of ours a page or a message names is in 'docs files' ($(wc -w <<< "$named") names)" ||
+    bad "files named in pages or messages that 'docs files' does not list:$unknown"
 
 # ---- the man page and the completions
 man=$(mktemp -d)

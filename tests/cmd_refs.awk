@@ -17,7 +17,7 @@
 # Placeholders (COMMAND, %s, $X, <x>) are not checked; PROSE are the words
 # that follow the program's name in a sentence ("dsv41-top did not start").
 BEGIN {
-    split("did goes asks keeps runs command label for", w, " ")
+    split("did goes asks keeps runs command label for puts is installed", w, " ")
     for (i in w) prose[w[i]] = 1
     split("or and then | || && ; > >> < 2> # &", w, " ")
     for (i in w) stop[w[i]] = 1
@@ -35,7 +35,7 @@ FILENAME == ARGV[1] {
         before = p > 1 ? substr(rest, p - 1, 1) : " "
         after = substr(rest, p + 9, 1)
         rest = substr(rest, p + 9)
-        if (before ~ /[A-Za-z0-9_.-]/ || after != " ") continue
+        if (before ~ /[[A-Za-z0-9_.-]/ || after != " ") continue
         check(where, rest)
     }
 }

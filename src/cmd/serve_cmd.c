@@ -115,11 +115,11 @@ int cmd_smoke(const struct config *c, int argc, char **argv)
 }
 
 const struct usage_doc bench_doc = {
-    "bench", NULL, "prefill and decode speed, saved as JSON",
+    "bench", NULL, "prefill and decode speed (--out: as JSON)",
     "Prefill tok/s on fresh random token ids (default 8192 32768, 3 reps), decode per stream and "
     "aggregate at each concurrency (default 1 2) for prose and code, long-context runs (--ctx, "
-    "none by default); no output caps; waits for an idle server before each step and saves the "
-    "JSON after each step. Prints TTFT, TPOT and ITL percentiles and the reference figures of the "
+    "none by default); no output caps; waits for an idle server before each step and, with "
+    "--out, saves the JSON after each step. Prints TTFT, TPOT and ITL percentiles and the reference figures of the "
     "measured deployment. Ctrl-C keeps what finished, marked interrupted.",
     (const struct usage_exit[]){{0, "every request answered"},
                                 {1, "a request failed (each named in the JSON's errors)"},
@@ -132,7 +132,7 @@ const struct usage_doc bench_doc = {
         {"--no-prefill", NULL, "no prefill runs"},
         {"--conc", "C...", "concurrencies of the decode runs (default 1 2)"},
         {"--no-decode", NULL, "no decode runs"},
-        {"--kinds", "K...", "what the decode runs write: prose, code or both (default both)"},
+        {"--kinds", "K...", "what the decode runs write: prose, code, or both words (default prose code)"},
         {"--ctx", "N...", "long-context runs at these prompt lengths (default none)"},
         {"--reps", "R", "repetitions of each prefill run (default 3)"},
         {"--dec-reps", "R", "repetitions of each decode run (default 1)"},
@@ -200,9 +200,10 @@ int cmd_bench(const struct config *c, int argc, char **argv)
             o.nkinds = 0;
             while (i + 1 < argc && argv[i + 1][0] != '-' && o.nkinds < 2) {
                 const char *k = argv[++i];
-                if (strcmp(k, "prose") && strcmp(k, "code"))
-                    {
-                    fputs("dsv41-top bench: --kinds takes prose and/or code\n", stderr);
+                if (strcmp(k, "prose") && strcmp(k, "code")) {
+                    fputs("dsv41-top bench: --kinds takes prose, code, or both: --kinds prose "
+                          "code\n",
+                          stderr);
                     return 2;
                 }
                 o.kinds[o.nkinds++] = k;
