@@ -77,7 +77,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: install-table all programs deps test-deps deps-aarch64 aarch64 test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
+.PHONY: deb install-table all programs deps test-deps deps-aarch64 aarch64 test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
 .DEFAULT_GOAL := programs
 
 # make: what an operator installs - the program, its static helpers, the man
@@ -152,14 +152,16 @@ $(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o $(BUILD)/src/docs_man.o: $(BUILD)/gen/
 
 # The man page and the completions, printed by the program from its own
 # tables (src/docs.c), with no configuration of the builder's in the way.
-DOCS_RUN = env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null $(BUILD)/dsv41-top docs
-$(addprefix $(BUILD)/share/,$(MAN_PAGES)): $(BUILD)/share/%: $(BUILD)/dsv41-top
+# (a cross build prints them with this machine's build: DOCS_BIN=build/dsv41-top)
+DOCS_BIN ?= $(BUILD)/dsv41-top
+DOCS_RUN = env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null $(DOCS_BIN) docs
+$(addprefix $(BUILD)/share/,$(MAN_PAGES)): $(BUILD)/share/%: $(DOCS_BIN)
 	@mkdir -p $(@D)
 	$(DOCS_RUN) man $(basename $(@F)) > $@.tmp && mv -f $@.tmp $@
-$(BUILD)/share/dsv41-top.bash: $(BUILD)/dsv41-top
+$(BUILD)/share/dsv41-top.bash: $(DOCS_BIN)
 	@mkdir -p $(@D)
 	$(DOCS_RUN) bash > $@.tmp && mv -f $@.tmp $@
-$(BUILD)/share/_dsv41-top: $(BUILD)/dsv41-top
+$(BUILD)/share/_dsv41-top: $(DOCS_BIN)
 	@mkdir -p $(@D)
 	$(DOCS_RUN) zsh > $@.tmp && mv -f $@.tmp $@
 
@@ -392,7 +394,8 @@ THEME_FILES := $(notdir $(wildcard themes/*.theme))
 PI_FILES    := install.sh pi-config.mjs pi-check.mjs models.fragment.json dsv41-sparks.ts
 SYSTEMD_UNITS  := $(notdir $(wildcard dist/systemd/*.service))
 BASH_COMP   := $(PREFIX)/share/bash-completion/completions/dsv41-top
-ZSH_COMP    := $(PREFIX)/share/zsh/site-functions/_dsv41-top
+# zsh looks in site-functions under /usr/local, in vendor-completions for a package's
+ZSH_COMP    := $(PREFIX)/share/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)/_dsv41-top
 MAN_DEST    = $(PREFIX)/share/man/man$(subst .,,$(suffix $(1)))/$(1)
 INSTALLED := $(addprefix $(PREFIX)/bin/,$(BIN_FILES)) \
              $(addprefix $(SHARE)/themes/,$(THEME_FILES)) $(addprefix $(SHARE)/pi/,$(PI_FILES)) \
@@ -403,7 +406,7 @@ install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi \
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(SHARE)/systemd
+	  $(DESTDIR)$(dir $(ZSH_COMP)) $(DESTDIR)$(SHARE)/systemd
 	for b in $(BIN_FILES); do install -m 0755 $(BUILD)/$$b $(DESTDIR)$(PREFIX)/bin/$$b || exit 1; done
 	for t in $(THEME_FILES); do install -m 0644 themes/$$t $(DESTDIR)$(SHARE)/themes/ || exit 1; done
 	install -m 0755 pi/install.sh $(DESTDIR)$(SHARE)/pi/install.sh
@@ -432,6 +435,35 @@ install-table:
 	@echo '| colour themes (`--theme NAME`) | $(call md_paths,$(addprefix $(SHARE)/themes/,$(THEME_FILES))) |'
 	@echo '| the Pi files (`dsv41-top pi` names them) | $(call md_paths,$(addprefix $(SHARE)/pi/,$(PI_FILES))) |'
 	@echo '| systemd unit templates (filled in by `launch --install-units`, `watch --unit`) | $(call md_paths,$(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))) |'
+
+# make deb: a Debian package (DGX OS is Ubuntu) of what make install puts
+# under /usr, built with Debian's hardening flags (dpkg-buildflags) into
+# build-deb-ARCH/ (from nothing) and packed by dist/deb/build.sh (stripped, man pages
+# compressed, Depends from dpkg-shlibdeps: the runtime libraries only).
+# DEB_ARCH=arm64 packs the aarch64 cross build (make deps-aarch64 first).
+DEB_ARCH  ?= $(shell dpkg --print-architecture 2>/dev/null)
+DEB_BUILD := build-deb-$(DEB_ARCH)
+DEB_BUILDFLAGS = DEB_HOST_ARCH=$(DEB_ARCH) DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+DEB_FLAGS  = CFLAGS="$$($(DEB_BUILDFLAGS) CFLAGS) $$($(DEB_BUILDFLAGS) CPPFLAGS)" \
+             LDFLAGS="$$($(DEB_BUILDFLAGS) LDFLAGS)"
+deb:
+	@# from nothing: a flag that changed rebuilds nothing in make's eyes
+	rm -rf $(DEB_BUILD)
+ifeq ($(DEB_ARCH),$(shell dpkg --print-architecture 2>/dev/null))
+	$(MAKE) BUILD=$(DEB_BUILD) $(DEB_FLAGS) programs
+	$(MAKE) BUILD=$(DEB_BUILD) install DESTDIR=$(CURDIR)/$(DEB_BUILD)/root PREFIX=/usr
+	dist/deb/build.sh $(DEB_ARCH) $(DEB_BUILD) $(VERSION) strip
+else ifeq ($(DEB_ARCH),arm64)
+	$(MAKE) build/dsv41-top
+	PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
+	  $(MAKE) CC=$(AARCH64_PREFIX)gcc AR=$(AARCH64_PREFIX)ar BUILD=$(DEB_BUILD) \
+	  DOCS_BIN=build/dsv41-top $(DEB_FLAGS) programs
+	$(MAKE) BUILD=$(DEB_BUILD) DOCS_BIN=build/dsv41-top install \
+	  DESTDIR=$(CURDIR)/$(DEB_BUILD)/root PREFIX=/usr
+	dist/deb/build.sh $(DEB_ARCH) $(DEB_BUILD) $(VERSION) $(AARCH64_PREFIX)strip
+else
+	@echo "make deb: DEB_ARCH=$(DEB_ARCH): this machine's architecture or arm64" >&2; exit 2
+endif
 
 # The README's generated tables (commands, keys, settings) rewritten from the
 # program; tests/check_docs.sh fails when they differ.

@@ -80,6 +80,13 @@ for f in "${!FILE_CMDS[@]}"; do
     done
 done
 [ $fail = 0 ] && ok "every parser's options are documented, every documented option parsed"
+# docs/cmd.md's table of where each command is: the files whose parsers were just checked
+for f in "${!FILE_CMDS[@]}"; do
+    for c in ${FILE_CMDS[$f]}; do
+        case $c in main | console) continue ;; esac
+        grep -q "^| .*\`$c\`.* | \`$f\`" docs/cmd.md || bad "docs/cmd.md does not say $c is in $f"
+    done
+done
 
 # ---- --help of every command, from its table, with no configuration at all
 n=0

@@ -89,6 +89,7 @@ job_table() {
     echo "hub/test_assemble.sh 23 - tests/hub/test_assemble.sh"
     echo "pi/test_pi.sh 54 - tests/pi/test_pi.sh"
     for t in verify install units nvml engine key; do echo "cli/test_$t.sh 10 - tests/cli/test_$t.sh"; done
+    echo "cli/test_deb.sh 90 - tests/cli/test_deb.sh"
     echo "cli/test_guard_stall.sh 10 - tests/cli/test_guard_stall.sh"
     echo "cli/test_guard_stall.sh+tsan 10 - DSV41_GUARD=$root/build-thread/dsv41-guard $TSAN_ENV tests/cli/test_guard_stall.sh"
     echo "cli/test_engine.sh+tsan 9 - DSV41_ENGINE_PROBE=$root/build-thread/tests/engine-probe $TSAN_ENV tests/cli/test_engine.sh"

@@ -31,6 +31,18 @@ check "the guard unit runs the foreground guard" grep -qx "ExecStart=$BINDIR/dsv
 check "the guard unit: Restart=always, OOMScoreAdjust=-1000" eval "grep -qx Restart=always '$T/dsv41-guard.service' && grep -qx OOMScoreAdjust=-1000 '$T/dsv41-guard.service'"
 check "the guard unit: no PrivateTmp/ProtectHome (STATE_DIR)" eval "! grep -Eq '^(PrivateTmp|ProtectHome)=' '$T/dsv41-guard.service'"
 
+# watch --unit: the watch unit filled in for this head, as systemd takes it
+out=$(WORKER=spark2 HF_TOKEN=hf_secret_in_env "$TOP" watch --unit 2> "$T/unit.err"); rc=$?
+printf '%s\n' "$out" > "$T/dsv41-watch.service"
+check "watch --unit: exit 0, every placeholder filled in" eval '[ $rc = 0 ] && ! grep -q "@[A-Z_]*@" "$T/dsv41-watch.service"'
+check "watch --unit: runs this binary's watch as this account" eval \
+    'grep -qx "ExecStart=$BINDIR/dsv41-top watch" "$T/dsv41-watch.service" && grep -qx "User=$(id -un)" "$T/dsv41-watch.service"'
+check "watch --unit: the settings from the environment, never a secret" eval \
+    'grep -qx "Environment=\"WORKER=spark2\"" "$T/dsv41-watch.service" && ! grep -q hf_secret_in_env "$T/dsv41-watch.service"'
+said=$(systemd-analyze verify "$T/dsv41-watch.service" 2>&1); rc=$?
+check "watch --unit: systemd-analyze verify passes, silent" eval '[ $rc = 0 ] && [ -z "$said" ]'
+[ -z "$said" ] || printf '%s\n' "$said"
+
 out=$("$TOP" launch --help); rc=$?
 check "launch --help: --install-units" eval '[ $rc = 0 ] && contains "$out" "--install-units"'
 out=$("$TOP" doctor --help); rc=$?
