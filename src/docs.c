@@ -5,9 +5,12 @@
 
 #include "cmdtab.h"
 #include "docsref.h"
+#include "guardctl.h"
 #include "keys.h"
 #include "tui.h"
+#include "verify_wire.h"
 #include "version.h"
+#include "xfer_wire.h"
 
 /* ---- shell completions ---- */
 
@@ -331,6 +334,10 @@ static void docs_flags(FILE *f)
     flag_lines(f, "console", &console_doc);
     for (size_t i = 0; i < CMDTAB_N; i++)
         flag_lines(f, CMDTAB[i].doc->name, CMDTAB[i].doc);
+    /* the static helpers' own */
+    flag_lines(f, guardd_doc.name, &guardd_doc);
+    flag_lines(f, verifyd_doc.name, &verifyd_doc);
+    flag_lines(f, xferd_doc.name, &xferd_doc);
 }
 
 /* Every command's exit statuses, one row each. */

@@ -59,6 +59,8 @@ declare -A FILE_CMDS=(
     [src/cmd/config_cmd.c]=config [src/deploy/status.c]=status [tui/console.c]=console
     [src/cmd/key_cmd.c]=key
     [src/main.c]=main
+    [src/guard/guardctl.c]=dsv41-guard [src/checkpoint/verifyd.c]=dsv41-verify
+    [src/checkpoint/xferd.c]=dsv41-xfer
 )
 flags=$(docs flags)
 [ -n "$flags" ] || bad "'dsv41-top docs flags' printed nothing"
@@ -69,7 +71,7 @@ for f in "${!FILE_CMDS[@]}"; do
                 grep -o '{"[a-z][-a-z]*", *\(no\|required\|optional\)_argument' "$f" |
                     sed 's/{"\([^"]*\)".*/--\1/'; } | sort -u)
     for p in $parsed; do
-        case $p in --help | -h) continue ;; esac
+        case $p in --help | -h | -) continue ;; esac
         grep -qx -- "$p" <<< "$documented" || bad "$f parses $p, which ${FILE_CMDS[$f]}'s documentation does not name"
     done
     for d in $documented; do
@@ -83,14 +85,14 @@ done
 # docs/cmd.md's table of where each command is: the files whose parsers were just checked
 for f in "${!FILE_CMDS[@]}"; do
     for c in ${FILE_CMDS[$f]}; do
-        case $c in main | console) continue ;; esac
+        case $c in main | console | dsv41-*) continue ;; esac
         grep -q "^| .*\`$c\`.* | \`$f\`" docs/cmd.md || bad "docs/cmd.md does not say $c is in $f"
     done
 done
 
 # ---- --help of every command, from its table, with no configuration at all
 n=0
-for c in $(awk '$1 != "main" && $1 != "console" { print $1 }' <<< "$flags" | sort -u) \
+for c in $(awk '$1 != "main" && $1 != "console" && $1 !~ /^dsv41-/ { print $1 }' <<< "$flags" | sort -u) \
          $(env -i PATH=/usr/bin:/bin "$bin" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
     out=$(env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/nonexistent/x "$bin" "$c" --help 2>&1)
     rc=$?
@@ -171,8 +173,22 @@ docs man > "$man/dsv41-top.1"
 warn=$(groff -ww -z -man "$man/dsv41-top.1" 2>&1)
 [ -z "$warn" ] && ok "the man page renders without a warning" || bad "groff: $warn"
 text=$(MANWIDTH=80 man -l "$man/dsv41-top.1" 2>/dev/null | col -b)
-for s in COMMANDS "CONSOLE KEYS" SETTINGS "CONSOLE OPTIONS"; do
+for s in COMMANDS "CONSOLE KEYS" SETTINGS "CONSOLE OPTIONS" ENVIRONMENT "EXIT STATUS" FILES; do
     grep -q "^$s" <<< "$text" || bad "the man page has no $s section"
+done
+# the static helpers' own pages
+for p in dsv41-guard.8 dsv41-verify.1 dsv41-xfer.1; do
+    env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null "$bin" docs man "${p%.*}" > "$man/$p"
+    warn=$(groff -ww -z -man "$man/$p" 2>&1)
+    htext=$(MANWIDTH=80 man -l "$man/$p" 2>/dev/null | col -b)
+    if [ -n "$warn" ]; then
+        bad "$p: groff: $warn"
+    elif ! grep -q "^SYNOPSIS" <<< "$htext" || ! grep -q "^EXIT STATUS" <<< "$htext" ||
+         ! grep -q "^FILES" <<< "$htext" || ! grep -q -- "--dir\|--state-dir" <<< "$htext"; then
+        bad "$p lacks a section or its options"
+    else
+        ok "$p renders without a warning, with its options, exit statuses and files"
+    fi
 done
 for c in launch copy-to-peer status; do
     grep -q "^   $c" <<< "$text" || bad "the man page has no $c"
@@ -193,7 +209,7 @@ if command -v zsh >/dev/null; then
     zsh -n "$man/_dsv41-top" && [ "$got" = _dsv41-top ] && ok "zsh completion: parses, compinit binds it" ||
         bad "zsh completion: $got"
 else
-    bad "zsh is not installed (make deps installs it)"
+    bad "zsh is not installed (make test-deps installs it)"
 fi
 rm -rf "$man"
 exit $fail

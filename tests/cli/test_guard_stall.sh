@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 GUARD=${DSV41_GUARD:-$root/build/dsv41-guard}
 FAULTFS=$root/build/tests/faultfs # a tool of the test: the plain build's, whichever guard
 if [ "$(id -u)" != 0 ] || [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
-    not_ok "needs root, /dev/fuse and fusermount3 (make deps)"
+    not_ok "needs root, /dev/fuse and fusermount3 (make test-deps)"
     summary
     exit 1
 fi

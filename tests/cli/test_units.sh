@@ -13,7 +13,7 @@ T=$(mktemp -d /tmp/dsv41-units-test.XXXXXX)
 trap '"$TOP" guard --stop >/dev/null 2>&1; rm -rf "$T"' EXIT
 export HOME=$T XDG_CONFIG_HOME=$T/.config STATE_DIR=$T/state RUNTIME=podman
 
-check "systemd-analyze is installed (make deps: systemd)" command -v systemd-analyze
+check "systemd-analyze is installed (make test-deps: systemd)" command -v systemd-analyze
 for u in "$root"/dist/systemd/*.service; do
     n=$(basename "$u")
     sed -e "s|@BINDIR@|$BINDIR|g" -e "s|@USER@|$(id -un)|g" -e "s|@CONFIG@|$T/config|g" \

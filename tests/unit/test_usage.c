@@ -12,7 +12,10 @@
 #include "usage.h"
 
 static const struct usage_doc DOC = {
-    "try", NULL, "a command to try", "It tries.\n\nTwice.", "0 tried",
+    "try", NULL, "a command to try", "It tries.\n\nTwice.",
+    (const struct usage_exit[]){{0, "tried"}, {1, "it failed, and this reason is long enough to be "
+                                                  "wrapped at the eightieth column"},
+                                {2, "a usage error"}, {-1, NULL}},
     (const struct usage_opt[]){{"-f, --follow", NULL, "follow"},
                                {"--tail", "N", "the last N"},
                                {"--prefill", "N...", "numbers until the next flag"},
@@ -83,12 +86,22 @@ static void test_print(void **state)
                                  "[--label L] [URL]\n"));
     assert_non_null(strstr(text, "It tries.\n\nTwice.\n"));
     assert_non_null(strstr(text, "  -f, --follow        follow\n"));
-    assert_non_null(strstr(text, "exit status: 0 tried\n"));
+    assert_non_null(strstr(text, "exit status:\n  0   tried\n  1   it failed, and this reason "));
+    assert_non_null(strstr(text, " eightieth\n      column\n  2   a usage error\n"));
     for (char *line = text; *line;) { /* nothing past 80 columns */
         size_t n = strcspn(line, "\n");
         assert_true(n <= 80);
         line += n + (line[n] == '\n');
     }
+    free(text);
+    /* a program of its own is named as itself; a table left out is 0 and 2 */
+    static const struct usage_doc HELPER = {"dsv41-helper", "--dir DIR", "a helper", NULL, NULL,
+                                            NULL};
+    f = open_memstream(&text, &len);
+    usage_print(f, &HELPER);
+    fclose(f);
+    assert_non_null(strstr(text, "usage: dsv41-helper --dir DIR\n"));
+    assert_non_null(strstr(text, "exit status:\n  0   done\n  2   a usage error\n"));
     free(text);
 }
 
