@@ -365,7 +365,7 @@ test-full: export DSV41_IT_TSAN := all
 test-full: test
 test: export DSV41_TEST_T0 := $(shell date +%s)
 test:
-	tests/timed.sh deps $(MAKE) deps test-deps deps-aarch64
+	tests/timed.sh deps $(MAKE) -j1 deps test-deps deps-aarch64
 	tests/timed.sh check $(MAKE) check
 	tests/timed.sh builds $(MAKE) builds
 	tests/timed.sh tests tests/run.sh
@@ -382,7 +382,11 @@ soak: all
 	  tests/run.sh -j1 it/test_guard.sh tui/test_soak.sh it/test_hang.sh
 	KILLS=20 tests/hub/test_download.sh
 
-demo: deps test-deps all
+# the packages one list after another (make's -j would run two apt-gets at
+# once, and the build before its compiler is there), then the build
+demo:
+	$(MAKE) -j1 deps test-deps
+	$(MAKE) all
 	tests/demo.sh
 
 # What make install puts under $(DESTDIR)$(PREFIX); make uninstall removes

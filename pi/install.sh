@@ -7,7 +7,7 @@
 # extension. The edits are pi-config.mjs's, run with node (Pi's runtime).
 #
 #   pi/install.sh http://spark-head:8000/v1
-#   export DSV41_API_KEY=$(ssh spark-head cat ~/.dsv41-two-sparks/api_key)
+#   export DSV41_API_KEY="$(ssh spark-head 'cat ~/.dsv41-two-sparks/api_key')"
 #   pi --model dsv41-sparks/deepseek-v4.1-flash
 #
 # pi/install.sh --check [--timeout SEC]: where Pi runs, with node alone (no
@@ -25,6 +25,9 @@ PKG=${PI_PACKAGE:-@earendil-works/pi-coding-agent}
 NEED_NODE=22.19.0 # what Pi 1.x needs
 die() { echo "pi/install.sh: $*" >&2; exit 2; }
 
+# version a >= version b (x.y.z)
+version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
+
 case ${1:-} in
     -h | --help)
         sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
@@ -33,13 +36,14 @@ case ${1:-} in
     --check)
         shift
         command -v node > /dev/null 2>&1 || die "node is not installed: Pi needs Node.js >= $NEED_NODE"
+        nv=$(node --version 2> /dev/null | sed 's/^v//')
+        # fetch, and redirects that never carry the key to another host
+        version_ge "${nv:-0}" "18.17.0" || die "node $nv is too old for the check (>= 18.17; Pi itself needs >= $NEED_NODE)"
         exec node "$here/pi-check.mjs" "$@"
         ;;
     "") die "give the head's API URL, e.g.: pi/install.sh http://spark-head:8000/v1" ;;
 esac
 
-# version a >= version b (x.y.z)
-version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
 
 if ! command -v node > /dev/null 2>&1; then
     die "node is not installed: Pi needs Node.js >= $NEED_NODE (https://nodejs.org, or your package manager's nodejs 22)"

@@ -18,14 +18,34 @@ const PROVIDER = "dsv41-sparks";
 const MODEL = "deepseek-v4.1-flash";
 const QUESTION = "What is 17 * 23?";
 
+const BODY_MAX = 1 << 20; // what is read of an answer: a model list, a stream
+const ERROR_MAX = 4096; // of an error's body
+
 let passed = 0;
 let failed = 0;
+let secret = ""; // the key: never shown, whatever an error message carries
 function line(ok, what, evidence) {
   if (ok) passed++;
   else failed++;
-  // a server's words are shown, never its control characters
-  const clean = String(evidence).replace(/[\x00-\x1f\x7f]/g, "?");
+  let text = String(evidence);
+  if (secret) text = text.split(secret).join("<the key>");
+  // a server's words are shown, never its control characters (C0, C1) or
+  // bidi overrides that would reorder the line
+  const clean = text.replace(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, "?");
   console.log(`${ok ? "PASS" : "FAIL"} ${what.padEnd(10)} ${clean}`);
+}
+
+// At most max bytes of a response's body as text; the rest is not read.
+async function readCapped(res, max) {
+  const dec = new TextDecoder();
+  let text = "";
+  let n = 0;
+  for await (const part of res.body) {
+    n += part.length;
+    text += dec.decode(part.subarray(0, Math.max(0, part.length - Math.max(0, n - max))), { stream: true });
+    if (n >= max) break;
+  }
+  return text;
 }
 
 function usage(msg) {
@@ -96,6 +116,7 @@ async function readStream(res) {
   let pending = "";
   let content = "";
   let done = false;
+  let n = 0;
   const take = (raw) => {
     const l = raw.replace(/\r$/, "");
     if (!l.startsWith("data:")) return;
@@ -115,14 +136,17 @@ async function readStream(res) {
     if (d && typeof d.content === "string") content += d.content;
   };
   for await (const part of res.body) {
+    n += part.length;
+    if (n > BODY_MAX) throw new Error(`the stream ran past ${BODY_MAX} bytes without [DONE]`);
     pending += dec.decode(part, { stream: true });
     let nl;
-    while ((nl = pending.indexOf("\n")) >= 0) {
+    while (!done && (nl = pending.indexOf("\n")) >= 0) {
       take(pending.slice(0, nl));
       pending = pending.slice(nl + 1);
     }
+    if (done) break; // the answer is whole; a server that keeps the line open is no failure
   }
-  if (pending) take(pending);
+  if (!done && pending) take(pending);
   if (!done) throw new Error(`the stream ended without [DONE] after ${content.length} characters`);
   return content;
 }
@@ -154,7 +178,15 @@ async function main() {
   line(extOk, "extension", extOk ? extFile : `${extFile}: missing or not the one pi/install.sh installs (run it again), so Pi caps every answer`);
 
   const m = /^\$([A-Za-z_][A-Za-z0-9_]*)$/.exec(e.apiKey);
-  const key = m ? process.env[m[1]] || "" : "";
+  let key = m ? process.env[m[1]] || "" : "";
+  if (key) secret = key;
+  if (key && !/^[\x21-\x7e]+$/.test(key)) {
+    line(false, "key", `$${m[1]} holds a character a key cannot have (a space, a line break: the wrong file exported?); it is not shown`);
+    key = "";
+    line(false, "endpoint", "not asked: no usable key");
+    line(false, "request", "not sent: no usable key");
+    return;
+  }
   if (!m)
     line(false, "key", e.apiKey ? "the key is written into models.json: run pi/install.sh again to read it from $DSV41_API_KEY instead" : "the provider names no key variable: run pi/install.sh again");
   else line(!!key, "key", key ? `$${m[1]} is set` : `$${m[1]} is not set in this shell: export it (the line from \`dsv41-top pi\` on the head), then start Pi from that shell`);
@@ -167,8 +199,9 @@ async function main() {
   const auth = { authorization: `Bearer ${key}` };
   const signal = () => AbortSignal.timeout(timeout * 1000);
   try {
-    const r = await fetch(`${e.baseUrl}/models`, { headers: auth, signal: signal() });
-    const body = await r.text();
+    // redirect "error": the key goes to the URL Pi uses, and nowhere else
+    const r = await fetch(`${e.baseUrl}/models`, { headers: auth, signal: signal(), redirect: "error" });
+    const body = await readCapped(r, BODY_MAX);
     let ids = [];
     try {
       ids = (JSON.parse(body).data || []).map((x) => x.id);
@@ -177,7 +210,7 @@ async function main() {
     }
     if (r.status === 401) line(false, "endpoint", `${e.baseUrl}/models: HTTP 401, the server refused the key in $${m[1]} (is it the head's STATE_DIR/api_key?)`);
     else if (!r.ok) line(false, "endpoint", `${e.baseUrl}/models: HTTP ${r.status}`);
-    else line(ids.includes(e.model), "endpoint", `${e.baseUrl}/models: ${ids.includes(e.model) ? `serves ${e.model}` : `serves ${ids.join(", ") || "nothing"}, not ${e.model}`}`);
+    else line(ids.includes(e.model), "endpoint", `${e.baseUrl}/models: ${ids.includes(e.model) ? `serves ${e.model}` : `serves ${ids.slice(0, 5).join(", ").slice(0, 200) || "nothing"}, not ${e.model}`}`);
   } catch (err) {
     line(false, "endpoint", `${e.baseUrl}/models: ${err.name === "TimeoutError" ? `no answer in ${timeout} s` : err.cause ? err.cause.message || err.cause.code : err.message}`);
   }
@@ -195,9 +228,10 @@ async function main() {
       headers: { ...auth, "content-type": "application/json" },
       body: JSON.stringify(payload),
       signal: signal(),
+      redirect: "error",
     });
     if (!r.ok) {
-      const why = r.status === 401 ? `the server refused the key in $${m[1]}` : (await r.text()).slice(0, 200);
+      const why = r.status === 401 ? `the server refused the key in $${m[1]}` : (await readCapped(r, ERROR_MAX)).slice(0, 200);
       line(false, "request", `${e.baseUrl}/chat/completions: HTTP ${r.status}: ${why}`);
       return;
     }
@@ -210,4 +244,5 @@ async function main() {
 
 await main();
 console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+// not process.exit(): a pipe to a slow reader gets every line first
+process.exitCode = failed ? 1 : 0;

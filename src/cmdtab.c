@@ -8,11 +8,16 @@
 #include "keys.h"
 #include "version.h"
 
+static const struct usage_doc version_doc, keys_doc;
+
 static int cmd_version(const struct config *c, int argc, char **argv)
 {
     (void)c;
-    (void)argc;
     (void)argv;
+    if (argc > 1) { /* it takes nothing: a word after it is a mistake, said */
+        usage_print(stderr, &version_doc);
+        return 2;
+    }
     printf("dsv41-top %s (%s)\n", DSV41_VERSION, DSV41_GITREV);
     return 0;
 }
@@ -20,8 +25,11 @@ static int cmd_version(const struct config *c, int argc, char **argv)
 static int cmd_keys(const struct config *c, int argc, char **argv)
 {
     (void)c;
-    (void)argc;
     (void)argv;
+    if (argc > 1) {
+        usage_print(stderr, &keys_doc);
+        return 2;
+    }
     keys_markdown(stdout);
     return 0;
 }

@@ -311,7 +311,7 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
         free(u);
         return 2;
     }
-    snprintf(u->state_dir, sizeof u->state_dir, "%s", config_get(c, "STATE_DIR"));
+    snprintf(u->state_dir, sizeof u->state_dir, "%s", config_str(c, CFG_STATE_DIR));
     struct cluster *cl = calloc(1, sizeof *cl);
     if (!cl || state_init(&st) < 0 || cluster_open_for("console", c, cl) < 0) {
         free(cl);

@@ -110,7 +110,7 @@ static void node_column(struct ui *u, int i, struct rect c)
         }
         return;
     }
-    double floor_gib = atof(config_get(u->c, "MEMGUARD_GIB"));
+    double floor_gib = config_num(u->c, CFG_MEMGUARD_GIB);
     const struct probe_mem *m = &sn->mem;
     char v1[32], v2[32], v3[32];
     if (m->available_kib.ok && m->total_kib.ok) {
@@ -132,8 +132,8 @@ static void node_column(struct ui *u, int i, struct rect c)
          fmt_pval(v2, sizeof v2, (struct pval){m->cached_kib.ok, m->cached_kib.v / 1048576}, 1),
          fmt_pval(v3, sizeof v3, sn->oom_kill, 0));
     /* the guard's other signals; warned levels in the warning colour */
-    double psi_warn = atof(config_get(u->c, "MEMGUARD_PSI_WARN"));
-    double frag_warn = atof(config_get(u->c, "MEMGUARD_FRAG_WARN"));
+    double psi_warn = config_num(u->c, CFG_MEMGUARD_PSI_WARN);
+    double frag_warn = config_num(u->c, CFG_MEMGUARD_FRAG_WARN);
     bool stressed = (sn->psi_full.ok && psi_warn > 0 && sn->psi_full.v >= psi_warn) ||
                     (sn->frag_blocks.ok && frag_warn > 0 && sn->frag_blocks.v < frag_warn);
     putf(u, y++, c.x, c.w, stressed ? draw_attr(u, ROLE_WARN) : norm, "psi %s%s 4M blocks %s",
@@ -227,7 +227,7 @@ void pane_server(struct ui *u)
             putf(u, y++, r.x, r.w, bad, "probe FAILED %.0f s ago: %s", ago, lv->why);
         else
             putf(u, y++, r.x, r.w, draw_attr(u, ROLE_DIM), "probe: n/a until idle %s s",
-                 config_get(u->c, "PROBE_IDLE_S"));
+                 config_str(u->c, CFG_PROBE_IDLE_S));
     }
     if (sv->api.health_code != 200) /* booting: each rank's phase from its log */
         for (int i = 0; i < u->s->nnodes && y < end; i++)

@@ -447,20 +447,20 @@ static long hub_get(struct hub *h, const char *url, bool nobody, struct reply *r
 int hub_open(struct hub *h, const struct config *c, struct buf *err)
 {
     memset(h, 0, sizeof *h);
-    const char *ep = config_get(c, "HF_ENDPOINT");
+    const char *ep = config_str(c, CFG_HF_ENDPOINT);
     size_t l = strlen(ep);
     while (l && ep[l - 1] == '/')
         l--;
     snprintf(h->endpoint, sizeof h->endpoint, "%.*s", (int)l, ep);
-    snprintf(h->repo, sizeof h->repo, "%s", config_get(c, "HF_REPO"));
-    const char *tok = config_get(c, "HF_TOKEN");
+    snprintf(h->repo, sizeof h->repo, "%s", config_str(c, CFG_HF_REPO));
+    const char *tok = config_str(c, CFG_HF_TOKEN);
     if (tok && *tok) {
         buf_puts(&h->token, tok);
-    } else if (buf_read_file(&h->token, config_get(c, "HF_TOKEN_PATH"), 4096) == 0) {
+    } else if (buf_read_file(&h->token, config_str(c, CFG_HF_TOKEN_PATH), 4096) == 0) {
         while (h->token.len && isspace((unsigned char)h->token.data[h->token.len - 1]))
             h->token.data[--h->token.len] = '\0';
     }
-    h->stall_s = atol(config_get(c, "HF_STALL_S"));
+    h->stall_s = config_long(c, CFG_HF_STALL_S);
     h->h = curl_easy_init();
     if (!h->h) {
         buf_puts(err, "cannot start libcurl");

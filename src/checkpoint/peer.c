@@ -45,12 +45,12 @@ void peer_rsync_argv(const struct config *c, const char *src_dir, const char *ta
 {
     struct buf ssh = BUF_INIT;
     buf_puts(&ssh, "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes");
-    const char *cfg = config_get(c, "SSH_CONFIG");
+    const char *cfg = config_str(c, CFG_SSH_CONFIG);
     if (cfg && *cfg && access(cfg, R_OK) == 0) {
         buf_puts(&ssh, " -F ");
         shcmd_quote_rsync(&ssh, cfg);
     }
-    const char *kh = config_get(c, "SSH_KNOWN_HOSTS");
+    const char *kh = config_str(c, CFG_SSH_KNOWN_HOSTS);
     if (kh && *kh) {
         /* OpenSSH splits this value on blanks itself: each file in quotes;
          * the ssh config's own file for the host stays in the list, as we
@@ -66,7 +66,7 @@ void peer_rsync_argv(const struct config *c, const char *src_dir, const char *ta
         shcmd_quote_rsync(&ssh, buf_str(&opt));
         buf_free(&opt);
     }
-    const char *to = config_get(c, "SSH_TIMEOUT");
+    const char *to = config_str(c, CFG_SSH_TIMEOUT);
     if (to && atoi(to) > 0)
         buf_printf(&ssh, " -o ConnectTimeout=%d", atoi(to));
     strv_add(argv, "rsync");

@@ -262,7 +262,7 @@ static void listen_addr(const struct config *c, struct cluster_node *cn, char *o
     }
     struct snapshot *s = calloc(1, sizeof *s);
     if (s &&
-        snapshot_collect_opt(&cn->node, config_get(c, "RUNTIME"), 0, &cn->ov, 30000, true, s) ==
+        snapshot_collect_opt(&cn->node, config_str(c, CFG_RUNTIME), 0, &cn->ov, 30000, true, s) ==
             0 &&
         s->fabric.ok && s->fabric.ipv4[0])
         snprintf(out, sz, "%s", s->fabric.ipv4);

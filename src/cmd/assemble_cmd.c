@@ -70,9 +70,9 @@ static void manifest_sum(const struct verify_manifest *m, const char *path, char
 
 int cmd_assemble(const struct config *c, int argc, char **argv)
 {
-    const char *dir = config_get(c, "MODEL_DIR");
+    const char *dir = config_str(c, CFG_MODEL_DIR);
     struct assemble_opts o = {.chunk = 1024LL << 20,
-                              .keep_parts = strcmp(config_get(c, "KEEP_PARTS"), "1") == 0,
+                              .keep_parts = strcmp(config_str(c, CFG_KEEP_PARTS), "1") == 0,
                               .cancel = interrupt_token(),
                               .on_progress = on_progress};
     double every = 5;

@@ -42,8 +42,9 @@ static const struct usage_opt RESTART_OPTS[] = {
     LAUNCH_OPT_ENTRIES{NULL, NULL, NULL}};
 
 static const struct usage_exit LAUNCH_EXITS[] = {
-    {0, "the API answers (--dry-run: the plan was printed)"},
-    {1, "a step failed (named, with its fix) or it was interrupted; restart: or the stop failed"},
+    {0, "the API answers (--dry-run: the plan was printed, no problem found)"},
+    {1, "a step failed (named, with its fix) or it was interrupted; --dry-run: problems were "
+        "listed; restart: or the stop failed"},
     {2, "a usage or configuration error"},
     {-1, NULL}};
 
@@ -72,7 +73,7 @@ static int parse_launch(const struct config *c, int argc, char **argv, struct la
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     memset(o, 0, sizeof *o);
-    o->timeout_s = atoi(config_get(c, "READY_TIMEOUT"));
+    o->timeout_s = (int)config_long(c, CFG_READY_TIMEOUT);
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "nfGt:h", opts, NULL)) != -1) {
@@ -132,7 +133,7 @@ static int stop_all(const struct config *c, bool force, bool now)
         bad = ranks_stop_all(c, &cl, force, stdout);
     } else {
         interrupt_catch();
-        bad = ranks_stop_gracefully(c, &cl, force, atoi(config_get(c, "STOP_TIMEOUT")), stdout);
+        bad = ranks_stop_gracefully(c, &cl, force, (int)config_long(c, CFG_STOP_TIMEOUT), stdout);
     }
     bad += guards_stop(c, &cl, stdout);
     cluster_close(&cl);
@@ -285,7 +286,7 @@ int cmd_logs(const struct config *c, int argc, char **argv)
         atomic_init(&ctx[i].ended, false);
         char name[32];
         snprintf(name, sizeof name, "dsv41-r%d", i);
-        st[i] = logstream_open(&cl.nodes[i].node, config_get(c, "RUNTIME"), name, follow, tail,
+        st[i] = logstream_open(&cl.nodes[i].node, config_str(c, CFG_RUNTIME), name, follow, tail,
                                print_line, on_end, &ctx[i]);
         if (!st[i])
             rc = 1;

@@ -43,7 +43,7 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
     struct snapshot *s = malloc(sizeof *s);
     if (!s)
         return;
-    if (snapshot_collect(&cn->node, config_get(c, "RUNTIME"), nranks, &cn->ov, 30000, s) < 0) {
+    if (snapshot_collect(&cn->node, config_str(c, CFG_RUNTIME), nranks, &cn->ov, 30000, s) < 0) {
         report(d, "FAIL", nm, s->error, "");
         free(s);
         return;
@@ -66,9 +66,9 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
         if (pf.image == 1) {
             report(d, "ok", nm, "image present", "");
         } else if (pf.image == 0) {
-            snprintf(what, sizeof what, "image %s is not present", config_get(c, "IMG"));
+            snprintf(what, sizeof what, "image %s is not present", config_str(c, CFG_IMG));
             snprintf(fix, sizeof fix, "%s pull %s (launch pulls it too)",
-                     config_get(c, "RUNTIME"), config_get(c, "IMG"));
+                     config_str(c, CFG_RUNTIME), config_str(c, CFG_IMG));
             report(d, "warn", nm, what, fix);
         }
         if (pf.free_kib >= 0) {
@@ -83,7 +83,7 @@ static void check_node(const struct config *c, struct cluster_node *cn, int nran
     }
     buf_free(&err);
     if (!s->runtime_ok) {
-        snprintf(what, sizeof what, "container runtime %s: %s", config_get(c, "RUNTIME"),
+        snprintf(what, sizeof what, "container runtime %s: %s", config_str(c, CFG_RUNTIME),
                  s->runtime_note);
         report(d, "FAIL", nm, what, "install docker (or set RUNTIME=podman) and add your user "
                                     "to its group");

@@ -165,13 +165,13 @@ static bool whole(const char *v, long lo, long hi, int *out)
 static int parse(int argc, char **argv, const struct config *c, struct args *a)
 {
     memset(a, 0, sizeof *a);
-    a->dir = config_get(c, "MODEL_DIR");
-    a->repo = config_get(c, "HF_REPO");
-    a->rev = config_get(c, "REVISION");
+    a->dir = config_str(c, CFG_MODEL_DIR);
+    a->repo = config_str(c, CFG_HF_REPO);
+    a->rev = config_str(c, CFG_REVISION);
     a->connections = 16;
     a->chunk_mib = 64;
     a->every_s = 5;
-    a->to_workers = strcmp(config_get(c, "DOWNLOAD_TO_WORKERS"), "1") == 0;
+    a->to_workers = strcmp(config_str(c, CFG_DOWNLOAD_TO_WORKERS), "1") == 0;
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -327,7 +327,7 @@ int cmd_download(const struct config *c, int argc, char **argv)
     }
     if (plan.note[0])
         fprintf(stderr, "note: %s\n", plan.note);
-    bool keep = strcmp(config_get(c, "KEEP_PARTS"), "1") == 0;
+    bool keep = strcmp(config_str(c, CFG_KEEP_PARTS), "1") == 0;
     int64_t need = 0, avail = 0;
     if (download_space(&plan, &st, a.dir, keep, &need, &avail, &err) < 0)
         goto out;

@@ -56,7 +56,7 @@ int cmd_guard(const struct config *c, int argc, char **argv)
     if (o.floor_kib <= 0) {
         fprintf(stderr, "dsv41-top guard: MEMGUARD_GIB=%s: expected GiB, a number above 0 "
                         "and at most %d\n",
-                config_get(c, "MEMGUARD_GIB"), GUARD_MAX_GIB);
+                config_str(c, CFG_MEMGUARD_GIB), GUARD_MAX_GIB);
         return 2;
     }
     if (all && a == GUARD_STATUS) {

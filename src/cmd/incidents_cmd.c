@@ -23,6 +23,6 @@ int cmd_incidents(const struct config *c, int argc, char **argv)
         usage_print(help ? stdout : stderr, &incidents_doc);
         return help ? 0 : 2;
     }
-    incident_list(config_get(c, "STATE_DIR"), stdout);
+    incident_list(config_str(c, CFG_STATE_DIR), stdout);
     return 0;
 }

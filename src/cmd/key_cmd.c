@@ -160,7 +160,7 @@ static void print_text(const struct config *c, const struct key_file *k, const s
         printf("written      %s (%s)\n", when, ago);
     }
     printf("fingerprint  %s\n", k->fp[0] ? k->fp : "n/a");
-    const char *env = config_get(c, "DSV41_API_KEY");
+    const char *env = config_str(c, CFG_DSV41_API_KEY);
     if (env && env[0]) {
         char efp[APIKEY_FP_SIZE];
         apikey_fingerprint(env, strlen(env), efp);
@@ -217,7 +217,7 @@ static int key_status(const struct config *c, bool json)
 {
     struct key_file k;
     struct strv pr = STRV_INIT;
-    key_look(config_get(c, "API_KEY_FILE"), &k);
+    key_look(config_str(c, CFG_API_KEY_FILE), &k);
     int bad = key_problems(&k, &pr);
     int rc = json ? print_json(&k, &pr) : (print_text(c, &k, &pr), 0);
     strv_free(&pr);
@@ -227,7 +227,7 @@ static int key_status(const struct config *c, bool json)
 
 static int key_show(const struct config *c)
 {
-    const char *path = config_get(c, "API_KEY_FILE");
+    const char *path = config_str(c, CFG_API_KEY_FILE);
     if (!isatty(STDOUT_FILENO)) {
         fprintf(stderr,
                 "refusing to print the API key: stdout is not a terminal, and a pipe or "
@@ -274,7 +274,7 @@ static void pi_hint(const struct config *c)
 
 static int key_rotate(const struct config *c, bool restart, bool json)
 {
-    const char *path = config_get(c, "API_KEY_FILE");
+    const char *path = config_str(c, CFG_API_KEY_FILE);
     char fp[APIKEY_FP_SIZE];
     enum apikey_old old;
     struct buf why = BUF_INIT;

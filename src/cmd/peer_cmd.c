@@ -289,7 +289,7 @@ int cmd_copy_to_peer(const struct config *c, int argc, char **argv)
         fprintf(stderr, "dsv41-top copy-to-peer: --json goes with the streams, not --rsync\n");
         return 2;
     }
-    const char *src = config_get(c, "MODEL_DIR");
+    const char *src = config_str(c, CFG_MODEL_DIR);
     if (access(src, R_OK | X_OK) < 0) {
         fprintf(stderr, "dsv41-top copy-to-peer: the checkpoint %s: %s\n", src, strerror(errno));
         return 2;

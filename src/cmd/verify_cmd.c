@@ -287,7 +287,7 @@ static int load_manifest(const char *path, char **paths, int npaths, struct buf 
 
 int cmd_verify(const struct config *c, int argc, char **argv)
 {
-    struct opts o = {.dir = config_get(c, "MODEL_DIR"), .jobs = default_jobs()};
+    struct opts o = {.dir = config_str(c, CFG_MODEL_DIR), .jobs = default_jobs()};
     struct ctx x = {.every_s = 5};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
@@ -348,7 +348,7 @@ out:
 
 int verify_on_node(const struct config *c, struct cluster_node *cn, double progress_s)
 {
-    struct opts o = {.dir = config_get(c, "MODEL_DIR"), .jobs = default_jobs()};
+    struct opts o = {.dir = config_str(c, CFG_MODEL_DIR), .jobs = default_jobs()};
     struct ctx x = {.every_s = progress_s, .node = cn->name};
     struct buf mpath = BUF_INIT, text = BUF_INIT;
     buf_printf(&mpath, "%s/sha256-manifest.txt", o.dir);

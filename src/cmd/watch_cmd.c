@@ -218,6 +218,10 @@ static int print_unit(const struct config *c)
 {
     struct buf text = BUF_INIT, err = BUF_INIT;
     int rc = units_watch_text(c, &text, &err);
+    if (rc == 0 && geteuid() == 0)
+        fprintf(stderr, "dsv41-top watch --unit: User=root: watch will run as root, with root's ssh "
+                        "keys; run this as the operator whose keys reach the workers (then pipe "
+                        "it into sudo tee) unless root is the one\n");
     if (rc == 0)
         fputs(buf_str(&text), stdout);
     else
@@ -229,7 +233,7 @@ static int print_unit(const struct config *c)
 
 int cmd_watch(const struct config *c, int argc, char **argv)
 {
-    bool json = false, once = false, exit_on_alarm = false;
+    bool json = false, once = false, exit_on_alarm = false, unit = false;
     double interval = 1;
     for (int i = 1; i < argc; i++) {
         char *end;
@@ -240,7 +244,7 @@ int cmd_watch(const struct config *c, int argc, char **argv)
         } else if (strcmp(argv[i], "--exit-on-alarm") == 0) {
             exit_on_alarm = true;
         } else if (strcmp(argv[i], "--unit") == 0) {
-            return print_unit(c);
+            unit = true;
         } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc &&
                    (interval = strtod(argv[i + 1], &end)) >= 0.2 && interval <= 3600 && !*end) {
             i++;
@@ -250,6 +254,8 @@ int cmd_watch(const struct config *c, int argc, char **argv)
             return help ? 0 : 2;
         }
     }
+    if (unit)
+        return print_unit(c);
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line reaches a pipe or journald as it happens */
     struct cluster *cl = calloc(1, sizeof *cl);
     static struct state st;

@@ -19,7 +19,6 @@
  * value before its "~/" was expanded), and the node expands it
  * (node_expand_path). */
 struct config_key {
-    const char *name;
     const char *dflt;
     const char *help;
     bool secret;
@@ -32,164 +31,191 @@ struct config_key {
     "ghcr.io/0xsero/deepseek-v4.1-flash-spark@sha256:"                                             \
     "5668e35e5ee021da4b9ce88a1964caf0e082e8ca01d81d1d64b6213a55c6add5"
 
-/* name, default, help, secret, kind, empty allowed, min, max */
-static const struct config_key KEYS[] = {
-    {"WORKER", "", "ssh target of the worker node (alias from ~/.ssh/config, user@host)", false,
-     CK_SSH_TARGET, true, 0, 0},
-    {"MODEL_DIR", "~/models/DeepSeek-V4.1-Flash-Spark", "checkpoint directory on the head", false,
-     CK_MOUNT_PATH, false, 0, 0},
-    {"WORKER_MODEL_DIR", "${MODEL_DIR}", "checkpoint directory on the worker", false, CK_MOUNT_PATH,
-     false, 0, 0},
-    {"STATE_DIR", "~/.dsv41-two-sparks", "API key, plans, caches, guard log (every node)", false,
-     CK_MOUNT_PATH, false, 0, 0},
-    {"HEAD_IP", "", "head fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
-    {"WORKER_IP", "", "worker fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
-    {"HEAD_IFNAME", "", "head fabric netdev (empty: detected)", false, CK_IFNAME, true, 0, 0},
-    {"WORKER_IFNAME", "", "worker fabric netdev (empty: detected)", false, CK_IFNAME, true, 0, 0},
-    {"HEAD_HCAS", "", "head RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true, 0, 0},
-    {"WORKER_HCAS", "", "worker RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true, 0,
-     0},
-    {"PORT", "8000", "API port of rank 0", false, CK_INT, false, 1, 65535},
-    {"MPORT", "29655", "torch distributed master port", false, CK_INT, false, 1, 65535},
-    {"IMG", HIST_IMG, "server image, pinned by digest", false, CK_IMAGE, false, 0, 0},
-    {"API_KEY_FILE", "${STATE_DIR}/api_key", "API key file (mode 0600)", false, CK_MOUNT_PATH,
-     false, 0, 0},
-    {"API_URL", "", "API base URL (empty: http://127.0.0.1:PORT)", false, CK_URL, true, 0, 0},
-    {"MEMGUARD_GIB", "1", "memory guard floor, GiB of MemAvailable", false, CK_NUM, false, 0,
-     1000000},
-    {"MEMGUARD_WARN_GIB", "4", "memory guard warning, GiB of MemAvailable", false, CK_NUM, false,
-     0, 1000000},
-    {"MEMGUARD_PSI_WARN", "10", "memory guard warning, PSI memory full avg10 % (0: off)", false,
-     CK_INT, false, 0, 100},
-    {"MEMGUARD_PSI_KILL", "60", "memory guard kill, PSI memory full avg10 % (0: off)", false,
-     CK_INT, false, 0, 100},
-    {"MEMGUARD_FRAG_WARN", "16",
-     "memory guard warning below this many free 4 MiB blocks (buddyinfo order >= 10; 0: off)",
-     false, CK_INT, false, 0, 1e12},
-    {"MEMGUARD_KMSG_WARN", "1", "memory guard warning at this many NVRM kernel lines in 10 min (0: off)",
-     false, CK_INT, false, 0, 32},
-    {"KV_BYTES", "2700000000", "--kv-cache-memory-bytes", false, CK_INT, false, 1, 1e15},
-    {"WEIGHTS_GIB", "",
-     "GiB of weights a rank holds, for the memory budget (empty: what the last boot logged)",
-     false, CK_NUM, true, 0, 1000000},
-    {"MAX_LEN", "262144", "--max-model-len", false, CK_INT, false, 1, 1 << 24},
-    {"MAX_SEQS", "2", "--max-num-seqs", false, CK_INT, false, 1, 256},
-    {"NSPEC", "7", "speculative draft tokens", false, CK_INT, false, 0, 32},
-    {"BATCH", "2048", "--max-num-batched-tokens", false, CK_INT, false, 1, 1 << 24},
-    {"GPU_UTIL", "0.88", "--gpu-memory-utilization", false, CK_NUM, false, 0, 1},
-    {"GRAPH_MODE", "FULL_DECODE_ONLY", "cudagraph_mode", false, CK_WORD, false, 0, 0},
-    {"PLAN_NAME", "J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false,
-     CK_FILE_NAME, false, 0, 0},
-    {"EXTRA", "",
-     "extra vLLM arguments for rank 0, words as a shell splits them, nothing expanded, a "
-     "JSON value one word (--override-generation-config {\"temperature\": 0.6})",
-     false, CK_WORDS, true, 0, 0},
-    {"EXTRA_ENV", "",
-     "extra KEY=VALUE words for every rank's environment, quoted as for a shell "
-     "(NCCL_DEBUG=INFO 'A=two words')",
-     false, CK_ENV_WORDS, true, 0, 0},
-    {"TP", "", "tensor parallel size (empty: the number of nodes)", false, CK_INT, true, 1, 64},
-    {"PP", "1", "pipeline parallel size (TP x PP = nodes)", false, CK_INT, false, 1, 64},
-    {"WORKERS", "", "more than one worker: host1,host2,... (rank i on node i; overrides WORKER)",
-     false, CK_SSH_TARGETS, true, 0, 0},
-    {"VLLM_CMD", "vllm serve",
-     "the command the image serves with, before vLLM's arguments, words quoted as for a "
-     "shell (rank 0 runs it through the image's /bin/sh after reading the key file, as "
-     "\"$@\": never re-split)",
-     false, CK_COMMAND, false, 0, 0},
-    {"WEDGE_SECONDS", "10", "requests running with nothing moving (no token, no prefill step) this long: engine wedged", false,
-     CK_INT, false, 1, 3600},
-    {"PROBE_IDLE_S", "60",
-     "idle this long: one 1-token completion proves the engine serves (0: never)", false, CK_INT,
-     false, 0, 86400},
-    {"PROBE_DEADLINE_S", "30", "the liveness probe's token must come within this: else wedged",
-     false, CK_INT, false, 1, 3600},
-    {"READY_TIMEOUT", "2700", "seconds launch waits for the API (first boot ~12 min)", false,
-     CK_INT, false, 1, 7 * 86400},
-    {"STOP_TIMEOUT", "60",
-     "seconds `stop` gives rank 0 to finish its requests after SIGTERM before it is killed "
-     "(the workers, with nothing to drain, get at most 10 s of it)",
-     false, CK_INT, false, 0, 86400},
-    {"LOG_MAX_SIZE", "100m",
-     "rank container log size before it is rotated: N with k, m or g (empty: the runtime's "
-     "own log settings)",
-     false, CK_LOG_SIZE, true, 0, 0},
-    {"LOG_MAX_FILES", "5",
-     "rank container log files kept (docker; podman keeps one file, cut at LOG_MAX_SIZE)", false,
-     CK_INT, false, 1, 100},
-    {"WORKER_STATE_DIR", "${STATE_DIR}",
-     "STATE_DIR on the workers (empty: the same, STATE_DIR as it was set, "
-     "its ~/ the worker's home)",
-     false, CK_MOUNT_PATH, true, 0, 0},
-    {"HF_REPO", "0xSero/DeepSeek-V4.1-Flash-Spark", "Hugging Face repository of the checkpoint",
-     false, CK_REVISION, false, 0, 0},
-    {"REVISION", "main", "Hugging Face revision (pin a commit)", false, CK_REVISION, false, 0, 0},
-    {"KEEP_PARTS", "0", "keep Engram .partNN files after reassembly", false, CK_BOOL, false, 0, 0},
-    {"DOWNLOAD_TO_WORKERS", "0", "download: also copy each verified file to the workers", false,
-     CK_BOOL, false, 0, 0},
-    {"HF_TOKEN", "", "Hugging Face token (else read from HF_TOKEN_PATH)", true, CK_SECRET, true, 0,
-     0},
-    {"HF_TOKEN_PATH", "~/.cache/huggingface/token",
-     "file with the Hugging Face token, as "
-     "huggingface_hub keeps it",
-     false, CK_LOCAL_PATH, false, 0, 0},
-    {"HF_ENDPOINT", "https://huggingface.co", "Hugging Face endpoint", false, CK_URL, false, 0, 0},
-    {"HF_STALL_S", "30",
-     "no byte from the hub or its CDN for this long ends a try (5 tries, then the download "
-     "stops naming the file)",
-     false, CK_INT, false, 1, 3600},
-    {"DSV41_API_KEY", "", "API key (else read from API_KEY_FILE)", true, CK_SECRET, true, 0, 0},
-    {"RUNTIME", "docker", "container runtime CLI: docker or podman", false, CK_RUNTIME, false, 0,
-     0},
-    {"RUNTIME_SOCKET", "",
-     "the runtime's API socket on the head, asked instead of starting its CLI (empty: docker's "
-     "/var/run/docker.sock, podman's podman.sock, as the runtime puts it; none: the CLI always)",
-     false, CK_SOCKET, true, 0, 0},
-    {"WORKER_RUNTIME_SOCKET", "",
-     "the runtime's API socket on the workers, asked through the ssh session "
-     "(direct-streamlocal) instead of starting their CLI, and by their memory guards (empty: "
-     "found on the worker as RUNTIME_SOCKET's rules find it on the head; none: the CLI always)",
-     false, CK_SOCKET, true, 0, 0},
-    {"GPUS", "all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)", false,
-     CK_GPUS, true, 0, 0},
-    {"ULIMITS", "memlock=-1",
-     "--ulimit values for the ranks (empty: none, where a sandbox "
-     "forbids raising limits)",
-     false, CK_ULIMITS, true, 0, 0},
-    {"SSH_KNOWN_HOSTS", "~/.ssh/known_hosts", "known_hosts file for strict host key checks", false,
-     CK_LOCAL_PATH, false, 0, 0},
-    {"SSH_CONFIG", "~/.ssh/config",
-     "ssh client config (Host, HostName, User, Port, IdentityFile, "
-     "Include, Match host, ProxyJump, ...)",
-     false, CK_LOCAL_PATH, false, 0, 0},
-    {"SSH_TIMEOUT", "5", "seconds to wait for a node's ssh connection", false, CK_INT, false, 1,
-     600},
-    {"DSV41_PROC_ROOT", "/proc", "root of /proc on the head (tests)", false, CK_LOCAL_PATH, false,
-     0, 0},
-    {"DSV41_SYS_ROOT", "/sys", "root of /sys on the head (tests)", false, CK_LOCAL_PATH, false, 0,
-     0},
-    {"WORKER_PROC_ROOT", "/proc", "root of /proc on the worker (tests)", false, CK_LOCAL_PATH,
-     false, 0, 0},
-    {"WORKER_SYS_ROOT", "/sys", "root of /sys on the worker (tests)", false, CK_LOCAL_PATH, false,
-     0, 0},
-    {"UNIT_DIR", "/etc/systemd/system",
-     "where launch --install-units writes dsv41-guard.service on every node (tests)", false,
-     CK_PATH, false, 0, 0},
+/* [the key] = {default, help, secret, kind, empty allowed, min, max}; the name comes
+ * from config_keys.h, where it is written once */
+static const struct config_key KEYS[CFG_COUNT] = {
+    [CFG_WORKER] = {"", "ssh target of the worker node (alias from ~/.ssh/config, user@host)",
+                    false, CK_SSH_TARGET, true, 0, 0},
+    [CFG_MODEL_DIR] = {"~/models/DeepSeek-V4.1-Flash-Spark", "checkpoint directory on the head",
+                       false, CK_MOUNT_PATH, false, 0, 0},
+    [CFG_WORKER_MODEL_DIR] = {"${MODEL_DIR}", "checkpoint directory on the worker", false,
+                              CK_MOUNT_PATH, false, 0, 0},
+    [CFG_STATE_DIR] = {"~/.dsv41-two-sparks", "API key, plans, caches, guard log (every node)",
+                       false, CK_MOUNT_PATH, false, 0, 0},
+    [CFG_HEAD_IP] = {"", "head fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
+    [CFG_WORKER_IP] = {"", "worker fabric IPv4 (empty: detected)", false, CK_IPV4, true, 0, 0},
+    [CFG_HEAD_IFNAME] = {"", "head fabric netdev (empty: detected)", false, CK_IFNAME, true, 0, 0},
+    [CFG_WORKER_IFNAME] = {"", "worker fabric netdev (empty: detected)", false, CK_IFNAME, true, 0,
+                           0},
+    [CFG_HEAD_HCAS] = {"", "head RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true, 0,
+                       0},
+    [CFG_WORKER_HCAS] = {"", "worker RDMA devices for NCCL (empty: detected)", false, CK_HCAS, true,
+                         0, 0},
+    [CFG_PORT] = {"8000", "API port of rank 0", false, CK_INT, false, 1, 65535},
+    [CFG_MPORT] = {"29655", "torch distributed master port", false, CK_INT, false, 1, 65535},
+    [CFG_IMG] = {HIST_IMG, "server image, pinned by digest", false, CK_IMAGE, false, 0, 0},
+    [CFG_API_KEY_FILE] = {"${STATE_DIR}/api_key", "API key file (mode 0600)", false, CK_MOUNT_PATH,
+                          false, 0, 0},
+    [CFG_API_URL] = {"", "API base URL (empty: http://127.0.0.1:PORT)", false, CK_URL, true, 0, 0},
+    [CFG_MEMGUARD_GIB] = {"1", "memory guard floor, GiB of MemAvailable", false, CK_NUM, false, 0,
+                          1000000},
+    [CFG_MEMGUARD_WARN_GIB] = {"4", "memory guard warning, GiB of MemAvailable", false, CK_NUM,
+                               false, 0, 1000000},
+    [CFG_MEMGUARD_PSI_WARN] = {"10", "memory guard warning, PSI memory full avg10 % (0: off)",
+                               false, CK_INT, false, 0, 100},
+    [CFG_MEMGUARD_PSI_KILL] = {"60", "memory guard kill, PSI memory full avg10 % (0: off)", false,
+                               CK_INT, false, 0, 100},
+    [CFG_MEMGUARD_FRAG_WARN] =
+        {"16",
+         "memory guard warning below this many free 4 MiB blocks (buddyinfo order >= 10; 0: off)",
+         false, CK_INT, false, 0, 1e12},
+    [CFG_MEMGUARD_KMSG_WARN] =
+        {"1", "memory guard warning at this many NVRM kernel lines in 10 min (0: off)", false,
+         CK_INT, false, 0, 32},
+    [CFG_KV_BYTES] = {"2700000000", "--kv-cache-memory-bytes", false, CK_INT, false, 1, 1e15},
+    [CFG_WEIGHTS_GIB] =
+        {"",
+         "GiB of weights a rank holds, for the memory budget (empty: what the last boot logged)",
+         false, CK_NUM, true, 0, 1000000},
+    [CFG_MAX_LEN] = {"262144", "--max-model-len", false, CK_INT, false, 1, 1 << 24},
+    [CFG_MAX_SEQS] = {"2", "--max-num-seqs", false, CK_INT, false, 1, 256},
+    [CFG_NSPEC] = {"7", "speculative draft tokens", false, CK_INT, false, 0, 32},
+    [CFG_BATCH] = {"2048", "--max-num-batched-tokens", false, CK_INT, false, 1, 1 << 24},
+    [CFG_GPU_UTIL] = {"0.88", "--gpu-memory-utilization", false, CK_NUM, false, 0, 1},
+    [CFG_GRAPH_MODE] = {"FULL_DECODE_ONLY", "cudagraph_mode", false, CK_WORD, false, 0, 0},
+    [CFG_PLAN_NAME] = {"J268-ho-v31-K5n.json", "EXL3 allocation plan in MODEL_DIR/exl3/plan", false,
+                       CK_FILE_NAME, false, 0, 0},
+    [CFG_EXTRA] =
+        {"",
+         "extra vLLM arguments for rank 0, words as a shell splits them, nothing expanded, a "
+         "JSON value one word (--override-generation-config {\"temperature\": 0.6})",
+         false, CK_WORDS, true, 0, 0},
+    [CFG_EXTRA_ENV] = {"",
+                       "extra KEY=VALUE words for every rank's environment, quoted as for a shell "
+                       "(NCCL_DEBUG=INFO 'A=two words')",
+                       false, CK_ENV_WORDS, true, 0, 0},
+    [CFG_TP] = {"", "tensor parallel size (empty: the number of nodes)", false, CK_INT, true, 1,
+                64},
+    [CFG_PP] = {"1", "pipeline parallel size (TP x PP = nodes)", false, CK_INT, false, 1, 64},
+    [CFG_WORKERS] = {"",
+                     "more than one worker: host1,host2,... (rank i on node i; overrides WORKER)",
+                     false, CK_SSH_TARGETS, true, 0, 0},
+    [CFG_VLLM_CMD] =
+        {"vllm serve",
+         "the command the image serves with, before vLLM's arguments, words quoted as for a "
+         "shell (rank 0 runs it through the image's /bin/sh after reading the key file, as "
+         "\"$@\": never re-split)",
+         false, CK_COMMAND, false, 0, 0},
+    [CFG_WEDGE_SECONDS] = {"10",
+                           "requests running with nothing moving (no token, no prefill step) this "
+                           "long: engine wedged",
+                           false, CK_INT, false, 1, 3600},
+    [CFG_PROBE_IDLE_S] =
+        {"60", "idle this long: one 1-token completion proves the engine serves (0: never)", false,
+         CK_INT, false, 0, 86400},
+    [CFG_PROBE_DEADLINE_S] = {"30", "the liveness probe's token must come within this: else wedged",
+                              false, CK_INT, false, 1, 3600},
+    [CFG_READY_TIMEOUT] = {"2700", "seconds launch waits for the API (first boot ~12 min)", false,
+                           CK_INT, false, 1, 7 * 86400},
+    [CFG_STOP_TIMEOUT] =
+        {"60",
+         "seconds `stop` gives rank 0 to finish its requests after SIGTERM before it is killed "
+         "(the workers, with nothing to drain, get at most 10 s of it)",
+         false, CK_INT, false, 0, 86400},
+    [CFG_LOG_MAX_SIZE] =
+        {"100m",
+         "rank container log size before it is rotated: N with k, m or g (empty: the runtime's "
+         "own log settings)",
+         false, CK_LOG_SIZE, true, 0, 0},
+    [CFG_LOG_MAX_FILES] =
+        {"5", "rank container log files kept (docker; podman keeps one file, cut at LOG_MAX_SIZE)",
+         false, CK_INT, false, 1, 100},
+    [CFG_WORKER_STATE_DIR] = {"${STATE_DIR}",
+                              "STATE_DIR on the workers (empty: the same, STATE_DIR as it was set, "
+                              "its ~/ the worker's home)",
+                              false, CK_MOUNT_PATH, true, 0, 0},
+    [CFG_HF_REPO] = {"0xSero/DeepSeek-V4.1-Flash-Spark",
+                     "Hugging Face repository of the checkpoint", false, CK_REVISION, false, 0, 0},
+    [CFG_REVISION] = {"main", "Hugging Face revision (pin a commit)", false, CK_REVISION, false, 0,
+                      0},
+    [CFG_KEEP_PARTS] = {"0", "keep Engram .partNN files after reassembly", false, CK_BOOL, false, 0,
+                        0},
+    [CFG_DOWNLOAD_TO_WORKERS] = {"0", "download: also copy each verified file to the workers",
+                                 false, CK_BOOL, false, 0, 0},
+    [CFG_HF_TOKEN] = {"", "Hugging Face token (else read from HF_TOKEN_PATH)", true, CK_SECRET,
+                      true, 0, 0},
+    [CFG_HF_TOKEN_PATH] = {"~/.cache/huggingface/token",
+                           "file with the Hugging Face token, as "
+                           "huggingface_hub keeps it",
+                           false, CK_LOCAL_PATH, false, 0, 0},
+    [CFG_HF_ENDPOINT] = {"https://huggingface.co", "Hugging Face endpoint", false, CK_URL, false, 0,
+                         0},
+    [CFG_HF_STALL_S] =
+        {"30",
+         "no byte from the hub or its CDN for this long ends a try (5 tries, then the download "
+         "stops naming the file)",
+         false, CK_INT, false, 1, 3600},
+    [CFG_DSV41_API_KEY] = {"", "API key (else read from API_KEY_FILE)", true, CK_SECRET, true, 0,
+                           0},
+    [CFG_RUNTIME] = {"docker", "container runtime CLI: docker or podman", false, CK_RUNTIME, false,
+                     0, 0},
+    [CFG_RUNTIME_SOCKET] =
+        {"",
+         "the runtime's API socket on the head, asked instead of starting its CLI (empty: docker's "
+         "/var/run/docker.sock, podman's podman.sock, as the runtime puts it; none: the CLI "
+         "always)",
+         false, CK_SOCKET, true, 0, 0},
+    [CFG_WORKER_RUNTIME_SOCKET] =
+        {"",
+         "the runtime's API socket on the workers, asked through the ssh session "
+         "(direct-streamlocal) instead of starting their CLI, and by their memory guards (empty: "
+         "found on the worker as RUNTIME_SOCKET's rules find it on the head; none: the CLI always)",
+         false, CK_SOCKET, true, 0, 0},
+    [CFG_GPUS] = {"all", "value of --gpus (empty: no GPU flag, for runtimes without the hook)",
+                  false, CK_GPUS, true, 0, 0},
+    [CFG_ULIMITS] = {"memlock=-1",
+                     "--ulimit values for the ranks (empty: none, where a sandbox "
+                     "forbids raising limits)",
+                     false, CK_ULIMITS, true, 0, 0},
+    [CFG_SSH_KNOWN_HOSTS] = {"~/.ssh/known_hosts", "known_hosts file for strict host key checks",
+                             false, CK_LOCAL_PATH, false, 0, 0},
+    [CFG_SSH_CONFIG] = {"~/.ssh/config",
+                        "ssh client config (Host, HostName, User, Port, IdentityFile, "
+                        "Include, Match host, ProxyJump, ...)",
+                        false, CK_LOCAL_PATH, false, 0, 0},
+    [CFG_SSH_TIMEOUT] = {"5", "seconds to wait for a node's ssh connection", false, CK_INT, false,
+                         1, 600},
+    [CFG_DSV41_PROC_ROOT] = {"/proc", "root of /proc on the head (tests)", false, CK_LOCAL_PATH,
+                             false, 0, 0},
+    [CFG_DSV41_SYS_ROOT] = {"/sys", "root of /sys on the head (tests)", false, CK_LOCAL_PATH, false,
+                            0, 0},
+    [CFG_WORKER_PROC_ROOT] = {"/proc", "root of /proc on the worker (tests)", false, CK_LOCAL_PATH,
+                              false, 0, 0},
+    [CFG_WORKER_SYS_ROOT] = {"/sys", "root of /sys on the worker (tests)", false, CK_LOCAL_PATH,
+                             false, 0, 0},
+    [CFG_UNIT_DIR] =
+        {"/etc/systemd/system",
+         "where launch --install-units writes dsv41-guard.service on every node (tests)", false,
+         CK_PATH, false, 0, 0},
 };
 
-#define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+#define NKEYS ((int)CFG_COUNT)
+
+#define CONFIG_NAME(name) #name,
+static const char *const NAMES[CFG_COUNT] = {CONFIG_KEYS(CONFIG_NAME)};
+#undef CONFIG_NAME
 
 /* The paths on the workers: their "~/" is the worker account's home. */
 static bool on_worker(int i)
 {
-    return strcmp(KEYS[i].name, "WORKER_MODEL_DIR") == 0 ||
-           strcmp(KEYS[i].name, "WORKER_STATE_DIR") == 0;
+    return strcmp(NAMES[i], "WORKER_MODEL_DIR") == 0 ||
+           strcmp(NAMES[i], "WORKER_STATE_DIR") == 0;
 }
 
 static int key_index(const char *name, size_t len)
 {
     for (int i = 0; i < NKEYS; i++)
-        if (strlen(KEYS[i].name) == len && strncmp(KEYS[i].name, name, len) == 0)
+        if (strlen(NAMES[i]) == len && strncmp(NAMES[i], name, len) == 0)
             return i;
     return -1;
 }
@@ -307,7 +333,7 @@ static int load_file(struct config *c, const char *path, struct buf *err)
             break;
         }
         if (KEYS[i].secret && *val)
-            secret = KEYS[i].name;
+            secret = NAMES[i];
         char origin[4200];
         snprintf(origin, sizeof origin, "%s:%d", path, lineno);
         if (set_value(&c->values[i], val, CONFIG_SRC_FILE, origin) < 0) {
@@ -360,11 +386,11 @@ static int check_values(const struct config *c, struct buf *err)
         if (!want)
             continue;
         if (KEYS[i].secret) {
-            buf_printf(err, "%s (from %s): expected %s", KEYS[i].name, origin_of(v), want);
+            buf_printf(err, "%s (from %s): expected %s", NAMES[i], origin_of(v), want);
         } else {
             char shown[200];
             text_clean(shown, sizeof shown, v->value, strlen(v->value));
-            buf_printf(err, "%s='%s' (from %s): expected %s", KEYS[i].name, shown, origin_of(v),
+            buf_printf(err, "%s='%s' (from %s): expected %s", NAMES[i], shown, origin_of(v),
                        want);
         }
         return -1;
@@ -414,6 +440,23 @@ static int set_expanded(const struct config *c, struct config_value *v, const ch
     return v->value ? 0 : -1;
 }
 
+/* Each value's number, parsed once when the layers are in: as atol and
+ * strtod read a prefix (what an empty optional setting gives: 0), and
+ * whether the whole value is one. */
+static void parse_numbers(struct config *c)
+{
+    for (int i = 0; i < c->count; i++) {
+        struct config_value *v = &c->values[i];
+        char *end;
+        errno = 0;
+        v->whole = strtol(v->value, &end, 10);
+        v->is_whole = v->value[0] && !*end && !errno;
+        errno = 0;
+        v->num = strtod(v->value, &end);
+        v->is_num = v->value[0] && !*end && !errno;
+    }
+}
+
 int config_load(struct config *c, const char *file, char *const *flags, int nflags, struct buf *err)
 {
     memset(c, 0, sizeof *c);
@@ -432,7 +475,7 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
     buf_free(&path);
     /* Raw defaults first so file/env layers can replace them. */
     for (int i = 0; i < NKEYS; i++) {
-        c->values[i].key = KEYS[i].name;
+        c->values[i].key = NAMES[i];
         if (set_value(&c->values[i], KEYS[i].dflt, CONFIG_SRC_DEFAULT, NULL) < 0)
             goto oom;
     }
@@ -441,7 +484,7 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
     if (load_file(c, c->file, err) < 0)
         return -1;
     for (int i = 0; i < NKEYS; i++) {
-        const char *env = getenv(KEYS[i].name);
+        const char *env = getenv(NAMES[i]);
         if (env && set_value(&c->values[i], env, CONFIG_SRC_ENV, NULL) < 0)
             goto oom;
     }
@@ -460,8 +503,8 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
             buf_printf(err,
                        "--set %s=...: a secret on the command line is visible to every "
                        "user (ps); export %s instead%s",
-                       KEYS[i].name, KEYS[i].name,
-                       strcmp(KEYS[i].name, "DSV41_API_KEY") == 0
+                       NAMES[i], NAMES[i],
+                       strcmp(NAMES[i], "DSV41_API_KEY") == 0
                            ? ", or keep the key in API_KEY_FILE (mode 0600)"
                            : ", or set it in the config file (mode 0600)");
             return -1;
@@ -490,6 +533,7 @@ int config_load(struct config *c, const char *file, char *const *flags, int nfla
                          false) < 0)
             goto oom;
     }
+    parse_numbers(c);
     return check_values(c, err);
 oom:
     buf_puts(err, "out of memory loading configuration");
@@ -513,31 +557,45 @@ const char *config_get(const struct config *c, const char *key)
     return i >= 0 && i < c->count ? c->values[i].value : NULL;
 }
 
-int config_get_long(const struct config *c, const char *key, long *out, struct buf *err)
+const char *config_name(enum config_id k)
 {
-    const char *v = config_get(c, key);
-    char *end;
-    errno = 0;
-    long n = v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || *end || errno) {
-        buf_printf(err, "%s=%s is not a whole number", key, v ? v : "");
+    return NAMES[k];
+}
+
+const char *config_str(const struct config *c, enum config_id k)
+{
+    return c->values[k].value;
+}
+
+long config_long(const struct config *c, enum config_id k)
+{
+    return c->values[k].whole;
+}
+
+double config_num(const struct config *c, enum config_id k)
+{
+    return c->values[k].num;
+}
+
+int config_get_long(const struct config *c, enum config_id k, long *out, struct buf *err)
+{
+    const struct config_value *v = &c->values[k];
+    if (!v->is_whole) {
+        buf_printf(err, "%s=%s is not a whole number", NAMES[k], v->value);
         return -1;
     }
-    *out = n;
+    *out = v->whole;
     return 0;
 }
 
-int config_get_double(const struct config *c, const char *key, double *out, struct buf *err)
+int config_get_double(const struct config *c, enum config_id k, double *out, struct buf *err)
 {
-    const char *v = config_get(c, key);
-    char *end;
-    errno = 0;
-    double d = v ? strtod(v, &end) : 0;
-    if (!v || !*v || *end || errno) {
-        buf_printf(err, "%s=%s is not a number", key, v ? v : "");
+    const struct config_value *v = &c->values[k];
+    if (!v->is_num) {
+        buf_printf(err, "%s=%s is not a number", NAMES[k], v->value);
         return -1;
     }
-    *out = d;
+    *out = v->num;
     return 0;
 }
 
@@ -560,7 +618,7 @@ const char *config_key_at(int i, const char **def, const char **help, bool *secr
     *def = KEYS[i].dflt;
     *help = KEYS[i].help;
     *secret = KEYS[i].secret;
-    return KEYS[i].name;
+    return NAMES[i];
 }
 
 const char *config_source_name(enum config_source s)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "config_keys.h"
 
 enum config_source { CONFIG_SRC_DEFAULT, CONFIG_SRC_FILE, CONFIG_SRC_ENV, CONFIG_SRC_FLAG };
 
@@ -16,6 +17,9 @@ struct config_value {
     char *value;        /* never NULL after config_load */
     enum config_source source;
     char *origin;       /* file:line for CONFIG_SRC_FILE, else NULL */
+    long whole;         /* the value as a number, parsed once at load (config_long) */
+    double num;
+    bool is_whole, is_num; /* the whole value is one */
 };
 
 struct config {
@@ -33,10 +37,19 @@ void config_free(struct config *c);
  * what `dsv41-top config` prints and an incident keeps. */
 void config_dump(const struct config *c, FILE *f);
 
+/* A setting's name ("STATE_DIR"). */
+const char *config_name(enum config_id k);
+/* A setting's value: never NULL after config_load. */
+const char *config_str(const struct config *c, enum config_id k);
+/* Its number, parsed at load as atol/strtod would (0 for an empty value). */
+long config_long(const struct config *c, enum config_id k);
+double config_num(const struct config *c, enum config_id k);
+/* The same, -1 with a message in err when the whole value is not one. */
+int config_get_long(const struct config *c, enum config_id k, long *out, struct buf *err);
+int config_get_double(const struct config *c, enum config_id k, double *out, struct buf *err);
+/* By name, for names that come from a list (units, incidents); NULL for a
+ * name that is no setting. Code that names one setting uses config_str. */
 const char *config_get(const struct config *c, const char *key);
-/* Parses an integer setting; -1 with a message in err when it is not one. */
-int config_get_long(const struct config *c, const char *key, long *out, struct buf *err);
-int config_get_double(const struct config *c, const char *key, double *out, struct buf *err);
 bool config_is_secret(const char *key);
 const char *config_help(const char *key);
 /* The i-th setting the program knows (from 0), with its default and help;

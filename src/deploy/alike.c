@@ -82,8 +82,8 @@ int alike_collect(const struct config *c, struct cluster_node *cn, struct alike_
     memset(p, 0, sizeof *p);
     struct shcmd cmd = SHCMD_INIT;
     shcmd_script(&cmd, ALIKE_SH);
-    shcmd_arg(&cmd, config_get(c, "RUNTIME"));
-    shcmd_arg(&cmd, config_get(c, "IMG"));
+    shcmd_arg(&cmd, config_str(c, CFG_RUNTIME));
+    shcmd_arg(&cmd, config_str(c, CFG_IMG));
     shcmd_argf(&cmd, "dsv41-r%d", cn->rank);
     struct ssh_result res;
     struct buf err = BUF_INIT;

@@ -153,12 +153,12 @@ int alike_collect_local(const struct config *c, struct cluster_node *cn, struct 
     const char *sock = cn->node.engine_sock;
     if (!cn->node.local || !sock[0])
         return -1;
-    const char *rt = config_get(c, "RUNTIME");
+    const char *rt = config_str(c, CFG_RUNTIME);
     struct engine_image img;
     struct buf err = BUF_INIT;
     /* podman's CLI prints the id bare, docker's with "sha256:" (alike
      * compares it with the other nodes' CLI answers) */
-    int irc = engine_image_inspect(sock, config_get(c, "IMG"), strcmp(rt, "podman") == 0, 10000,
+    int irc = engine_image_inspect(sock, config_str(c, CFG_IMG), strcmp(rt, "podman") == 0, 10000,
                                    &img, &err);
     char name[32];
     snprintf(name, sizeof name, "dsv41-r%d", cn->rank);

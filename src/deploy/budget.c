@@ -60,23 +60,23 @@ void budget_compute(struct budget *b)
 
 static void record_path(const struct config *c, struct buf *p)
 {
-    buf_printf(p, "%s/budget.json", config_get(c, "STATE_DIR"));
+    buf_printf(p, "%s/budget.json", config_str(c, CFG_STATE_DIR));
 }
 
 /* What a record must match to be this deployment's: the weights a rank
  * holds depend on the image, the checkpoint's plan and the split. */
 static void record_key(const struct config *c, struct buf *k)
 {
-    buf_printf(k, "%s|%s|TP=%s|PP=%s", config_get(c, "IMG"), config_get(c, "PLAN_NAME"),
-               config_get(c, "TP"), config_get(c, "PP"));
+    buf_printf(k, "%s|%s|TP=%s|PP=%s", config_str(c, CFG_IMG), config_str(c, CFG_PLAN_NAME),
+               config_str(c, CFG_TP), config_str(c, CFG_PP));
 }
 
 static int capture_count(const struct config *c)
 {
     long seqs = 2, nspec = 7;
     struct buf e = BUF_INIT;
-    config_get_long(c, "MAX_SEQS", &seqs, &e);
-    config_get_long(c, "NSPEC", &nspec, &e);
+    config_get_long(c, CFG_MAX_SEQS, &seqs, &e);
+    config_get_long(c, CFG_NSPEC, &nspec, &e);
     buf_free(&e);
     int sizes[64];
     return deploy_capture_sizes((int)seqs, (int)nspec, sizes, 64);
@@ -115,9 +115,9 @@ void budget_for_node(const struct config *c, const char *node, const struct snap
     b->cached_gib = m->cached_kib.ok ? m->cached_kib.v / 1048576 : -1;
     struct buf e = BUF_INIT;
     double v = 1;
-    b->floor_gib = config_get_double(c, "MEMGUARD_GIB", &v, &e) == 0 ? v : 1;
-    b->kv_gib = config_get_double(c, "KV_BYTES", &v, &e) == 0 ? v / GIB : 0;
-    b->gpu_util = config_get_double(c, "GPU_UTIL", &v, &e) == 0 ? v : 0;
+    b->floor_gib = config_get_double(c, CFG_MEMGUARD_GIB, &v, &e) == 0 ? v : 1;
+    b->kv_gib = config_get_double(c, CFG_KV_BYTES, &v, &e) == 0 ? v / GIB : 0;
+    b->gpu_util = config_get_double(c, CFG_GPU_UTIL, &v, &e) == 0 ? v : 0;
     b->host_gib = BUDGET_HOST_GIB;
     b->weights_gib = b->graphs_gib = -1;
     int ncap = capture_count(c);
@@ -133,8 +133,8 @@ void budget_for_node(const struct config *c, const char *node, const struct snap
         if (number(rec, "graph_sizes") == ncap && (b->graphs_gib = number(rec, "graphs_gib")) >= 0)
             snprintf(b->graphs_from, sizeof b->graphs_from, "last boot's log");
     }
-    const char *w = config_get(c, "WEIGHTS_GIB");
-    if (w && *w && config_get_double(c, "WEIGHTS_GIB", &v, &e) == 0) {
+    const char *w = config_str(c, CFG_WEIGHTS_GIB);
+    if (w && *w && config_get_double(c, CFG_WEIGHTS_GIB, &v, &e) == 0) {
         b->weights_gib = v;
         snprintf(b->weights_from, sizeof b->weights_from, "WEIGHTS_GIB");
     }

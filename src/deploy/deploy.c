@@ -46,7 +46,7 @@ static int add_json(struct strv *v, cJSON *j)
 static cJSON *compilation_config(const struct config *c, const struct deploy_plan *p)
 {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "cudagraph_mode", config_get(c, "GRAPH_MODE"));
+    cJSON_AddStringToObject(j, "cudagraph_mode", config_str(c, CFG_GRAPH_MODE));
     cJSON *ops = cJSON_AddArrayToObject(j, "custom_ops");
     cJSON_AddItemToArray(ops, cJSON_CreateString("all"));
     cJSON_AddItemToObject(j, "cudagraph_capture_sizes",
@@ -98,21 +98,21 @@ static int vllm_args(const struct config *c, const struct deploy_plan *p, int ra
     rc |= strv_add(a, "--master-addr");
     rc |= strv_add(a, fact(head, head->ipv4));
     rc |= strv_add(a, "--master-port");
-    rc |= strv_add(a, config_get(c, "MPORT"));
+    rc |= strv_add(a, config_str(c, CFG_MPORT));
     static const char *fixed1[] = {"--kv-cache-dtype", "fp8", "--block-size", "256",
                                    "--swa-block-size", "128"};
     for (size_t i = 0; i < sizeof fixed1 / sizeof *fixed1; i++)
         rc |= strv_add(a, fixed1[i]);
     rc |= strv_add(a, "--kv-cache-memory-bytes");
-    rc |= strv_add(a, config_get(c, "KV_BYTES"));
+    rc |= strv_add(a, config_str(c, CFG_KV_BYTES));
     rc |= strv_add(a, "--gpu-memory-utilization");
-    rc |= strv_add(a, config_get(c, "GPU_UTIL"));
+    rc |= strv_add(a, config_str(c, CFG_GPU_UTIL));
     rc |= strv_add(a, "--max-model-len");
-    rc |= strv_add(a, config_get(c, "MAX_LEN"));
+    rc |= strv_add(a, config_str(c, CFG_MAX_LEN));
     rc |= strv_add(a, "--max-num-seqs");
-    rc |= strv_add(a, config_get(c, "MAX_SEQS"));
+    rc |= strv_add(a, config_str(c, CFG_MAX_SEQS));
     rc |= strv_add(a, "--max-num-batched-tokens");
-    rc |= strv_add(a, config_get(c, "BATCH"));
+    rc |= strv_add(a, config_str(c, CFG_BATCH));
     rc |= strv_add(a, "--max-cudagraph-capture-size");
     rc |= strv_addf(a, "%d", p->cap);
     rc |= strv_add(a, "--compilation-config");
@@ -141,7 +141,7 @@ static int vllm_args(const struct config *c, const struct deploy_plan *p, int ra
     rc |= strv_add(a, "--host");
     rc |= strv_add(a, "0.0.0.0");
     rc |= strv_add(a, "--port");
-    rc |= strv_add(a, config_get(c, "PORT"));
+    rc |= strv_add(a, config_str(c, CFG_PORT));
     /* the API key reaches vLLM as VLLM_API_KEY, read from its file inside
      * the container (run_args) */
     static const char *fixed5[] = {"--reasoning-parser",       "deepseek_v41",
@@ -150,7 +150,7 @@ static int vllm_args(const struct config *c, const struct deploy_plan *p, int ra
                                    "--enable-force-include-usage"};
     for (size_t i = 0; i < sizeof fixed5 / sizeof *fixed5; i++)
         rc |= strv_add(a, fixed5[i]);
-    return rc | strv_add_shell_words(a, config_get(c, "EXTRA"), NULL);
+    return rc | strv_add_shell_words(a, config_str(c, CFG_EXTRA), NULL);
 }
 
 static int rank_env(const struct config *c, const struct deploy_node *n, struct deploy_rank *r)
@@ -200,11 +200,11 @@ static int rank_env(const struct config *c, const struct deploy_node *n, struct 
     };
     for (size_t i = 0; i < sizeof fixed2 / sizeof *fixed2; i++)
         rc |= strv_add(&r->env, fixed2[i]);
-    rc |= strv_addf(&r->env, "ST_EXL3_PLAN=/plans/%s", config_get(c, "PLAN_NAME"));
+    rc |= strv_addf(&r->env, "ST_EXL3_PLAN=/plans/%s", config_str(c, CFG_PLAN_NAME));
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL=st");
     rc |= strv_add(&r->env, "ST_EXL3_PREFILL_MIN_ROWS=1");
     rc |= strv_addf(&r->env, "VLLM_HOST_IP=%s", fact(n, n->ipv4));
-    return rc | strv_add_shell_words(&r->env, config_get(c, "EXTRA_ENV"), NULL);
+    return rc | strv_add_shell_words(&r->env, config_str(c, CFG_EXTRA_ENV), NULL);
 }
 
 static int run_args(const struct config *c, const struct deploy_node *n, struct deploy_rank *r)
@@ -219,7 +219,7 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
     rc |= strv_addf(v, "%s=1", DEPLOY_LABEL);
     rc |= strv_add(v, "--label");
     rc |= strv_addf(v, "dsv41-top.rank=%d", r->rank);
-    const char *gpus = config_get(c, "GPUS");
+    const char *gpus = config_str(c, CFG_GPUS);
     if (gpus && *gpus) {
         rc |= strv_add(v, "--gpus");
         rc |= strv_add(v, gpus);
@@ -228,7 +228,7 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         rc |= strv_add(v, fixed[i]);
     struct strv lim = STRV_INIT;
-    rc |= strv_add_words(&lim, config_get(c, "ULIMITS"));
+    rc |= strv_add_words(&lim, config_str(c, CFG_ULIMITS));
     for (int i = 0; i < lim.n; i++) {
         rc |= strv_add(v, "--ulimit");
         rc |= strv_add(v, lim.v[i]);
@@ -236,13 +236,13 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
     strv_free(&lim);
     /* With the host's IPC namespace /dev/shm is the host's: docker ignores
      * --shm-size then, podman refuses it. */
-    if (strcmp(config_get(c, "RUNTIME"), "podman") != 0) {
+    if (strcmp(config_str(c, CFG_RUNTIME), "podman") != 0) {
         rc |= strv_add(v, "--shm-size");
         rc |= strv_add(v, "32g");
     }
     /* a deployment runs for weeks: its logs must not fill the disk */
-    rc |= runtime_log_args(v, config_get(c, "RUNTIME"), config_get(c, "LOG_MAX_SIZE"),
-                           config_get(c, "LOG_MAX_FILES"));
+    rc |= runtime_log_args(v, config_str(c, CFG_RUNTIME), config_str(c, CFG_LOG_MAX_SIZE),
+                           config_str(c, CFG_LOG_MAX_FILES));
     rc |= strv_add(v, "-v");
     rc |= strv_addf(v, "%s:/model:ro", n->model_dir);
     rc |= strv_add(v, "-v");
@@ -253,19 +253,19 @@ static int run_args(const struct config *c, const struct deploy_node *n, struct 
         /* the key file itself, read-only: `docker inspect` shows this path,
          * never the key, as it would show an environment variable */
         rc |= strv_add(v, "-v");
-        rc |= strv_addf(v, "%s:" DEPLOY_KEY_PATH ":ro", config_get(c, "API_KEY_FILE"));
+        rc |= strv_addf(v, "%s:" DEPLOY_KEY_PATH ":ro", config_str(c, CFG_API_KEY_FILE));
     }
     rc |= strv_add(v, "--env-file");
     rc |= strv_add(v, r->env_file);
     rc |= strv_add(v, "--"); /* the image and its command: never options of run */
-    rc |= strv_add(v, config_get(c, "IMG"));
+    rc |= strv_add(v, config_str(c, CFG_IMG));
     if (r->rank == 0) {
         rc |= strv_add(v, "/bin/sh");
         rc |= strv_add(v, "-c");
         rc |= strv_add(v, DEPLOY_KEY_SCRIPT);
         rc |= strv_add(v, r->container);
     }
-    rc |= strv_add_shell_words(v, config_get(c, "VLLM_CMD"), NULL);
+    rc |= strv_add_shell_words(v, config_str(c, CFG_VLLM_CMD), NULL);
     for (int i = 0; i < r->args.n; i++)
         rc |= strv_add(v, r->args.v[i]);
     return rc;
@@ -280,23 +280,23 @@ int deploy_build(const struct config *c, const struct deploy_node *nodes, int n,
         buf_printf(err, "%d nodes: between 1 and %d are supported", n, DEPLOY_MAX_NODES);
         return -1;
     }
-    if (config_get_long(c, "MAX_SEQS", &max_seqs, err) < 0 ||
-        config_get_long(c, "NSPEC", &nspec, err) < 0)
+    if (config_get_long(c, CFG_MAX_SEQS, &max_seqs, err) < 0 ||
+        config_get_long(c, CFG_NSPEC, &nspec, err) < 0)
         return -1;
-    if (*config_get(c, "TP") && config_get_long(c, "TP", &tp, err) < 0)
+    if (*config_str(c, CFG_TP) && config_get_long(c, CFG_TP, &tp, err) < 0)
         return -1;
-    if (*config_get(c, "PP") && config_get_long(c, "PP", &pp, err) < 0)
+    if (*config_str(c, CFG_PP) && config_get_long(c, CFG_PP, &pp, err) < 0)
         return -1;
     /* each value's form and range was checked when the settings loaded;
      * the word lists are split once more here so that a plan built from
      * settings that did not load that way still fails with a reason */
-    static const char *const lists[] = {"EXTRA", "EXTRA_ENV", "VLLM_CMD"};
+    static const enum config_id lists[] = {CFG_EXTRA, CFG_EXTRA_ENV, CFG_VLLM_CMD};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
         struct strv w = STRV_INIT;
         struct buf why = BUF_INIT;
-        int bad = strv_add_shell_words(&w, config_get(c, lists[i]), &why);
+        int bad = strv_add_shell_words(&w, config_str(c, lists[i]), &why);
         if (bad)
-            buf_printf(err, "%s: %s", lists[i], buf_str(&why));
+            buf_printf(err, "%s: %s", config_name(lists[i]), buf_str(&why));
         strv_free(&w);
         buf_free(&why);
         if (bad)

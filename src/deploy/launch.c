@@ -85,8 +85,9 @@ static void print_tail(const struct config *c, struct lnode *l)
 {
     struct strv lines = STRV_INIT;
     struct buf err = BUF_INIT;
-    if (ranks_tail(&l->cn->node, config_get(c, "RUNTIME"), l->cn->rank, TAIL_LINES, &lines,
-                   &err) == 0 && lines.n) {
+    if (ranks_tail(&l->cn->node, config_str(c, CFG_RUNTIME), l->cn->rank, TAIL_LINES, &lines,
+                   &err) == 0 &&
+        lines.n) {
         printf("---- last %d lines of dsv41-r%d on %s ----\n", lines.n, l->cn->rank, l->cn->name);
         for (int i = 0; i < lines.n; i++)
             printf("  %s\n", lines.v[i]);
@@ -113,7 +114,8 @@ static void postmortem(const struct config *c, struct lnode *l, struct phase_sta
     pthread_mutex_lock(&l->mu);
     *ph = l->ph;
     pthread_mutex_unlock(&l->mu);
-    if (ranks_tail(&l->cn->node, config_get(c, "RUNTIME"), l->cn->rank, 2000, &lines, &err) == 0) {
+    if (ranks_tail(&l->cn->node, config_str(c, CFG_RUNTIME), l->cn->rank, 2000, &lines, &err) ==
+        0) {
         phase_init(ph);
         for (int i = 0; i < lines.n; i++)
             if (!strstr(lines.v[i], "Traceback")) /* the line that says why comes after */
@@ -131,7 +133,7 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
         shcmd_join(&r->run, &cmd);
         deploy_env_text(r, &env);
         printf("# %s (rank %d): %s\n%s %s\n", ln[i].cn->name, r->rank, r->env_file,
-               config_get(c, "RUNTIME"), buf_str(&cmd));
+               config_str(c, CFG_RUNTIME), buf_str(&cmd));
         /* what EXTRA_ENV puts there may be a token: the plan shows its name only */
         struct buf shown = BUF_INIT;
         text_hide_secrets(buf_str(&env), env.len, TEXT_HIDE_LINES, &shown);
@@ -141,7 +143,7 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
         if (r->rank == 0)
             printf("# VLLM_API_KEY: read inside the container from %s (mounted read-only at "
                    "%s)\n",
-                   config_get(c, "API_KEY_FILE"), DEPLOY_KEY_PATH);
+                   config_str(c, CFG_API_KEY_FILE), DEPLOY_KEY_PATH);
         printf("\n");
         buf_free(&cmd);
         buf_free(&env);
@@ -184,7 +186,7 @@ static void on_pull_event(void *ctx, bool up)
 
 static int pull_image(const struct config *c, struct lnode *l)
 {
-    const char *rt = config_get(c, "RUNTIME"), *img = config_get(c, "IMG");
+    const char *rt = config_str(c, CFG_RUNTIME), *img = config_str(c, CFG_IMG);
     printf("%s: image %s missing: pulling (Ctrl-C stops the pull; nothing else changes)\n",
            l->cn->name, img);
     struct pull_watch w = {.node = l->cn->name, .last_line = mono_s()};
@@ -257,7 +259,7 @@ static const char *missing_fix(const struct lnode *l)
 /* Model files, image (pulled when missing), disk, on one node. */
 static int preflight_node(const struct config *c, struct lnode *l)
 {
-    const char *rt = config_get(c, "RUNTIME"), *img = config_get(c, "IMG");
+    const char *rt = config_str(c, CFG_RUNTIME), *img = config_str(c, CFG_IMG);
     struct buf err = BUF_INIT;
     struct preflight pf;
     if (preflight_check(c, &l->cn->node, l->dn.model_dir, l->state_dir, &pf, &err) < 0) {
@@ -305,8 +307,8 @@ static void show_image_ids(const struct config *c, struct lnode *ln, int n)
     for (int i = 0; i < n; i++) {
         struct shcmd s = SHCMD_INIT;
         struct buf err = BUF_INIT;
-        shcmd_exec(&s, config_get(c, "RUNTIME"), "image", "inspect", "-f", "{{.Id}}", "--",
-                   config_get(c, "IMG"), (char *)NULL);
+        shcmd_exec(&s, config_str(c, CFG_RUNTIME), "image", "inspect", "-f", "{{.Id}}", "--",
+                   config_str(c, CFG_IMG), (char *)NULL);
         struct ssh_result res;
         if (node_run(&ln[i].cn->node, &s, 60000, &res, &err) == 0) {
             char id[80];
@@ -331,12 +333,12 @@ static int write_state(const struct config *c, const struct deploy_plan *p, stru
 {
     struct buf key = BUF_INIT, why = BUF_INIT, plan = BUF_INIT, rewritten = BUF_INIT;
     int rc = -1;
-    if (apikey_ensure(config_get(c, "API_KEY_FILE"), &key, &why) < 0) {
+    if (apikey_ensure(config_str(c, CFG_API_KEY_FILE), &key, &why) < 0) {
         printf("head: %s\n", buf_str(&why));
         goto out;
     }
     struct buf path = BUF_INIT;
-    buf_printf(&path, "%s/exl3/plan/%s", ln[0].dn.model_dir, config_get(c, "PLAN_NAME"));
+    buf_printf(&path, "%s/exl3/plan/%s", ln[0].dn.model_dir, config_str(c, CFG_PLAN_NAME));
     if (buf_read_file(&plan, buf_str(&path), 64u << 20) < 0) {
         printf("head: cannot read the plan %s: %s\n  fix: dsv41-top download (the plan is part "
                "of the checkpoint), or set PLAN_NAME\n",
@@ -366,9 +368,9 @@ static int write_state(const struct config *c, const struct deploy_plan *p, stru
             ssh_result_free(&res);
         }
         deploy_env_text(&p->ranks[i], &env);
-        ok = ok && node_put(&ln[i].cn->node, p->ranks[i].env_file, env.data, env.len, 0600,
-                            &err) == 0;
-        buf_printf(&target, "%s/plans/%s", ln[i].state_dir, config_get(c, "PLAN_NAME"));
+        ok = ok &&
+             node_put(&ln[i].cn->node, p->ranks[i].env_file, env.data, env.len, 0600, &err) == 0;
+        buf_printf(&target, "%s/plans/%s", ln[i].state_dir, config_str(c, CFG_PLAN_NAME));
         ok = ok && node_put(&ln[i].cn->node, buf_str(&target), rewritten.data, rewritten.len,
                             0644, &err) == 0;
         if (!ok)
@@ -414,10 +416,10 @@ static int kill_all(const struct config *c, struct lnode *ln, int n)
     int bad = 0;
     for (int i = 0; i < n; i++) {
         struct buf err = BUF_INIT;
-        if (ranks_kill(&ln[i].cn->node, config_get(c, "RUNTIME"), ln[i].cn->rank, &err) < 0) {
+        if (ranks_kill(&ln[i].cn->node, config_str(c, CFG_RUNTIME), ln[i].cn->rank, &err) < 0) {
             printf("%s: could not stop dsv41-r%d: %s\n  fix: dsv41-top stop (or %s rm -f "
                    "dsv41-r%d on %s)\n",
-                   ln[i].cn->name, ln[i].cn->rank, buf_str(&err), config_get(c, "RUNTIME"),
+                   ln[i].cn->name, ln[i].cn->rank, buf_str(&err), config_str(c, CFG_RUNTIME),
                    ln[i].cn->rank, ln[i].cn->name);
             bad++;
         }
@@ -482,7 +484,7 @@ static void say_guard_fired(struct lnode *ln, int n, double t0)
 /* Watches the ranks until the API answers with the key. */
 static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeout_s, double t0)
 {
-    const char *rt = config_get(c, "RUNTIME");
+    const char *rt = config_str(c, CFG_RUNTIME);
     struct buf base = BUF_INIT, key = BUF_INIT, why = BUF_INIT;
     api_base_url(c, &base);
     api_load_key(c, &key, &why);
@@ -685,7 +687,7 @@ static void prepare(const struct config *c, struct cluster *cl, struct lnode *ln
         ln[i].cn = cn;
         /* as set until the node says: a worker's "~/" is its own home */
         snprintf(ln[i].state_dir, sizeof ln[i].state_dir, "%s",
-                 config_get(c, i == 0 ? "STATE_DIR" : "WORKER_STATE_DIR"));
+                 config_str(c, i == 0 ? CFG_STATE_DIR : CFG_WORKER_STATE_DIR));
         snprintf(ln[i].model_dir, sizeof ln[i].model_dir, "%s", cn->model_dir_set);
         ln[i].unknown[0] = '\0';
         ln[i].dn = (struct deploy_node){cn->name,        s->fabric.ifname, s->fabric.ipv4,
@@ -712,7 +714,7 @@ static void prepare(const struct config *c, struct cluster *cl, struct lnode *ln
         }
         if (!s->runtime_ok)
             strv_addf(problems, "%s: container runtime %s: %s%s", cn->name,
-                      config_get(c, "RUNTIME"), s->runtime_note,
+                      config_str(c, CFG_RUNTIME), s->runtime_note,
                       strstr(s->runtime_note, "not found")
                           ? ""
                           : "\n  fix: start it (its daemon: sudo systemctl start docker), or set "
@@ -759,18 +761,18 @@ static void dry_checks(const struct config *c, struct lnode *ln, int n,
                       pf.missing.v[k], missing_fix(&ln[i]));
         if (pf.image == 0 && r->nodes[i].snap.runtime_ok)
             printf("note: %s: image %s missing: launch would pull it\n", ln[i].cn->name,
-                   config_get(c, "IMG"));
+                   config_str(c, CFG_IMG));
         preflight_free(&pf);
         buf_free(&err);
     }
     struct buf plan = BUF_INIT, path = BUF_INIT, out = BUF_INIT, why = BUF_INIT, key = BUF_INIT;
-    buf_printf(&path, "%s/exl3/plan/%s", ln[0].model_dir, config_get(c, "PLAN_NAME"));
+    buf_printf(&path, "%s/exl3/plan/%s", ln[0].model_dir, config_str(c, CFG_PLAN_NAME));
     /* a plan that is not there is a missing file above */
     if (buf_read_file(&plan, buf_str(&path), 64u << 20) == 0 &&
         exl3plan_rewrite(buf_str(&plan), buf_str(&path), &out, &why) < 0)
         strv_addf(problems, "head: %s", buf_str(&why));
     buf_reset(&why);
-    const char *kf = config_get(c, "API_KEY_FILE");
+    const char *kf = config_str(c, CFG_API_KEY_FILE);
     if (access(kf, F_OK) == 0 && apikey_read(kf, &key, &why) < 0)
         strv_addf(problems, "head: %s", buf_str(&why));
     apikey_scrub(&key);
@@ -834,7 +836,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     }
     int rc = 1;
     printf("launch: %d nodes, TP %d x PP %d, image %s\n", n, plan.tp, plan.pp,
-           config_get(c, "IMG"));
+           config_str(c, CFG_IMG));
     for (int i = 0; i < n; i++) {
         if (dn[i].unknown)
             printf("  %-8s fabric %s\n", ln[i].cn->name, dn[i].unknown);
@@ -883,8 +885,8 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
         goto out;
     }
     long port, mport;
-    config_get_long(c, "PORT", &port, &err);
-    config_get_long(c, "MPORT", &mport, &err);
+    config_get_long(c, CFG_PORT, &port, &err);
+    config_get_long(c, CFG_MPORT, &mport, &err);
     if (!port_free((int)port) || !port_free((int)mport)) {
         printf("head: port %ld is in use by another program: free it, or set %s\n",
                port_free((int)port) ? mport : port, port_free((int)port) ? "MPORT" : "PORT");
@@ -913,7 +915,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
             goto out;
         }
         struct shcmd cmd = SHCMD_INIT;
-        shcmd_exec(&cmd, config_get(c, "RUNTIME"), (char *)NULL);
+        shcmd_exec(&cmd, config_str(c, CFG_RUNTIME), (char *)NULL);
         shcmd_args(&cmd, &plan.ranks[i].run);
         struct ssh_result res;
         buf_reset(&err);

@@ -27,11 +27,11 @@ int preflight_check(const struct config *c, struct node *n, const char *model_di
                  "df -Pk -- \"$d\" 2>/dev/null | awk 'NR==2 {print \"df \" $4}'\n");
     shcmd_arg(&cmd, model_dir);
     shcmd_arg(&cmd, state_dir);
-    shcmd_arg(&cmd, config_get(c, "RUNTIME"));
-    shcmd_arg(&cmd, config_get(c, "IMG"));
+    shcmd_arg(&cmd, config_str(c, CFG_RUNTIME));
+    shcmd_arg(&cmd, config_str(c, CFG_IMG));
     for (size_t i = 0; i < sizeof MODEL_FILES / sizeof *MODEL_FILES; i++)
         shcmd_arg(&cmd, MODEL_FILES[i]);
-    shcmd_argf(&cmd, "exl3/plan/%s", config_get(c, "PLAN_NAME"));
+    shcmd_argf(&cmd, "exl3/plan/%s", config_str(c, CFG_PLAN_NAME));
     struct ssh_result res;
     int rc = node_run(n, &cmd, 60000, &res, err);
     shcmd_free(&cmd);

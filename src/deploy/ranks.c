@@ -287,7 +287,7 @@ static int survey(struct cluster *cl, const char *rt, bool force,
 
 int ranks_stop_all(const struct config *c, struct cluster *cl, bool force, FILE *out)
 {
-    const char *rt = config_get(c, "RUNTIME");
+    const char *rt = config_str(c, CFG_RUNTIME);
     enum found found[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{FOUND_NONE}};
     bool running[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{false}};
     int bad = survey(cl, rt, force, found, running, out), stopped = 0;
@@ -415,7 +415,7 @@ static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_
 int ranks_stop_gracefully(const struct config *c, struct cluster *cl, bool force, int timeout_s,
                           FILE *out)
 {
-    const char *rt = config_get(c, "RUNTIME");
+    const char *rt = config_str(c, CFG_RUNTIME);
     enum found found[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{FOUND_NONE}};
     bool running[CLUSTER_MAX_NODES][CLUSTER_MAX_NODES] = {{false}};
     int bad = survey(cl, rt, force, found, running, out), stopped = 0;

@@ -79,25 +79,17 @@ static void note(char (*list)[320], int *n, const char *fmt, ...)
 #define PROBLEM(r, ...) note((r)->problems, &(r)->nproblems, __VA_ARGS__)
 #define WARNING(r, ...) note((r)->warnings, &(r)->nwarnings, __VA_ARGS__)
 
-static double setting(const struct config *c, const char *key, double dflt)
-{
-    double v = dflt;
-    struct buf e = BUF_INIT;
-    if (config_get_double(c, key, &v, &e) < 0)
-        v = dflt;
-    buf_free(&e);
-    return v;
-}
-
 /* The guard's warning levels, seen from the snapshot (every node, with or
  * without a guard), and the guard itself where ranks run. */
 static void judge_memory(const struct config *c, struct status_report *r, int i)
 {
     const struct snapshot *s = &r->nodes[i].snap;
     const char *name = r->nodes[i].cn->node.name;
-    double floor_gib = setting(c, "MEMGUARD_GIB", 1), warn_gib = setting(c, "MEMGUARD_WARN_GIB", 4);
-    double psi_warn = setting(c, "MEMGUARD_PSI_WARN", 10), psi_kill = setting(c, "MEMGUARD_PSI_KILL", 60);
-    double frag_warn = setting(c, "MEMGUARD_FRAG_WARN", 16);
+    /* numbers, checked when the settings loaded; the defaults are the table's */
+    double floor_gib = config_num(c, CFG_MEMGUARD_GIB), warn_gib = config_num(c, CFG_MEMGUARD_WARN_GIB);
+    double psi_warn = config_num(c, CFG_MEMGUARD_PSI_WARN);
+    double psi_kill = config_num(c, CFG_MEMGUARD_PSI_KILL);
+    double frag_warn = config_num(c, CFG_MEMGUARD_FRAG_WARN);
     double avail = s->mem.available_kib.ok ? s->mem.available_kib.v / 1048576 : -1;
     if (avail >= floor_gib && avail < warn_gib)
         WARNING(r, "%s: MemAvailable %.1f GiB is under the warning level of %.1f GiB "
@@ -172,7 +164,7 @@ static void judge_node(const struct config *c, struct status_report *r, int i)
                 cn->node.proc_root);
     double floor_gib = 1;
     struct buf e = BUF_INIT;
-    if (config_get_double(c, "MEMGUARD_GIB", &floor_gib, &e) < 0)
+    if (config_get_double(c, CFG_MEMGUARD_GIB, &floor_gib, &e) < 0)
         floor_gib = 1;
     buf_free(&e);
     if (s->mem.available_kib.ok && s->mem.available_kib.v < floor_gib * 1048576)
@@ -186,7 +178,7 @@ static void judge_node(const struct config *c, struct status_report *r, int i)
     if (!s->fabric.ok)
         PROBLEM(r, "%s: fabric: %s", name, s->fabric.why);
     if (!s->runtime_ok)
-        PROBLEM(r, "%s: container runtime %s: %s", name, config_get(c, "RUNTIME"),
+        PROBLEM(r, "%s: container runtime %s: %s", name, config_str(c, CFG_RUNTIME),
                 s->runtime_note[0] ? s->runtime_note : "not answering");
     char want[16];
     snprintf(want, sizeof want, "dsv41-r%d", cn->rank);
@@ -216,7 +208,7 @@ static void scrape_metrics(const struct config *c, struct status_report *r, bool
     struct buf base = BUF_INIT;
     api_base_url(c, &base);
     r->metrics_ok = scrape(buf_str(&base), &r->metrics);
-    double limit = once ? 0 : atof(config_get(c, "WEDGE_SECONDS"));
+    double limit = once ? 0 : config_num(c, CFG_WEDGE_SECONDS);
     struct wedge w = WEDGE_INIT;
     if (r->metrics_ok && limit > 0 &&
         !wedge_feed(&w, &r->metrics, mono_s(), limit, r->wedged, sizeof r->wedged) &&
@@ -301,7 +293,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     memset(r, 0, sizeof *r);
     long t = 5;
     struct buf e = BUF_INIT;
-    config_get_long(c, "SSH_TIMEOUT", &t, &e);
+    config_get_long(c, CFG_SSH_TIMEOUT, &t, &e);
     buf_free(&e);
     struct collect_job jobs[CLUSTER_MAX_NODES];
     pthread_t th[CLUSTER_MAX_NODES];
@@ -317,7 +309,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
                                        &r->nodes[i].unit,
                                        &r->nodes[i].alike,
                                        &r->nodes[i].started,
-                                       config_get(c, "RUNTIME"),
+                                       config_str(c, CFG_RUNTIME),
                                        &r->nodes[i].snap,
                                        &r->nodes[i].down_since,
                                        (int)t * 1000 + 10000,
@@ -348,7 +340,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
         if (ct && ct->running) {
             struct strv lines = STRV_INIT;
             struct buf e2 = BUF_INIT;
-            if (ranks_tail(&cl->nodes[i].node, config_get(c, "RUNTIME"), r->nodes[i].cn->rank,
+            if (ranks_tail(&cl->nodes[i].node, config_str(c, CFG_RUNTIME), r->nodes[i].cn->rank,
                           300, &lines, &e2) == 0) {
                 struct phase_state ph;
                 phase_init(&ph);

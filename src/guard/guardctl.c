@@ -313,7 +313,7 @@ const struct usage_doc guardd_doc = {
         {"--state-dir", "DIR", "where the lock, the log and the heartbeat are (needed)"},
         {"--floor", "GIB", "MemAvailable below this kills the ranks (default 1)"},
         {"--warn", "GIB", "MemAvailable below this is a warning (default 4)"},
-        {"--trace", "GIB", "below this the log gets a line per sample (default 10)"},
+        {"--trace", "GIB", "below this the log names the biggest processes every 10 s (default 10)"},
         {"--psi-warn", "PCT", "memory pressure (PSI full avg10) at or above this warns (default "
                               "10; 0 off)"},
         {"--psi-kill", "PCT", "... at or above this kills, like the floor (default 60; 0 off)"},

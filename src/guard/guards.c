@@ -37,17 +37,20 @@ void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
                  struct strv *args)
 {
     strv_add(args, "--runtime");
-    strv_add(args, config_get(c, "RUNTIME"));
+    strv_add(args, config_str(c, CFG_RUNTIME));
     strv_add(args, "--ranks");
     strv_addf(args, "%d", nranks);
-    static const char *const flags[][2] = {
-        {"--floor", "MEMGUARD_GIB"},          {"--warn", "MEMGUARD_WARN_GIB"},
-        {"--psi-warn", "MEMGUARD_PSI_WARN"},  {"--psi-kill", "MEMGUARD_PSI_KILL"},
-        {"--frag-warn", "MEMGUARD_FRAG_WARN"}, {"--kmsg-warn", "MEMGUARD_KMSG_WARN"},
+    static const struct {
+        const char *flag;
+        enum config_id key;
+    } flags[] = {
+        {"--floor", CFG_MEMGUARD_GIB},           {"--warn", CFG_MEMGUARD_WARN_GIB},
+        {"--psi-warn", CFG_MEMGUARD_PSI_WARN},   {"--psi-kill", CFG_MEMGUARD_PSI_KILL},
+        {"--frag-warn", CFG_MEMGUARD_FRAG_WARN}, {"--kmsg-warn", CFG_MEMGUARD_KMSG_WARN},
     };
     for (size_t k = 0; k < sizeof flags / sizeof *flags; k++) {
-        strv_add(args, flags[k][0]);
-        strv_add(args, config_get(c, flags[k][1]));
+        strv_add(args, flags[k].flag);
+        strv_add(args, config_str(c, flags[k].key));
     }
     strv_add(args, "--proc-root");
     strv_add(args, cn->node.proc_root);
@@ -55,10 +58,10 @@ void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
      * (empty: the one found on the worker, whose guard may run where its
      * environment lacks the variables that found it; else the guard finds
      * its own) */
-    const char *sock = config_get(c, cn->node.local ? "RUNTIME_SOCKET" : "WORKER_RUNTIME_SOCKET");
+    const char *sock = config_str(c, cn->node.local ? CFG_RUNTIME_SOCKET : CFG_WORKER_RUNTIME_SOCKET);
     char found[256];
     if ((!sock || !*sock) && !cn->node.local &&
-        node_engine_sock(&cn->node, config_get(c, "RUNTIME"), NULL, found, sizeof found) == 1)
+        node_engine_sock(&cn->node, config_str(c, CFG_RUNTIME), NULL, found, sizeof found) == 1)
         sock = found;
     if (sock && *sock) {
         strv_add(args, "--socket");
@@ -134,27 +137,27 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
 void guard_opts_from_config(const struct config *c, struct guard_opts *o)
 {
     guard_opts_defaults(o);
-    snprintf(o->proc_root, sizeof o->proc_root, "%s", config_get(c, "DSV41_PROC_ROOT"));
-    snprintf(o->state_dir, sizeof o->state_dir, "%s", config_get(c, "STATE_DIR"));
-    snprintf(o->runtime, sizeof o->runtime, "%s", config_get(c, "RUNTIME"));
-    const char *sock = config_get(c, "RUNTIME_SOCKET");
+    snprintf(o->proc_root, sizeof o->proc_root, "%s", config_str(c, CFG_DSV41_PROC_ROOT));
+    snprintf(o->state_dir, sizeof o->state_dir, "%s", config_str(c, CFG_STATE_DIR));
+    snprintf(o->runtime, sizeof o->runtime, "%s", config_str(c, CFG_RUNTIME));
+    const char *sock = config_str(c, CFG_RUNTIME_SOCKET);
     snprintf(o->socket, sizeof o->socket, "%s", sock ? sock : "");
-    const char *w = config_get(c, "WORKERS");
+    const char *w = config_str(c, CFG_WORKERS);
     o->nranks = 2;
     if (w && *w) {
         o->nranks = 2;
         for (const char *p = w; *p; p++)
             o->nranks += *p == ',';
     }
-    if (guard_parse_gib(config_get(c, "MEMGUARD_GIB"), &o->floor_kib) < 0)
+    if (guard_parse_gib(config_str(c, CFG_MEMGUARD_GIB), &o->floor_kib) < 0)
         o->floor_kib = 0; /* refused below with the setting's name */
-    if (guard_parse_gib(config_get(c, "MEMGUARD_WARN_GIB"), &o->warn_kib) < 0)
+    if (guard_parse_gib(config_str(c, CFG_MEMGUARD_WARN_GIB), &o->warn_kib) < 0)
         o->warn_kib = 0;
     /* the settings were checked on load (CK_INT ranges) */
-    o->psi_warn = atoi(config_get(c, "MEMGUARD_PSI_WARN"));
-    o->psi_kill = atoi(config_get(c, "MEMGUARD_PSI_KILL"));
-    o->frag_warn = atol(config_get(c, "MEMGUARD_FRAG_WARN"));
-    o->kmsg_warn = atoi(config_get(c, "MEMGUARD_KMSG_WARN"));
+    o->psi_warn = (int)config_long(c, CFG_MEMGUARD_PSI_WARN);
+    o->psi_kill = (int)config_long(c, CFG_MEMGUARD_PSI_KILL);
+    o->frag_warn = config_long(c, CFG_MEMGUARD_FRAG_WARN);
+    o->kmsg_warn = (int)config_long(c, CFG_MEMGUARD_KMSG_WARN);
 }
 
 int guards_describe(const struct config *c, struct cluster_node *cn, char *out, size_t sz)

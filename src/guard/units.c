@@ -98,7 +98,7 @@ int units_probe_in(struct cluster_node *cn, const char *state_dir, struct units_
     return 0;
 }
 
-int units_quote(struct buf *b, const char *w)
+int units_quote(struct buf *b, const char *w, bool exec_line)
 {
     if (buf_puts(b, "\"") < 0)
         return -1;
@@ -107,7 +107,7 @@ int units_quote(struct buf *b, const char *w)
         if (ch < 0x20 || ch == 0x7f)
             return -1;
         const char *rep = ch == '\\' ? "\\\\" : ch == '"' ? "\\\"" : ch == '%' ? "%%"
-                          : ch == '$' ? "$$" : NULL;
+                          : ch == '$' && exec_line ? "$$" : NULL;
         if (rep ? buf_puts(b, rep) < 0 : buf_append(b, p, 1) < 0)
             return -1;
     }
@@ -207,7 +207,7 @@ int units_render(const char *tmpl, const char *const (*vals)[2], int nvals,
                 if (k == 0 && (exec->v[0][0] != '/' || !plain(exec->v[0])))
                     rc = -1;
                 else
-                    rc = k == 0 ? buf_puts(out, exec->v[0]) : units_quote(out, exec->v[k]);
+                    rc = k == 0 ? buf_puts(out, exec->v[0]) : units_quote(out, exec->v[k], true);
                 if (k + 1 < exec->n)
                     buf_puts(out, " ");
             }
@@ -223,10 +223,11 @@ int units_render(const char *tmpl, const char *const (*vals)[2], int nvals,
             if (extra_env && starts(p, n, "Environment=STATE_DIR="))
                 for (int k = 0; k < extra_env->n && rc == 0; k++) {
                     buf_puts(out, "Environment=");
-                    rc = units_quote(out, extra_env->v[k]);
+                    rc = units_quote(out, extra_env->v[k], false);
                     buf_puts(out, "\n");
                     if (rc < 0)
-                        buf_printf(err, "a setting for the guard has a control character");
+                        buf_printf(err, "%.*s has a control character: a unit file is lines",
+                                   (int)strcspn(extra_env->v[k], "="), extra_env->v[k]);
                 }
         }
         p += n + (nl ? 1 : 0);
@@ -348,16 +349,32 @@ int units_watch_text(const struct config *c, struct buf *text, struct buf *err)
         {"BINDIR", self},
         {"USER", user},
         {"CONFIG", buf_str(&cfg)},
-        {"STATE_DIR", config_get(c, "STATE_DIR")},
+        {"STATE_DIR", config_str(c, CFG_STATE_DIR)},
     };
     /* what the environment or --set gave: the unit's environment is
-     * systemd's; never a secret (a unit file is world-readable) */
+     * systemd's. A unit file is world-readable: never a secret, nor what
+     * only launch reads and may carry one (EXTRA_ENV, EXTRA, VLLM_CMD);
+     * a URL with a password in it is refused, named */
     struct strv env = STRV_INIT;
-    for (int i = 0; i < c->count; i++)
-        if ((c->values[i].source == CONFIG_SRC_ENV || c->values[i].source == CONFIG_SRC_FLAG) &&
-            !config_is_secret(c->values[i].key) && strcmp(c->values[i].key, "STATE_DIR") != 0)
-            strv_addf(&env, "%s=%s", c->values[i].key, c->values[i].value);
-    rc = units_render(buf_str(&tmpl), vals, 4, NULL, &env, text, err);
+    bool refused = false;
+    for (int i = 0; i < c->count && !refused; i++) {
+        const struct config_value *v = &c->values[i];
+        if ((v->source != CONFIG_SRC_ENV && v->source != CONFIG_SRC_FLAG) ||
+            config_is_secret(v->key) || strcmp(v->key, "STATE_DIR") == 0 ||
+            strcmp(v->key, "EXTRA_ENV") == 0 || strcmp(v->key, "EXTRA") == 0 ||
+            strcmp(v->key, "VLLM_CMD") == 0)
+            continue;
+        const char *at = strchr(v->value, '@'), *scheme = strstr(v->value, "://");
+        if (scheme && at && at > scheme && memchr(scheme + 3, ':', (size_t)(at - scheme - 3))) {
+            buf_printf(err, "%s holds a URL with a password: a unit file is world-readable; put "
+                            "it in the config file (DSV41_CONFIG, mode 0600) instead",
+                       v->key);
+            refused = true;
+            continue;
+        }
+        strv_addf(&env, "%s=%s", v->key, v->value);
+    }
+    rc = refused ? -1 : units_render(buf_str(&tmpl), vals, 4, NULL, &env, text, err);
     strv_free(&env);
     buf_free(&cfg);
 out:
@@ -397,7 +414,7 @@ static int install_script(struct cluster_node *cn, const struct config *c, const
                  "done\n"
                  "echo \"its guard wrote no heartbeat within 10 s (journalctl -u $unit)\"; exit 8\n");
     shcmd_arg(&cmd, tmp);
-    shcmd_arg(&cmd, config_get(c, "UNIT_DIR"));
+    shcmd_arg(&cmd, config_str(c, CFG_UNIT_DIR));
     shcmd_arg(&cmd, UNITS_GUARD);
     shcmd_arg(&cmd, guard_path);
     shcmd_arg(&cmd, state_dir);

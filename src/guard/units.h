@@ -71,10 +71,12 @@ int units_file_state(const char *root, const char *unit, char *out, size_t sz);
  * (a path component named unit). */
 bool units_cgroup_names(const char *text, const char *unit);
 
-/* A word for a unit file's command line or Environment=: double-quoted,
- * with \ " escaped and % $ doubled (systemd's specifiers and variables).
- * -1 for a word with control characters (a unit file is lines). */
-int units_quote(struct buf *b, const char *word);
+/* A word for a unit file's command line (exec_line) or Environment=:
+ * double-quoted, with \ " escaped and % doubled (systemd's specifiers), and
+ * on a command line $ doubled too (its variables; systemd.exec(5): in
+ * Environment= "$" has no meaning and would stay doubled). -1 for a word
+ * with control characters (a unit file is lines). */
+int units_quote(struct buf *b, const char *word, bool exec_line);
 /* The placeholders @NAME@ of tmpl replaced by vals (pairs {NAME, value});
  * values must be plain (no blank, quote, backslash, '%', '$' or control
  * character: they land in several kinds of unit lines). Then, when

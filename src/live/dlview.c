@@ -224,7 +224,7 @@ struct dlview *dlview_start(const struct config *c, struct state *s, int interva
     if (!v)
         return NULL;
     v->s = s;
-    snprintf(v->dir, sizeof v->dir, "%s", config_get(c, "MODEL_DIR"));
+    snprintf(v->dir, sizeof v->dir, "%s", config_str(c, CFG_MODEL_DIR));
     v->interval_ms = interval_ms < 200 ? 200 : interval_ms > 2000 ? 2000 : interval_ms;
     pthread_mutex_init(&v->mu, NULL);
     pthread_cond_init(&v->cv, NULL);

@@ -73,7 +73,7 @@ static void take(struct guardview *gv)
     }
     gv->running = true;
     state_say(gv->s, "%s: the console guards this node's memory (floor %s GiB)",
-              gv->cl->nodes[gv->local].name, config_get(gv->c, "MEMGUARD_GIB"));
+              gv->cl->nodes[gv->local].name, config_str(gv->c, CFG_MEMGUARD_GIB));
 }
 
 static void let_go(struct guardview *gv)

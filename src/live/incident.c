@@ -213,11 +213,12 @@ static void write_summary(const struct incident *in, const struct capture *cp, c
     char when[40];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
     fprintf(f, "%s at %s\n\n", cp->what, when);
-    fprintf(f, "image     %s\nmodel     %s\nKV_BYTES  %s   MAX_SEQS %s   GPU_UTIL %s   "
-               "guard floor %s GiB\n\n",
-            config_get(in->c, "IMG"), config_get(in->c, "MODEL_DIR"), config_get(in->c, "KV_BYTES"),
-            config_get(in->c, "MAX_SEQS"), config_get(in->c, "GPU_UTIL"),
-            config_get(in->c, "MEMGUARD_GIB"));
+    fprintf(f,
+            "image     %s\nmodel     %s\nKV_BYTES  %s   MAX_SEQS %s   GPU_UTIL %s   "
+            "guard floor %s GiB\n\n",
+            config_str(in->c, CFG_IMG), config_str(in->c, CFG_MODEL_DIR),
+            config_str(in->c, CFG_KV_BYTES), config_str(in->c, CFG_MAX_SEQS),
+            config_str(in->c, CFG_GPU_UTIL), config_str(in->c, CFG_MEMGUARD_GIB));
     for (int i = 0; i < cp->nnodes; i++) {
         unsigned n = cp->nrecent[i];
         const struct state_sample *x = n ? &cp->recent[i][(n - 1) % STATE_RECENT] : NULL;
@@ -319,7 +320,7 @@ static void write_capture(struct incident *in, struct capture *cp)
     struct tm tm;
     localtime_r(&cp->t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    snprintf(top, sizeof top, "%s/incidents", config_get(in->c, "STATE_DIR"));
+    snprintf(top, sizeof top, "%s/incidents", config_str(in->c, CFG_STATE_DIR));
     /* made exclusively: a console and a watch on the same node both record
      * the incident, each in a directory of its own */
     int made = dirs_make(top, 0700);

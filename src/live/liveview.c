@@ -43,7 +43,7 @@ static void *probe_thread(void *arg)
             snprintf(why, sizeof why, "no API key: %.200s", buf_str(&kwhy));
         else
             rc = liveness_probe(buf_str(&base), buf_str(&key), model,
-                                atof(config_get(lv->c, "PROBE_DEADLINE_S")), &lv->stop, &lat,
+                                config_num(lv->c, CFG_PROBE_DEADLINE_S), &lv->stop, &lat,
                                 why, sizeof why);
         buf_free(&base);
         buf_free(&key);
@@ -92,7 +92,7 @@ void liveview_feed(struct liveview *lv, const struct status_report *r, double no
      * so by itself */
     bool up = r->api.health_code == 200 && r->api.models_code == 200 && r->api.model_id[0];
     if (liveness_due(&lv->live, up && r->metrics_ok ? &r->metrics : NULL, now,
-                     atof(config_get(lv->c, "PROBE_IDLE_S")))) {
+                     config_num(lv->c, CFG_PROBE_IDLE_S))) {
         lv->live.in_flight = true;
         snprintf(lv->model, sizeof lv->model, "%s", r->api.model_id);
         lv->go = true;

@@ -120,7 +120,7 @@ static void follow_rank(struct monitor *m, int idx, const struct probe_container
     snprintf(s->ranks[idx].started, sizeof s->ranks[idx].started, "%s", ct->started);
     state_unlock(s);
     snprintf(f->started, sizeof f->started, "%s", ct->started);
-    f->st = logstream_open(f->node, config_get(m->c, "RUNTIME"), ct->name, true, ATTACH_TAIL,
+    f->st = logstream_open(f->node, config_str(m->c, CFG_RUNTIME), ct->name, true, ATTACH_TAIL,
                            on_log_line, on_log_event, f);
     if (!f->st)
         state_say(s, "%s: cannot follow the log of %s", m->cl->nodes[idx].name, ct->name);
@@ -163,8 +163,8 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
             metrics_rates(&m->prev, &r->metrics, now - m->prev_t, &sv->rates);
             sv->rates_ok = true;
         }
-        if (wedge_feed(&m->wedge, &r->metrics, now, atof(config_get(m->c, "WEDGE_SECONDS")),
-                       sv->wedged, sizeof sv->wedged))
+        if (wedge_feed(&m->wedge, &r->metrics, now, config_num(m->c, CFG_WEDGE_SECONDS), sv->wedged,
+                       sizeof sv->wedged))
             status_wedge_gpu(r, sv->wedged, sizeof sv->wedged);
         m->prev = r->metrics;
         m->prev_t = now;

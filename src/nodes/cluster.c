@@ -19,13 +19,14 @@ static int open_worker(const struct config *c, struct cluster *cl, const char *t
     /* per-node overrides name one node: with several workers they would
      * give all of them the same address, so they apply to a lone worker */
     if (only_one)
-        w->ov = (struct rdma_override){config_get(c, "WORKER_IP"), config_get(c, "WORKER_IFNAME"),
-                                       config_get(c, "WORKER_HCAS")};
-    w->model_dir_set = config_get(c, "WORKER_MODEL_DIR");
+        w->ov =
+            (struct rdma_override){config_str(c, CFG_WORKER_IP), config_str(c, CFG_WORKER_IFNAME),
+                                   config_str(c, CFG_WORKER_HCAS)};
+    w->model_dir_set = config_str(c, CFG_WORKER_MODEL_DIR);
     cl->n++;
-    if (node_init_remote(&w->node, w->name, target, config_get(c, "SSH_CONFIG"),
-                         config_get(c, "SSH_KNOWN_HOSTS"), (int)timeout_s * 1000,
-                         config_get(c, "WORKER_PROC_ROOT"), config_get(c, "WORKER_SYS_ROOT"),
+    if (node_init_remote(&w->node, w->name, target, config_str(c, CFG_SSH_CONFIG),
+                         config_str(c, CFG_SSH_KNOWN_HOSTS), (int)timeout_s * 1000,
+                         config_str(c, CFG_WORKER_PROC_ROOT), config_str(c, CFG_WORKER_SYS_ROOT),
                          err) < 0)
         return -1;
     /* what the ssh config asks that we do not do, said once per run */
@@ -34,11 +35,11 @@ static int open_worker(const struct config *c, struct cluster *cl, const char *t
     /* the engine's socket there: found by the worker's own rules (empty),
      * or the setting's (none, or a path the check let through that is still
      * no unix socket, leave the CLI) */
-    const char *ws = config_get(c, "WORKER_RUNTIME_SOCKET");
+    const char *ws = config_str(c, CFG_WORKER_RUNTIME_SOCKET);
     struct buf why = BUF_INIT;
     if (!ws || !*ws)
         w->node.worker_sock_find = true;
-    else if (engine_socket(config_get(c, "RUNTIME"), ws, w->node.worker_sock,
+    else if (engine_socket(config_str(c, CFG_RUNTIME), ws, w->node.worker_sock,
                            sizeof w->node.worker_sock, &why) < 0)
         w->node.worker_sock[0] = '\0';
     buf_free(&why);
@@ -50,29 +51,29 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
 {
     memset(cl, 0, sizeof *cl);
     long timeout_s;
-    if (config_get_long(c, "SSH_TIMEOUT", &timeout_s, err) < 0 ||
-        runtime_check(config_get(c, "RUNTIME"), err) < 0)
+    if (config_get_long(c, CFG_SSH_TIMEOUT, &timeout_s, err) < 0 ||
+        runtime_check(config_str(c, CFG_RUNTIME), err) < 0)
         return -1;
     struct cluster_node *h = &cl->nodes[0];
     snprintf(h->name, sizeof h->name, "head");
-    node_init_local(&h->node, "head", config_get(c, "DSV41_PROC_ROOT"),
-                    config_get(c, "DSV41_SYS_ROOT"));
+    node_init_local(&h->node, "head", config_str(c, CFG_DSV41_PROC_ROOT),
+                    config_str(c, CFG_DSV41_SYS_ROOT));
     /* the API socket: a setting that names none that can be used (tcp://)
      * leaves the CLI, as "none" does */
-    const char *sock = config_get(c, "RUNTIME_SOCKET");
+    const char *sock = config_str(c, CFG_RUNTIME_SOCKET);
     struct buf why = BUF_INIT;
-    if (engine_socket(config_get(c, "RUNTIME"), sock, h->node.engine_sock,
+    if (engine_socket(config_str(c, CFG_RUNTIME), sock, h->node.engine_sock,
                       sizeof h->node.engine_sock, &why) < 0)
         h->node.engine_sock[0] = '\0';
     buf_free(&why);
     h->role = "head";
     h->rank = 0;
     h->configured = true;
-    h->ov = (struct rdma_override){config_get(c, "HEAD_IP"), config_get(c, "HEAD_IFNAME"),
-                                   config_get(c, "HEAD_HCAS")};
-    h->model_dir_set = config_get(c, "MODEL_DIR");
+    h->ov = (struct rdma_override){config_str(c, CFG_HEAD_IP), config_str(c, CFG_HEAD_IFNAME),
+                                   config_str(c, CFG_HEAD_HCAS)};
+    h->model_dir_set = config_str(c, CFG_MODEL_DIR);
     cl->n = 1;
-    const char *many = config_get(c, "WORKERS");
+    const char *many = config_str(c, CFG_WORKERS);
     if (many && *many) {
         int count = 1;
         for (const char *p = many; *p; p++)
@@ -99,7 +100,7 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
         }
         return 0;
     }
-    const char *target = config_get(c, "WORKER");
+    const char *target = config_str(c, CFG_WORKER);
     if (!target || !*target) {
         /* listed, so that status says what is missing */
         struct cluster_node *w = &cl->nodes[1];
@@ -108,7 +109,7 @@ int cluster_open(const struct config *c, struct cluster *cl, struct buf *err)
         w->node.local = false;
         w->role = "worker";
         w->rank = 1;
-        w->model_dir_set = config_get(c, "WORKER_MODEL_DIR");
+        w->model_dir_set = config_str(c, CFG_WORKER_MODEL_DIR);
         w->configured = false;
         cl->n = 2;
         return 0;
@@ -145,8 +146,8 @@ int cluster_state_dir(const struct config *c, struct cluster_node *cn, char *out
 {
     /* the head's "~/" was expanded with the settings (it is this machine) */
     return node_expand_path(&cn->node,
-                            config_get(c, cn->rank == 0 ? "STATE_DIR" : "WORKER_STATE_DIR"), out,
-                            sz, err);
+                            config_str(c, cn->rank == 0 ? CFG_STATE_DIR : CFG_WORKER_STATE_DIR),
+                            out, sz, err);
 }
 
 int cluster_model_dir(struct cluster_node *cn, char *out, size_t sz, struct buf *err)

@@ -20,14 +20,14 @@ int api_global_init(void)
 
 int api_base_url(const struct config *c, struct buf *out)
 {
-    const char *u = config_get(c, "API_URL");
+    const char *u = config_str(c, CFG_API_URL);
     if (u && *u) {
         size_t l = strlen(u);
         while (l && u[l - 1] == '/')
             l--;
         return buf_append(out, u, l);
     }
-    return buf_printf(out, "http://127.0.0.1:%s", config_get(c, "PORT"));
+    return buf_printf(out, "http://127.0.0.1:%s", config_str(c, CFG_PORT));
 }
 
 /* The host of a URL, lower case; -1 when it has none. */
@@ -59,11 +59,11 @@ bool api_same_host(const char *url, const char *configured, char host[256], char
 
 int api_load_key(const struct config *c, struct buf *key, struct buf *why)
 {
-    const char *env = config_get(c, "DSV41_API_KEY");
+    const char *env = config_str(c, CFG_DSV41_API_KEY);
     if (env && *env)
         return buf_puts(key, env);
     struct buf inner = BUF_INIT;
-    int rc = apikey_read(config_get(c, "API_KEY_FILE"), key, &inner);
+    int rc = apikey_read(config_str(c, CFG_API_KEY_FILE), key, &inner);
     if (rc < 0)
         buf_printf(why, "no API key: %s (launch creates it; or set DSV41_API_KEY)",
                    buf_str(&inner));

@@ -92,10 +92,12 @@ void pi_share_dir(char *out, size_t sz)
         snprintf(out, sz, "%s", env);
         return;
     }
-    char exe[PATH_MAX]; /* the binary's directory: PREFIX/bin, or build/ of a checkout */
+    /* the binary's directory: PREFIX/bin, build/ of a checkout, or the
+     * checkout itself (make copies the programs to its top) */
+    char exe[PATH_MAX];
     if (dirs_exe_dir(exe, sizeof exe) < 0)
         return;
-    static const char *const rel[] = {"/../share/dsv41-top/pi", "/../pi"};
+    static const char *const rel[] = {"/../share/dsv41-top/pi", "/../pi", "/pi"};
     for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
         char cand[PATH_MAX + 32], real[PATH_MAX];
         snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
@@ -134,7 +136,7 @@ void pi_connect_lines(const struct config *c, const char *url, struct strv *line
         if (strcmp(h, "127.0.0.1") == 0 || strcmp(h, "localhost") == 0 || strcmp(h, "::1") == 0 ||
             !h[0]) {
             gethostname(host, sizeof host - 1);
-            snprintf(base, sizeof base, "http://%s:%s", host, config_get(c, "PORT"));
+            snprintf(base, sizeof base, "http://%s:%s", host, config_str(c, CFG_PORT));
         } else {
             snprintf(base, sizeof base, "%s", buf_str(&b));
         }
@@ -149,11 +151,15 @@ void pi_connect_lines(const struct config *c, const char *url, struct strv *line
         snprintf(host, sizeof host, "%s", h[0] ? h : "HEAD");
     char share[PATH_MAX], keyfile[PATH_MAX];
     pi_share_dir(share, sizeof share);
-    tilde(config_get(c, "API_KEY_FILE"), keyfile, sizeof keyfile);
+    tilde(config_str(c, CFG_API_KEY_FILE), keyfile, sizeof keyfile);
     strv_addf(lines, "# on the laptop (Pi needs Node.js >= 22.19; pi/install.sh installs Pi with "
                      "npm when it is missing):");
-    strv_addf(lines, "scp -r %s:%s /tmp/dsv41-pi && /tmp/dsv41-pi/install.sh %s%s", host,
-              share[0] ? share : "/usr/local/share/dsv41-top/pi", base, v1 ? "" : "/v1");
+    /* a directory of its own: a fixed /tmp path may hold another user's files */
+    const char *dir = share[0] ? share : "/usr/local/share/dsv41-top/pi";
+    const char *last = strrchr(dir, '/');
+    last = last && last[1] ? last + 1 : "pi";
+    strv_addf(lines, "d=$(mktemp -d) && scp -r %s:%s \"$d\" && \"$d/%s/install.sh\" %s%s", host, dir,
+              last, base, v1 ? "" : "/v1");
     /* quoted for the laptop's shell, so ~ is the head's home, not the laptop's */
     if (strspn(keyfile, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./~-") ==
         strlen(keyfile))
@@ -161,9 +167,10 @@ void pi_connect_lines(const struct config *c, const char *url, struct strv *line
     else
         strv_addf(lines, "export DSV41_API_KEY=\"$(ssh %s cat \\\"%s\\\")\"  # check the quoting "
                          "of this path",
-                  host, config_get(c, "API_KEY_FILE"));
-    strv_addf(lines, "/tmp/dsv41-pi/install.sh --check   # Pi, the provider, the key, a request: "
-                     "PASS/FAIL each");
+                  host, config_str(c, CFG_API_KEY_FILE));
+    strv_addf(lines, "\"$d/%s/install.sh\" --check   # Pi, the provider, the key, a request: "
+                     "PASS/FAIL each",
+              last);
     strv_addf(lines, "pi --model %s/%s", PI_PROVIDER, PI_MODEL);
     strv_addf(lines, "# a first question: pi -p 'What is 17 * 23?' --model %s/%s < /dev/null",
               PI_PROVIDER, PI_MODEL);

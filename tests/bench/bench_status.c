@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         double secs = atof(argv[2]);
         int interval = argc > 3 ? atoi(argv[3]) : 1000;
         struct cluster_node *w = &cl.nodes[1];
-        w->sampler = sampler_start(&w->node, config_get(&c, "RUNTIME"), 2, &w->ov);
+        w->sampler = sampler_start(&w->node, config_str(&c, CFG_RUNTIME), 2, &w->ov);
         struct snapshot *s = malloc(sizeof *s);
         if (!w->sampler || !s || sampler_request(w->sampler, 10000, s) < 0) {
             fprintf(stderr, "cannot sample the worker: %s\n", s ? s->error : "");

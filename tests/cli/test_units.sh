@@ -42,6 +42,14 @@ check "watch --unit: the settings from the environment, never a secret" eval \
 said=$(systemd-analyze verify "$T/dsv41-watch.service" 2>&1); rc=$?
 check "watch --unit: systemd-analyze verify passes, silent" eval '[ $rc = 0 ] && [ -z "$said" ]'
 [ -z "$said" ] || printf '%s\n' "$said"
+out=$(EXTRA_ENV='HF_TOKEN=hf_in_extra_env NCCL_DEBUG=INFO' EXTRA='--x $HOME' "$TOP" watch --unit 2>/dev/null); rc=$?
+check "watch --unit: nothing of launch's EXTRA_ENV or EXTRA (a token's place)" eval \
+    '[ $rc = 0 ] && ! grep -q "hf_in_extra_env\|EXTRA" <<< "$out"'
+out=$(HF_ENDPOINT='https://me:pass@hub.example' "$TOP" watch --unit 2>&1); rc=$?
+check "watch --unit: a URL with a password refused, named, nothing printed of it" eval \
+    '[ $rc = 1 ] && contains "$out" "HF_ENDPOINT holds a URL with a password" && ! contains "$out" "me:pass"'
+out=$("$TOP" watch --unit --bogus 2>&1); rc=$?
+check "watch --unit --bogus: usage, exit 2" eval '[ $rc = 2 ] && contains "$out" "usage:"'
 
 out=$("$TOP" launch --help); rc=$?
 check "launch --help: --install-units" eval '[ $rc = 0 ] && contains "$out" "--install-units"'

@@ -61,14 +61,14 @@ static void layering(void **st)
     struct config c;
     struct buf err = BUF_INIT;
     assert_int_equal(config_load(&c, path, flags, 1, &err), 0);
-    assert_string_equal(config_get(&c, "WORKER"), "fromflag");
-    assert_string_equal(config_get(&c, "PORT"), "9100");
-    assert_string_equal(config_get(&c, "MODEL_DIR"), "/m");
+    assert_string_equal(config_str(&c, CFG_WORKER), "fromflag");
+    assert_string_equal(config_str(&c, CFG_PORT), "9100");
+    assert_string_equal(config_str(&c, CFG_MODEL_DIR), "/m");
     /* derived default follows the layered value it references */
-    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "/m");
+    assert_string_equal(config_str(&c, CFG_WORKER_MODEL_DIR), "/m");
     char want[160];
     snprintf(want, sizeof want, "%s/.dsv41-two-sparks/api_key", tmpdir);
-    assert_string_equal(config_get(&c, "API_KEY_FILE"), want);
+    assert_string_equal(config_str(&c, CFG_API_KEY_FILE), want);
     for (int i = 0; i < c.count; i++) {
         if (strcmp(c.values[i].key, "MODEL_DIR") == 0) {
             assert_int_equal(c.values[i].source, CONFIG_SRC_FILE);
@@ -78,14 +78,41 @@ static void layering(void **st)
             assert_int_equal(c.values[i].source, CONFIG_SRC_ENV);
     }
     long port;
-    assert_int_equal(config_get_long(&c, "PORT", &port, &err), 0);
+    assert_int_equal(config_get_long(&c, CFG_PORT, &port, &err), 0);
     assert_int_equal(port, 9100);
-    assert_int_equal(config_get_long(&c, "WORKER", &port, &err), -1);
+    assert_int_equal(config_get_long(&c, CFG_WORKER, &port, &err), -1);
+    /* the numbers were parsed once, at load */
+    assert_int_equal(config_long(&c, CFG_PORT), 9100);
+    assert_true(config_num(&c, CFG_MEMGUARD_GIB) == 1.0);
+    assert_int_equal(config_long(&c, CFG_WORKER), 0); /* not a number: 0, as atol gave */
     assert_true(config_is_secret("HF_TOKEN"));
     assert_false(config_is_secret("PORT"));
     unsetenv("PORT");
     config_free(&c);
     buf_free(&err);
+}
+
+/* Every key of config_keys.h has its entry in the table (a default and a
+ * help), under its own name, once. */
+static void table_whole(void **st)
+{
+    (void)st;
+    const char *def, *help;
+    bool secret;
+    int n = 0;
+    for (const char *name; (name = config_key_at(n, &def, &help, &secret)); n++) {
+        assert_non_null(def);
+        assert_non_null(help);
+        assert_true(help[0] != '\0');
+        assert_string_equal(name, config_name((enum config_id)n));
+        for (int k = 0; k < n; k++) {
+            const char *d2, *h2;
+            bool s2;
+            assert_string_not_equal(name, config_key_at(k, &d2, &h2, &s2));
+        }
+    }
+    assert_int_equal(n, CFG_COUNT);
+    assert_string_equal(config_name(CFG_STATE_DIR), "STATE_DIR");
 }
 
 static void bad_file_names_line(void **st)
@@ -268,11 +295,11 @@ static void word_lists_quoted(void **st)
     if (config_load(&c, path, NULL, 0, &err) != 0)
         fail_msg("%s", buf_str(&err));
     /* one double-quoted string: unescaped as sh would, the inner quotes kept */
-    assert_string_equal(config_get(&c, "EXTRA"), "--o '{\"t\": 1}' $x");
+    assert_string_equal(config_str(&c, CFG_EXTRA), "--o '{\"t\": 1}' $x");
     /* several quoted words: as written, so that they stay apart */
-    assert_string_equal(config_get(&c, "EXTRA_ENV"), "'A=1' 'B=2 3'");
-    assert_string_equal(config_get(&c, "VLLM_CMD"), "'/opt/a b' --x");
-    assert_string_equal(config_get(&c, "MODEL_DIR"), "/m/it");
+    assert_string_equal(config_str(&c, CFG_EXTRA_ENV), "'A=1' 'B=2 3'");
+    assert_string_equal(config_str(&c, CFG_VLLM_CMD), "'/opt/a b' --x");
+    assert_string_equal(config_str(&c, CFG_MODEL_DIR), "/m/it");
     config_free(&c);
     buf_free(&err);
 }
@@ -321,9 +348,9 @@ static void worker_paths(void **st)
     assert_int_equal(config_load(&c, "/nonexistent/config", NULL, 0, &err), 0);
     char want[200];
     snprintf(want, sizeof want, "%s/models/DeepSeek-V4.1-Flash-Spark", tmpdir);
-    assert_string_equal(config_get(&c, "MODEL_DIR"), want);
-    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "~/models/DeepSeek-V4.1-Flash-Spark");
-    assert_string_equal(config_get(&c, "WORKER_STATE_DIR"), "~/.dsv41-two-sparks");
+    assert_string_equal(config_str(&c, CFG_MODEL_DIR), want);
+    assert_string_equal(config_str(&c, CFG_WORKER_MODEL_DIR), "~/models/DeepSeek-V4.1-Flash-Spark");
+    assert_string_equal(config_str(&c, CFG_WORKER_STATE_DIR), "~/.dsv41-two-sparks");
     /* config shows it with what the ~ means */
     char *text = NULL;
     size_t len = 0;
@@ -338,19 +365,19 @@ static void worker_paths(void **st)
     char *flags[] = {"MODEL_DIR=~/m", "STATE_DIR=/abs/state"};
     assert_int_equal(config_load(&c, "/nonexistent/config", flags, 2, &err), 0);
     snprintf(want, sizeof want, "%s/m", tmpdir);
-    assert_string_equal(config_get(&c, "MODEL_DIR"), want);
-    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "~/m");
-    assert_string_equal(config_get(&c, "WORKER_STATE_DIR"), "/abs/state");
+    assert_string_equal(config_str(&c, CFG_MODEL_DIR), want);
+    assert_string_equal(config_str(&c, CFG_WORKER_MODEL_DIR), "~/m");
+    assert_string_equal(config_str(&c, CFG_WORKER_STATE_DIR), "/abs/state");
     config_free(&c);
     /* set on their own: "~/" kept, absolute as it is, empty is the default */
     char *own[] = {"WORKER_MODEL_DIR=~/w", "WORKER_STATE_DIR="};
     assert_int_equal(config_load(&c, "/nonexistent/config", own, 2, &err), 0);
-    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "~/w");
-    assert_string_equal(config_get(&c, "WORKER_STATE_DIR"), "~/.dsv41-two-sparks");
+    assert_string_equal(config_str(&c, CFG_WORKER_MODEL_DIR), "~/w");
+    assert_string_equal(config_str(&c, CFG_WORKER_STATE_DIR), "~/.dsv41-two-sparks");
     config_free(&c);
     char *abs[] = {"WORKER_MODEL_DIR=/srv/m"};
     assert_int_equal(config_load(&c, "/nonexistent/config", abs, 1, &err), 0);
-    assert_string_equal(config_get(&c, "WORKER_MODEL_DIR"), "/srv/m");
+    assert_string_equal(config_str(&c, CFG_WORKER_MODEL_DIR), "/srv/m");
     config_free(&c);
     /* a worker's "~/" is checked as the path it becomes */
     char *bad[] = {"WORKER_MODEL_DIR=~/a:b"};
@@ -389,7 +416,7 @@ static void secrets_stay_private(void **st)
     buf_reset(&err);
     chmod(path, 0600);
     assert_int_equal(config_load(&c, path, NULL, 0, &err), 0);
-    assert_string_equal(config_get(&c, "HF_TOKEN"), "hf_abc");
+    assert_string_equal(config_str(&c, CFG_HF_TOKEN), "hf_abc");
     config_free(&c);
     /* a readable file without a secret is fine */
     write_file(path, "PORT=8001\n");
@@ -513,6 +540,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layering),
+        cmocka_unit_test(table_whole),
         cmocka_unit_test(bad_file_names_line),
         cmocka_unit_test(hostile_values_refused),
         cmocka_unit_test(word_lists_quoted),

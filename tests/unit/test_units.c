@@ -87,10 +87,14 @@ static void quotes_for_systemd(void **state)
 {
     (void)state;
     struct buf b = BUF_INIT;
-    assert_int_equal(units_quote(&b, "a b\"c\\d%e$f"), 0);
+    assert_int_equal(units_quote(&b, "a b\"c\\d%e$f", true), 0);
     assert_string_equal(buf_str(&b), "\"a b\\\"c\\\\d%%e$$f\"");
     buf_reset(&b);
-    assert_int_equal(units_quote(&b, "line\nbreak"), -1);
+    /* in Environment= a $ is itself */
+    assert_int_equal(units_quote(&b, "a$f%", false), 0);
+    assert_string_equal(buf_str(&b), "\"a$f%%\"");
+    buf_reset(&b);
+    assert_int_equal(units_quote(&b, "line\nbreak", true), -1);
     buf_free(&b);
 }
 
