@@ -197,7 +197,7 @@ TOP=${DSV41_BIN:-$root/build/dsv41-top}
 out=$(HOME=$T API_KEY_FILE=$T/state/api_key "$TOP" pi --url http://spark-head:8000 2>&1); rc=$?
 printf '%s\n' "$out" | sed 's/^/    /'
 check "pi: the install command with the head's address and /v1" eval \
-    '[ $rc -eq 0 ] && contains "$out" "install.sh http://spark-head:8000/v1" && contains "$out" "scp -r spark-head:$root/pi "'
+    '[ $rc -eq 0 ] && contains "$out" "install.sh\" http://spark-head:8000/v1" && contains "$out" "scp -r spark-head:$root/pi \"\$d\""'
 check "pi: the key fetched over ssh from the head's home, never printed" eval \
     'contains "$out" "ssh spark-head '"'"'cat ~/state/api_key'"'"'" && ! contains "$out" "$KEY" 2>/dev/null'
 check "pi: the pi command" contains "$out" "pi --model dsv41-sparks/deepseek-v4.1-flash"
@@ -227,7 +227,7 @@ cp -r "$root/pi" "$T/laptop-pi"
 LCHECK=$T/laptop-pi/install.sh
 # a laptop's PATH: node, Pi and what a shell needs; nothing of dsv41-top
 mkdir -p "$T/lbin"
-for c in node pi dirname; do ln -s "$(command -v $c)" "$T/lbin/$c"; done
+for c in node pi dirname sed sort head; do ln -s "$(command -v $c)" "$T/lbin/$c"; done
 lcheck() { PATH=$T/lbin "$LCHECK" --check "$@"; }
 PI_CODING_AGENT_DIR=$W "$LCHECK" "http://127.0.0.1:$P" > /dev/null 2>&1
 : > "$REC"
