@@ -116,7 +116,7 @@ check "server: the metrics after traffic" wait_for "running 0 waiting 0"
 key P
 check "pi: P shows the lines to connect Pi" wait_for "Connect Pi from a laptop"
 check "pi: the install command and the pi command" eval \
-    'contains "$SCREEN" "install.sh http://" && contains "$SCREEN" "pi --model dsv41-sparks/deepseek-v4.1-flash"'
+    'contains "$SCREEN" "install.sh\" http://" && contains "$SCREEN" "pi --model dsv41-sparks/deepseek-v4.1-flash"'
 check "pi: the key fetched with ssh, never shown" eval \
     'contains "$SCREEN" "export DSV41_API_KEY=" && ! grep -qF "$(cat "$IT_DIR/head/state/api_key")" <<< "$SCREEN"'
 key x
