@@ -551,12 +551,6 @@ void config_free(struct config *c)
     memset(c, 0, sizeof *c);
 }
 
-const char *config_get(const struct config *c, const char *key)
-{
-    int i = key_index(key, strlen(key));
-    return i >= 0 && i < c->count ? c->values[i].value : NULL;
-}
-
 const char *config_name(enum config_id k)
 {
     return NAMES[k];

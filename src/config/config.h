@@ -47,9 +47,6 @@ double config_num(const struct config *c, enum config_id k);
 /* The same, -1 with a message in err when the whole value is not one. */
 int config_get_long(const struct config *c, enum config_id k, long *out, struct buf *err);
 int config_get_double(const struct config *c, enum config_id k, double *out, struct buf *err);
-/* By name, for names that come from a list (units, incidents); NULL for a
- * name that is no setting. Code that names one setting uses config_str. */
-const char *config_get(const struct config *c, const char *key);
 bool config_is_secret(const char *key);
 const char *config_help(const char *key);
 /* The i-th setting the program knows (from 0), with its default and help;
