@@ -56,10 +56,10 @@ SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 # src/ is one folder per subsystem, lowest first; each is an archive, so a
 # program links the folders it needs and the linker takes what it uses. The
 # include direction between them is checked by tests/check_layout.sh.
-SUBSYSTEMS := util config nodes guard serve checkpoint deploy live cmd
+SUBSYSTEMS := util config ssh nodes guard serve verify download transfer deploy live cmd
 INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -I$(BUILD)/gen
 # The static helpers' mains: each links its own folder and util, nothing else.
-HELPER_MAINS := src/guard/guardd.c src/checkpoint/verifyd.c src/checkpoint/xferd.c
+HELPER_MAINS := src/guard/guardd.c src/verify/verifyd.c src/transfer/xferd.c
 lib_objs    = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(HELPER_MAINS),$(wildcard src/$(1)/*.c)))
 ENGINE_LIBS := $(foreach s,$(SUBSYSTEMS),$(BUILD)/lib$(s).a)
 # archives in a group: a subsystem may call one below it, whatever the order
@@ -130,13 +130,15 @@ $(BUILD)/dsv41-guard: $(BUILD)/src/guard/guardd.o $(BUILD)/libguard.a $(BUILD)/l
 
 # The checkpoint verifier for workers, static for the same reason (OpenSSL's
 # libcrypto.a; it loads no engines or providers, so its dlopen is unused).
-$(BUILD)/dsv41-verify: $(BUILD)/src/checkpoint/verifyd.o $(BUILD)/libcheckpoint.a \
-                       $(BUILD)/libutil.a
+$(BUILD)/dsv41-verify: $(BUILD)/src/verify/verifyd.o $(BUILD)/libverify.a $(BUILD)/libutil.a
 	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^ -lcrypto -pthread
 
-# The copy's receiving end on workers (copy-to-peer), static likewise.
-$(BUILD)/dsv41-xfer: $(BUILD)/src/checkpoint/xferd.o $(BUILD)/libcheckpoint.a $(BUILD)/libutil.a
-	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^ -lcrypto -pthread
+# The copy's receiving end on workers (copy-to-peer), static likewise: its
+# folder, the ranges of download's and the sums and wire of verify's.
+$(BUILD)/dsv41-xfer: $(BUILD)/src/transfer/xferd.o $(BUILD)/libtransfer.a $(BUILD)/libdownload.a \
+                     $(BUILD)/libverify.a $(BUILD)/libutil.a
+	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $< -Wl,--start-group $(filter %.a,$^) \
+	  -Wl,--end-group -lcrypto -pthread
 
 # The version and the revision it was built from (--version, the man page);
 # rewritten only when they change, so a build that changes nothing relinks nothing.

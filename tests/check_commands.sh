@@ -29,7 +29,7 @@ h=$(grep_except '\b(popen|system|execl|execlp|execle|execv|execvp|execve)\(|\bfo
     bad "a child started another way (use child_spawn or node_run)" "$h"
 h=$(grep_except 'posix_spawn' src/util/child.c src/util/shcmd.h)
 [ -z "$h" ] && ok "posix_spawn in child.c alone" || bad "posix_spawn outside child.c" "$h"
-h=$(grep_except 'shell_quote|strv_join_shell|shcmd_quote(_rsync)?\(' src/util/shcmd.c src/util/shcmd.h src/checkpoint/peer.c)
+h=$(grep_except 'shell_quote|strv_join_shell|shcmd_quote(_rsync)?\(' src/util/shcmd.c src/util/shcmd.h src/transfer/peer.c)
 [ -z "$h" ] && ok "quoting in shcmd.c alone (peer.c: rsync's -e words through it)" ||
     bad "quoting outside shcmd.c" "$h"
 h=$(grep_except 'shcmd_script_literal_' src/util/shcmd.c src/util/shcmd.h)

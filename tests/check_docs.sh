@@ -59,8 +59,8 @@ declare -A FILE_CMDS=(
     [src/cmd/config_cmd.c]=config [src/deploy/status.c]=status [tui/console.c]=console
     [src/cmd/key_cmd.c]=key
     [src/main.c]=main
-    [src/guard/guardctl.c]=dsv41-guard [src/checkpoint/verifyd.c]=dsv41-verify
-    [src/checkpoint/xferd.c]=dsv41-xfer
+    [src/guard/guardctl.c]=dsv41-guard [src/verify/verifyd.c]=dsv41-verify
+    [src/transfer/xferd.c]=dsv41-xfer
 )
 flags=$(docs flags)
 [ -n "$flags" ] || bad "'dsv41-top docs flags' printed nothing"

@@ -1,5 +1,5 @@
 /* `dsv41-top assemble [DIR]`: the Engram shards rebuilt from the .partNN
- * pieces a directory already holds (see src/checkpoint/assemble.h), each
+ * pieces a directory already holds (see src/verify/assemble.h), each
  * checked against DIR/sha256-manifest.txt. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* `dsv41-top download`: the checkpoint from the hub into MODEL_DIR, resumable
- * (see src/checkpoint/download.h). The revision is resolved to a commit once
+ * (see src/download/download.h). The revision is resolved to a commit once
  * and pinned in the directory's state, so a resumed download never mixes two
  * revisions. A bar on a terminal, a line every few seconds otherwise, JSON
  * lines for scripts; exit 0 only when every file is complete and verified. */
