@@ -33,7 +33,7 @@ void alike_parse(const char *text, struct alike_print *p);
 /* Asks node cn (its rank is cn->rank). */
 int alike_collect(const struct config *c, struct cluster_node *cn, struct alike_print *p);
 /* The same answers found in this process on the local node (no process
- * started: alike_local.c); -1 when the engine's API socket is not set or
+ * started: the second half of alike.c); -1 when the engine's API socket is not set or
  * does not answer, and the script is the way (alike_collect does that). */
 int alike_collect_local(const struct config *c, struct cluster_node *cn, struct alike_print *p);
 /* Pure: the first mapped file in a /proc/PID/maps text whose path holds
