@@ -24,7 +24,7 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
 TEST_DEB_PKGS := libcmocka-dev libmicrohttpd-dev openssh-server openssh-client podman runc \
             uidmap tmux clang libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc \
             util-linux htop file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light \
-            aria2 valgrind systemd libfuse3-dev fuse3 groff-base man-db dpkg-dev lintian
+            aria2 valgrind systemd libfuse3-dev fuse3 groff-base man-db dpkg-dev lintian lcov
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
@@ -77,7 +77,7 @@ SIM_OBJ    := $(SIM_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: deb install-table all programs deps test-deps deps-aarch64 aarch64 test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
+.PHONY: coverage deb install-table all programs deps test-deps deps-aarch64 aarch64 test test-full check unit sim-test hub-test pi-test cli-test it fuzz fuzz-smoke bench soak demo demo-test install uninstall readme clean format FORCE
 .DEFAULT_GOAL := programs
 
 # make: what an operator installs - the program, its static helpers, the man
@@ -350,6 +350,12 @@ it: all
 # (after the integration tests: it brings the test hosts up and down itself).
 demo-test: all
 	tests/demo/test_demo.sh
+
+# Line coverage per folder (not in make test): a --coverage build, every
+# unit test and the command tests that take DSV41_BIN, lcov (tests/coverage.sh).
+coverage:
+	$(MAKE) BUILD=build-coverage CFLAGS='-O0 -g --coverage' LDFLAGS=--coverage all unit-bins
+	tests/coverage.sh build-coverage
 
 fuzz: build-clang
 	tests/fuzz/run.sh 60

@@ -21,11 +21,14 @@ docs() { env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null "$bi
 # ---- the generated sections, each in the page an operator looks for it in
 declare -A SEC_FILE=([commands]=README.md [keys]=docs/tui.md [settings]=docs/config.md
                      [exits]=docs/operating.md [files]=docs/operating.md
-                     [environment]=docs/config.md [install]=README.md [options]=docs/tui.md)
-for sec in commands keys settings exits files environment install options; do
+                     [environment]=docs/config.md [install]=README.md [options]=docs/tui.md
+                     [testmap]=docs/testmap.md)
+for sec in commands keys settings exits files environment install options testmap; do
     page=${SEC_FILE[$sec]}
     if [ $sec = install ]; then # from the Makefile's own lists
         want=$(make -s --no-print-directory -C "$root" install-table)
+    elif [ $sec = testmap ]; then # from the includes and the test scripts
+        want=$(bash tests/test_map.sh)
     else
         want=$(docs "$sec")
     fi
