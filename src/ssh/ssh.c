@@ -22,33 +22,14 @@
 #include "mono.h"
 #include "sshjump.h"
 
-/* What could not be freed at once (non-blocking libssh2 said EAGAIN): freed
- * on later passes (ssh_keepalive), so a channel or an sftp session is never
- * left open on the node, nor leaked here. */
-#define GRAVE_MAX 16
-struct grave {
-    LIBSSH2_CHANNEL *ch;
-    LIBSSH2_SFTP *sftp;
-    LIBSSH2_SFTP_HANDLE *h;
-};
-
-struct ssh_conn {
-    long long last_rx;
-    struct grave grave[GRAVE_MAX];
-    int ngrave;
-    int fd;
-    LIBSSH2_SESSION *s;
-    struct ssh_jump *jump; /* the hop the session runs through (it owns fd), or NULL */
-    char name[400];
-    char host[256];
-};
+#include "ssh_conn.h"
 
 int ssh_global_init(void)
 {
     return libssh2_init(0) == 0 ? 0 : -1;
 }
 
-static const char *last_error(LIBSSH2_SESSION *s)
+const char *ssh_last_error(LIBSSH2_SESSION *s)
 {
     char *msg = NULL;
     libssh2_session_last_error(s, &msg, NULL, 0);
@@ -176,7 +157,7 @@ static int check_host_key(struct ssh_conn *c, const struct ssh_target *t, const 
         if (libssh2_knownhost_readfile(kh, files[i], LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0 &&
             access(files[i], F_OK) == 0) {
             buf_printf(err, "%s: cannot read known_hosts file %s: %s", c->name, files[i],
-                       last_error(c->s));
+                       ssh_last_error(c->s));
             goto out;
         }
     }
@@ -216,7 +197,7 @@ static int check_host_key(struct ssh_conn *c, const struct ssh_target *t, const 
         break;
     default:
         buf_printf(err, "%s: cannot check the host key of %s: %s", c->name, hostspec,
-                   last_error(c->s));
+                   ssh_last_error(c->s));
     }
 out:
     libssh2_knownhost_free(kh);
@@ -343,7 +324,7 @@ struct ssh_conn *ssh_connect(const char *name, const struct ssh_target *t, const
     prefer_known_types(c, t, known_hosts);
     if (libssh2_session_handshake(c->s, c->fd) != 0) {
         buf_printf(err, "%s: ssh handshake with %s:%d failed: %s (is it an ssh server?)", name,
-                   t->host, t->port, last_error(c->s));
+                   t->host, t->port, ssh_last_error(c->s));
         goto fail;
     }
     if (check_host_key(c, t, known_hosts, err) < 0)
@@ -380,11 +361,16 @@ static int wait_socket(struct ssh_conn *c, long long deadline)
     return r < 0 && errno != EINTR ? -1 : 0;
 }
 
-static void bury(struct ssh_conn *c, struct grave g)
+void ssh_bury(struct ssh_conn *c, struct grave g)
 {
     if (c->ngrave < GRAVE_MAX)
         c->grave[c->ngrave++] = g;
     /* else: left to the session's end, which frees its channels */
+}
+
+bool ssh_again(struct ssh_conn *c)
+{
+    return libssh2_session_last_errno(c->s) == LIBSSH2_ERROR_EAGAIN;
 }
 
 /* One try at each buried thing; what is done leaves the list. */
@@ -473,7 +459,7 @@ void ssh_chan_free(struct ssh_conn *c, struct ssh_chan *ch)
     if (!ch)
         return;
     if (ch->ch && libssh2_channel_free(ch->ch) == LIBSSH2_ERROR_EAGAIN && c)
-        bury(c, (struct grave){.ch = ch->ch});
+        ssh_bury(c, (struct grave){.ch = ch->ch});
     buf_free(&ch->in);
     free(ch->cmd);
     free(ch);
@@ -498,7 +484,7 @@ int ssh_ping_step(struct ssh_conn *c)
     LIBSSH2_CHANNEL *ch = libssh2_channel_open_session(c->s);
     if (ch) {
         if (libssh2_channel_free(ch) == LIBSSH2_ERROR_EAGAIN)
-            bury(c, (struct grave){.ch = ch});
+            ssh_bury(c, (struct grave){.ch = ch});
         return 1;
     }
     int e = libssh2_session_last_errno(c->s);
@@ -516,8 +502,7 @@ long long ssh_last_rx(const struct ssh_conn *c)
 /* 1 when something was read, 0 when nothing, <0 on a channel error. With
  * *full (a held stream) it stops at max and leaves the rest in the channel:
  * its window closes and the remote command waits, nothing is lost. */
-static int read_stream(LIBSSH2_CHANNEL *ch, int stream, struct buf *b,
-                       size_t max, bool *full)
+int ssh_read_stream(LIBSSH2_CHANNEL *ch, int stream, struct buf *b, size_t max, bool *full)
 {
     char tmp[16384];
     ssize_t n = 0;
@@ -605,16 +590,16 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
                 ch->in_off = 0;
             }
             bool *full = ch->hold ? &ch->full : NULL;
-            int a = read_stream(ch->ch, 0, out, max, full);
-            int b = read_stream(ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL);
+            int a = ssh_read_stream(ch->ch, 0, out, max, full);
+            int b = ssh_read_stream(ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL);
             if (a < 0 || b < 0)
                 goto fail;
             if (ch->full || !libssh2_channel_eof(ch->ch))
                 return 0;
             /* The EOF may have been processed while reading the other
              * stream: drain what arrived before it. */
-            if (read_stream(ch->ch, 0, out, max, full) < 0 ||
-                read_stream(ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL) < 0)
+            if (ssh_read_stream(ch->ch, 0, out, max, full) < 0 ||
+                ssh_read_stream(ch->ch, SSH_EXTENDED_DATA_STDERR, err, max, NULL) < 0)
                 goto fail;
             if (ch->full)
                 return 0;
@@ -635,170 +620,7 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
         }
     }
 fail:
-    buf_printf(why, "%s: ssh session to %s failed: %s", c->name, c->host, last_error(c->s));
-    return -1;
-}
-
-enum put_state { PUT_INIT, PUT_OPEN, PUT_STAT, PUT_WRITE, PUT_CLOSE, PUT_SHUTDOWN, PUT_DONE };
-
-struct ssh_put {
-    enum put_state st;
-    LIBSSH2_SFTP *sftp;
-    LIBSSH2_SFTP_HANDLE *h;
-    char *path;
-    char *data;
-    size_t len, off;
-    int mode;
-    unsigned long sftp_err; /* remembered across close and shutdown */
-};
-
-struct ssh_put *ssh_put_new(const char *path, const char *data, size_t len, int mode)
-{
-    struct ssh_put *p = calloc(1, sizeof *p);
-    if (!p)
-        return NULL;
-    p->path = strdup(path);
-    p->data = malloc(len ? len : 1);
-    if (!p->path || !p->data) {
-        ssh_put_free(NULL, p);
-        return NULL;
-    }
-    memcpy(p->data, data, len);
-    p->len = len;
-    p->mode = mode;
-    return p;
-}
-
-bool ssh_put_opening(const struct ssh_put *p)
-{
-    return p->st == PUT_INIT;
-}
-
-void ssh_put_free(struct ssh_conn *c, struct ssh_put *p)
-{
-    if (!p)
-        return;
-    /* an upload given up half-way (it timed out) is closed and shut down
-     * on the node by later passes; a session that died takes its sftp
-     * channel with it (c NULL); a finished one was shut down by the steps */
-    if (c && (p->h || p->sftp))
-        bury(c, (struct grave){.sftp = p->sftp, .h = p->h});
-    free(p->path);
-    if (p->data)
-        memset(p->data, 0, p->len); /* env files may hold a secret */
-    free(p->data);
-    free(p);
-}
-
-static const char *sftp_error_name(unsigned long e)
-{
-    switch (e) {
-    case LIBSSH2_FX_NO_SUCH_FILE:
-    case LIBSSH2_FX_NO_SUCH_PATH:
-        return "no such directory";
-    case LIBSSH2_FX_PERMISSION_DENIED:
-        return "permission denied";
-    case LIBSSH2_FX_NO_SPACE_ON_FILESYSTEM:
-    case LIBSSH2_FX_QUOTA_EXCEEDED:
-        return "no space left";
-    case LIBSSH2_FX_WRITE_PROTECT:
-        return "read-only file system";
-    default:
-        return "refused";
-    }
-}
-
-static bool again(struct ssh_conn *c)
-{
-    return libssh2_session_last_errno(c->s) == LIBSSH2_ERROR_EAGAIN;
-}
-
-int ssh_put_step(struct ssh_conn *c, struct ssh_put *p, bool may_open, struct buf *why)
-{
-    int rc;
-    for (;;) {
-        switch (p->st) {
-        case PUT_INIT:
-            if (!may_open)
-                return 0;
-            p->sftp = libssh2_sftp_init(c->s);
-            if (!p->sftp)
-                return again(c) ? 0 : (buf_printf(why, "%s: sftp is not available on %s: %s",
-                                                  c->name, c->host, last_error(c->s)),
-                                       -1);
-            p->st = PUT_OPEN;
-            break;
-        case PUT_OPEN:
-            p->h = libssh2_sftp_open_ex(p->sftp, p->path, (unsigned)strlen(p->path),
-                                        LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC,
-                                        p->mode, LIBSSH2_SFTP_OPENFILE);
-            if (!p->h) {
-                if (again(c))
-                    return 0;
-                p->sftp_err = libssh2_sftp_last_error(p->sftp);
-                p->st = PUT_SHUTDOWN;
-                break;
-            }
-            p->st = PUT_STAT;
-            break;
-        case PUT_STAT: {
-            /* an existing file keeps its mode on open: set it */
-            LIBSSH2_SFTP_ATTRIBUTES a = {0};
-            a.flags = LIBSSH2_SFTP_ATTR_PERMISSIONS;
-            a.permissions = (unsigned long)p->mode;
-            rc = libssh2_sftp_fsetstat(p->h, &a);
-            if (rc == LIBSSH2_ERROR_EAGAIN)
-                return 0;
-            if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL) {
-                p->sftp_err = libssh2_sftp_last_error(p->sftp);
-                p->st = PUT_CLOSE;
-                break;
-            }
-            if (rc)
-                goto fail;
-            p->st = PUT_WRITE;
-            break;
-        }
-        case PUT_WRITE:
-            while (p->off < p->len) {
-                ssize_t w = libssh2_sftp_write(p->h, p->data + p->off, p->len - p->off);
-                if (w == LIBSSH2_ERROR_EAGAIN)
-                    return 0;
-                if (w == LIBSSH2_ERROR_SFTP_PROTOCOL) {
-                    p->sftp_err = libssh2_sftp_last_error(p->sftp);
-                    break;
-                }
-                if (w < 0)
-                    goto fail;
-                p->off += (size_t)w;
-            }
-            p->st = PUT_CLOSE;
-            break;
-        case PUT_CLOSE:
-            rc = libssh2_sftp_close_handle(p->h);
-            if (rc == LIBSSH2_ERROR_EAGAIN)
-                return 0;
-            p->h = NULL;
-            p->st = PUT_SHUTDOWN;
-            break;
-        case PUT_SHUTDOWN:
-            rc = libssh2_sftp_shutdown(p->sftp);
-            if (rc == LIBSSH2_ERROR_EAGAIN)
-                return 0;
-            p->sftp = NULL;
-            p->st = PUT_DONE;
-            if (p->sftp_err) {
-                buf_printf(why, "%s: cannot write %s: %s (sftp status %lu)", c->name, p->path,
-                           sftp_error_name(p->sftp_err), p->sftp_err);
-                return -2;
-            }
-            return 1;
-        case PUT_DONE:
-            return p->sftp_err ? -2 : 1;
-        }
-    }
-fail:
-    buf_printf(why, "%s: ssh session to %s failed: %s", c->name, c->host, last_error(c->s));
+    buf_printf(why, "%s: ssh session to %s failed: %s", c->name, c->host, ssh_last_error(c->s));
     return -1;
 }
 
@@ -865,7 +687,7 @@ LIBSSH2_CHANNEL *ssh_direct_tcpip(struct ssh_conn *c, const char *host, int port
         if (ch)
             return ch;
         if (libssh2_session_last_errno(c->s) != LIBSSH2_ERROR_EAGAIN) {
-            buf_puts(why, last_error(c->s));
+            buf_puts(why, ssh_last_error(c->s));
             return NULL;
         }
         if (wait_socket(c, deadline) < 0) {
@@ -885,180 +707,3 @@ void ssh_result_free(struct ssh_result *r)
  * open message is the socket's path, a reserved string and a reserved
  * uint32. libssh2 1.11 has libssh2_channel_direct_streamlocal_ex; 1.10 does
  * not, so the message is formed here and the channel opened by type. */
-static void put_u32(struct buf *b, uint32_t v)
-{
-    unsigned char x[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 8), (unsigned char)v};
-    buf_append(b, (const char *)x, 4);
-}
-
-int ssh_streamlocal_msg(struct buf *out, const char *path)
-{
-    size_t n = strlen(path);
-    if (!n || n > 4096)
-        return -1;
-    size_t before = out->len;
-    put_u32(out, (uint32_t)n);
-    buf_append(out, path, n);
-    put_u32(out, 0); /* reserved string: "" */
-    put_u32(out, 0); /* reserved uint32 */
-    return out->len == before + n + 12 ? 0 : -1;
-}
-
-#define STREAMLOCAL "direct-streamlocal@openssh.com"
-
-enum unix_state { UX_OPEN, UX_WRITE, UX_EOF, UX_READ, UX_CLOSE, UX_DONE };
-
-struct ssh_unix {
-    enum unix_state st;
-    LIBSSH2_CHANNEL *ch;
-    struct buf msg; /* the open message */
-    struct buf req;
-    size_t off;
-    bool started; /* an open was asked of libssh2: it must be seen through */
-    bool stream;  /* no EOF after the request (see ssh_unix_new_stream) */
-    bool full;    /* a stream's last step stopped reading at max: more is waiting */
-};
-
-struct ssh_unix *ssh_unix_new(const char *sock, const char *req, size_t len)
-{
-    struct ssh_unix *u = calloc(1, sizeof *u);
-    if (!u)
-        return NULL;
-    if (ssh_streamlocal_msg(&u->msg, sock) < 0 || buf_append(&u->req, req, len) < 0) {
-        ssh_unix_free(NULL, u);
-        return NULL;
-    }
-    return u;
-}
-
-struct ssh_unix *ssh_unix_new_stream(const char *sock, const char *req, size_t len)
-{
-    struct ssh_unix *u = ssh_unix_new(sock, req, len);
-    if (u)
-        u->stream = true;
-    return u;
-}
-
-bool ssh_unix_full(const struct ssh_unix *u)
-{
-    return u && u->full;
-}
-
-bool ssh_unix_opening(const struct ssh_unix *u)
-{
-    return u->st == UX_OPEN;
-}
-
-bool ssh_unix_open_pending(const struct ssh_unix *u)
-{
-    return u->st == UX_OPEN && u->started;
-}
-
-int ssh_unix_step(struct ssh_conn *c, struct ssh_unix *u, bool may_open, struct buf *out,
-                  size_t max, struct buf *why)
-{
-    int rc;
-    for (;;) {
-        switch (u->st) {
-        case UX_OPEN:
-            if (!may_open)
-                return 0;
-            u->started = true;
-            u->ch = libssh2_channel_open_ex(c->s, STREAMLOCAL, sizeof STREAMLOCAL - 1,
-                                            LIBSSH2_CHANNEL_WINDOW_DEFAULT,
-                                            LIBSSH2_CHANNEL_PACKET_DEFAULT, u->msg.data,
-                                            (unsigned)u->msg.len);
-            if (!u->ch) {
-                int e = libssh2_session_last_errno(c->s);
-                if (e == LIBSSH2_ERROR_EAGAIN)
-                    return 0;
-                u->started = false;
-                u->st = UX_DONE;
-                if (e == LIBSSH2_ERROR_CHANNEL_FAILURE) {
-                    /* the node's sshd said no: a missing socket and a
-                     * forbidden forwarding read alike ("connect failed") */
-                    buf_printf(why, "%s: the node's sshd did not open its socket: %s", c->name,
-                               last_error(c->s));
-                    return -2;
-                }
-                goto fail;
-            }
-            u->started = false;
-            u->st = UX_WRITE;
-            break;
-        case UX_WRITE:
-            while (u->off < u->req.len) {
-                ssize_t w = libssh2_channel_write(u->ch, u->req.data + u->off,
-                                                  u->req.len - u->off);
-                if (w == LIBSSH2_ERROR_EAGAIN)
-                    return 0;
-                if (w < 0)
-                    goto fail;
-                u->off += (size_t)w;
-            }
-            /* a stream's server would read the EOF as the client gone (Go's
-             * net/http cancels the request: a followed log would end) */
-            u->st = u->stream ? UX_READ : UX_EOF;
-            break;
-        case UX_EOF:
-            rc = libssh2_channel_send_eof(u->ch);
-            if (rc == LIBSSH2_ERROR_EAGAIN)
-                return 0;
-            if (rc)
-                goto fail;
-            u->st = UX_READ;
-            break;
-        case UX_READ: {
-            bool full = false;
-            /* a stream's max is what one step reads (the rest waits in the
-             * channel's window); an answer's is its size, and one byte over
-             * it tells "too large" from "exactly max" */
-            int a = read_stream(u->ch, 0, out, u->stream ? max : max + 1, &full);
-            u->full = u->stream && full;
-            struct buf junk = BUF_INIT;
-            int b = read_stream(u->ch, SSH_EXTENDED_DATA_STDERR, &junk, 4096, NULL);
-            buf_free(&junk);
-            if (a < 0 || b < 0)
-                goto fail;
-            if (u->full)
-                return 0;
-            if (!u->stream && out->len > max) {
-                u->st = UX_DONE;
-                buf_printf(why, "%s: the answer on the socket is larger than %zu bytes", c->name,
-                           max);
-                return -3;
-            }
-            if (!libssh2_channel_eof(u->ch))
-                return 0;
-            if (read_stream(u->ch, 0, out, max + 1, &full) < 0)
-                goto fail;
-            u->st = UX_CLOSE;
-            break;
-        }
-        case UX_CLOSE:
-            rc = libssh2_channel_close(u->ch);
-            if (rc == LIBSSH2_ERROR_EAGAIN)
-                return 0;
-            u->st = UX_DONE; /* the answer is in whatever the close says */
-            return 1;
-        case UX_DONE:
-            return 1;
-        }
-    }
-fail:
-    u->st = UX_DONE;
-    buf_printf(why, "%s: ssh session to %s failed: %s", c->name, c->host, last_error(c->s));
-    return -1;
-}
-
-void ssh_unix_free(struct ssh_conn *c, struct ssh_unix *u)
-{
-    if (!u)
-        return;
-    if (u->ch && libssh2_channel_free(u->ch) == LIBSSH2_ERROR_EAGAIN && c)
-        bury(c, (struct grave){.ch = u->ch});
-    buf_free(&u->msg);
-    buf_free(&u->req);
-    free(u);
-}
