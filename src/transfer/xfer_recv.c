@@ -4,7 +4,7 @@
  * streams, watching the ssh channel and saving the live state each second.
  * One lock guards the files; no system call but the rare open (and its
  * directory's fsync) is made under it. */
-#include "xfer_recv.h"
+#include "xfer_recv_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,65 +31,11 @@
 #include "xfer_state.h"
 #include "mono.h"
 
-#define MAX_CONNS 128
-#define MAX_HELLOS 32       /* connections still to present the token */
-#define MAX_HELLOS_FROM 4   /* ... from one address */
-#define HELLO_MS 5000       /* the whole hello, however slowly it trickles in */
-#define MAX_REFUSED_SAID 20 /* refusals reported; the rest counted at the end */
-#define PIECE (256 << 10)   /* received and written at a time: stays in the cache between */
-#define HASH_STEP (4 << 20)
-#define SYNC_MS 5000 /* landed bytes made durable this often: what a power cut may cost */
-
-enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
-
-struct rfile {
-    const struct xfer_file *f;
-    struct xfer_state_file *st; /* its landed ranges live there */
-    int fd;
-    uint32_t gen;
-    struct ranges inflight; /* being written now: never written twice at once */
-    bool unsynced;          /* landed ranges the disk may not hold yet */
-    bool dir_unsynced;      /* NAME.incomplete made: its name may not be on the disk yet */
-    int writers;
-    int64_t hashed;
-    EVP_MD_CTX *ctx;  /* sha256 of the prefix hashed */
-    EVP_MD_CTX *gctx; /* the git blob sha1 of it, when the hub's is known */
-    bool sum_known;
-    unsigned char sum[32];
-    enum rf_status status;
-};
-
-struct conn {
-    struct recv *r;
-    int fd;
-    char addr[64];
-    pthread_t th;
-    atomic_bool done;   /* set by its thread as it ends; read by the accepting one */
-    atomic_bool authed; /* presented the token */
-};
-
-struct recv {
-    const struct xfer_recv_opts *o;
-    struct rfile *f;
-    int n;
-    struct xfer_state state;
-    pthread_mutex_t mu, out_mu;
-    pthread_cond_t cv;      /* bytes landed, a sum, a writer done */
-    pthread_cond_t sync_cv; /* the syncer's: the end */
-    int64_t landed_run;
-    bool dirty, durable_dirty; /* the live state's news; the durable state's */
-    atomic_bool save_said; /* said once */
-    atomic_bool stop;
-    struct conn *conns[MAX_CONNS];
-    int nconn;
-    atomic_int refused;
-    const char *listen; /* where it listens: the fabric's address, or the fallback */
-};
 
 /* ---- the report ------------------------------------------------------------------ */
 
-static void say(struct recv *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(struct recv *r, const char *fmt, ...)
+void xfer_recv_say(struct recv *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void xfer_recv_say(struct recv *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -106,7 +52,7 @@ static void say(struct recv *r, const char *fmt, ...)
 
 /* The parent directory of path inside dir, made when missing; its fd, or -1
  * (errno). *base points into path at the last name. */
-static int open_parent(const char *dir, const char *path, bool make, const char **base)
+int xfer_recv_open_parent(const char *dir, const char *path, bool make, const char **base)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     const char *p = path;
@@ -138,10 +84,10 @@ static int open_parent(const char *dir, const char *path, bool make, const char 
 }
 
 /* NAME.incomplete opened (made when missing) and preallocated to its size. */
-static int open_incomplete(struct recv *r, struct rfile *f)
+int xfer_recv_open_incomplete(struct recv *r, struct rfile *f)
 {
     const char *base;
-    int dfd = open_parent(r->o->dir, f->f->path, true, &base);
+    int dfd = xfer_recv_open_parent(r->o->dir, f->f->path, true, &base);
     if (dfd < 0)
         return errno;
     char name[300];
@@ -173,13 +119,13 @@ static int open_incomplete(struct recv *r, struct rfile *f)
     return 0;
 }
 
-static void fail_file(struct recv *r, struct rfile *f, int e)
+void xfer_recv_fail_file(struct recv *r, struct rfile *f, int e)
 {
     if (f->status == RF_FAILED)
         return;
     f->status = RF_FAILED;
-    say(r, "%s: %s (in %s on this node)", f->f->path, strerror(e), r->o->dir);
-    say(r, "fail %td %d", f - r->f, e);
+    xfer_recv_say(r, "%s: %s (in %s on this node)", f->f->path, strerror(e), r->o->dir);
+    xfer_recv_say(r, "fail %td %d", f - r->f, e);
     pthread_cond_broadcast(&r->cv);
 }
 
@@ -194,9 +140,9 @@ static void land(struct recv *r, struct rfile *f, uint32_t gen, const char *p, i
     int64_t end = off + n;
     pthread_mutex_lock(&r->mu);
     if (f->status == RF_WANT && gen == f->gen && f->fd < 0) {
-        int e = open_incomplete(r, f);
+        int e = xfer_recv_open_incomplete(r, f);
         if (e)
-            fail_file(r, f, e);
+            xfer_recv_fail_file(r, f, e);
     }
     for (int64_t at = off; at < end && f->status == RF_WANT && gen == f->gen;) {
         int64_t gl = 0, g = ranges_gap(&f->st->landed, at, end, &gl);
@@ -226,7 +172,7 @@ static void land(struct recv *r, struct rfile *f, uint32_t gen, const char *p, i
         f->writers--;
         ranges_sub(&f->inflight, s, s + sl);
         if (e) {
-            fail_file(r, f, e);
+            xfer_recv_fail_file(r, f, e);
         } else if (gen == f->gen && f->status == RF_WANT) {
             ranges_add(&f->st->landed, s, s + sl);
             r->landed_run += sl;
@@ -248,7 +194,7 @@ static bool hello_ok(const char *hello, const char *token)
 static void refuse(struct recv *r, const char *addr)
 {
     if (atomic_fetch_add(&r->refused, 1) < MAX_REFUSED_SAID)
-        say(r, "refused %s", addr);
+        xfer_recv_say(r, "refused %s", addr);
 }
 
 /* The hello within HELLO_MS in all: a peer that trickles a byte at a time
@@ -306,7 +252,7 @@ static void *conn_main(void *arg)
         if (!xfer_hdr_unpack(raw, &h) || h.type == XF_BYE)
             break;
         if (h.id >= (uint32_t)r->n) {
-            say(r, "a stream from %s named no file of the plan: closed", c->addr);
+            xfer_recv_say(r, "a stream from %s named no file of the plan: closed", c->addr);
             break;
         }
         struct rfile *f = &r->f[h.id];
@@ -323,7 +269,7 @@ static void *conn_main(void *arg)
             pthread_mutex_unlock(&r->mu);
         } else {
             if (h.len > XFER_MAX_FRAME || h.off > f->f->size || h.len > f->f->size - h.off) {
-                say(r, "a stream from %s sent a frame outside %s: closed", c->addr, f->f->path);
+                xfer_recv_say(r, "a stream from %s sent a frame outside %s: closed", c->addr, f->f->path);
                 break;
             }
             bool cut = false;
@@ -355,7 +301,7 @@ static void put_in_place(struct recv *r, struct rfile *f)
     f->status = RF_CLOSING; /* no writer starts now */
     while (f->writers)
         pthread_cond_wait(&r->cv, &r->mu);
-    int e = f->fd < 0 ? open_incomplete(r, f) : 0; /* an empty file got no bytes */
+    int e = f->fd < 0 ? xfer_recv_open_incomplete(r, f) : 0; /* an empty file got no bytes */
     int fd = f->fd;
     pthread_mutex_unlock(&r->mu);
     const char *base;
@@ -369,7 +315,7 @@ static void put_in_place(struct recv *r, struct rfile *f)
         if (fdatasync(fd) < 0 || (f->f->mtime_ns >= 0 && futimens(fd, ts) < 0))
             e = errno;
     }
-    if (!e && (dfd = open_parent(r->o->dir, f->f->path, false, &base)) < 0)
+    if (!e && (dfd = xfer_recv_open_parent(r->o->dir, f->f->path, false, &base)) < 0)
         e = errno;
     if (!e) {
         char from[300];
@@ -383,7 +329,7 @@ static void put_in_place(struct recv *r, struct rfile *f)
     pthread_mutex_lock(&r->mu);
     if (e) {
         f->status = RF_WANT;
-        fail_file(r, f, e);
+        xfer_recv_fail_file(r, f, e);
         return;
     }
     close(f->fd);
@@ -394,13 +340,13 @@ static void put_in_place(struct recv *r, struct rfile *f)
     memcpy(f->st->sha, f->f->has_sha ? f->f->sha : f->sum, 32);
     xfer_state_forget(f->st); /* synced, renamed and its directory synced above */
     r->dirty = r->durable_dirty = true;
-    say(r, "ok %td", f - r->f);
+    xfer_recv_say(r, "ok %td", f - r->f);
     pthread_cond_broadcast(&r->cv);
 }
 
 /* f's digests from its first byte: sha256, and the git blob sha1 (of
  * "blob SIZE\0" and the bytes) when the plan has the hub's. 0 or -1. */
-static int digests_start(struct rfile *f)
+int xfer_recv_digests_start(struct rfile *f)
 {
     if ((!f->ctx && !(f->ctx = EVP_MD_CTX_new())) || !EVP_DigestInit_ex(f->ctx, EVP_sha256(), NULL))
         return -1;
@@ -428,9 +374,9 @@ static const char *authority(const struct rfile *f)
 static void start_over(struct recv *r, struct rfile *f)
 {
     if (f->gen + 1 >= XFER_MAX_GENERATIONS) { /* the same wrong bytes again: not the link's doing */
-        say(r, "%s: its hash differed %d times: the head's copy does not match %s", f->f->path,
+        xfer_recv_say(r, "%s: its hash differed %d times: the head's copy does not match %s", f->f->path,
             XFER_MAX_GENERATIONS, authority(f));
-        fail_file(r, f, EBADMSG);
+        xfer_recv_fail_file(r, f, EBADMSG);
         return;
     }
     f->gen++;
@@ -439,13 +385,13 @@ static void start_over(struct recv *r, struct rfile *f)
     xfer_state_forget(f->st);
     f->hashed = 0;
     f->sum_known = false;
-    if (digests_start(f) < 0) {
-        fail_file(r, f, ENOMEM);
+    if (xfer_recv_digests_start(f) < 0) {
+        xfer_recv_fail_file(r, f, ENOMEM);
         return;
     }
     r->dirty = r->durable_dirty = true;
-    say(r, "%s: its hash differed on this node: asked for again", f->f->path);
-    say(r, "bad %td %" PRIu32, f - r->f, f->gen);
+    xfer_recv_say(r, "%s: its hash differed on this node: asked for again", f->f->path);
+    xfer_recv_say(r, "bad %td %" PRIu32, f - r->f, f->gen);
 }
 
 /* One step over f; true when it did something. Lock held. */
@@ -480,7 +426,7 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
         if (gen != f->gen || f->status != RF_WANT) /* started over meanwhile */
             return true;
         if (got <= 0) {
-            fail_file(r, f, got < 0 ? errno : EIO);
+            xfer_recv_fail_file(r, f, got < 0 ? errno : EIO);
             return true;
         }
         f->hashed += got;
@@ -523,198 +469,12 @@ static void *hasher_main(void *arg)
     return NULL;
 }
 
-/* ---- before the streams: what is already here ------------------------------------- */
-
-static bool same_file(const struct xfer_file *f, const struct xfer_state_file *s)
-{
-    if (s->size != f->size)
-        return false;
-    if (f->has_sha) /* the manifest is the authority */
-        return s->has_sha && memcmp(s->sha, f->sha, 32) == 0;
-    /* the head's file as it was when it sent it; a time not known (-1: the
-     * download's own copy) vouches for nothing: sent again (small files) */
-    return f->mtime_ns >= 0 && s->mtime_ns == f->mtime_ns;
-}
-
-/* A regular file of size at dir/path (never through a symlink), ours alone:
- * another user's (planted in a shared directory) or a hard link into
- * somewhere else is taken for nothing, as in open_incomplete. */
-static bool file_is(const char *dir, const char *path, const char *suffix, int64_t size)
-{
-    const char *base;
-    int dfd = open_parent(dir, path, false, &base);
-    if (dfd < 0)
-        return false;
-    char name[300];
-    snprintf(name, sizeof name, "%s%s", base, suffix);
-    struct stat sb;
-    bool ok = fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
-              sb.st_size == size && sb.st_uid == geteuid() && sb.st_nlink == 1;
-    close(dfd);
-    return ok;
-}
-
-struct check_tick {
-    struct recv *r;
-    struct verify_progress p;
-    time_t last;
-};
-
-/* Every few seconds while files in place are hashed: the operator sees it
- * move, and the head knows the helper is alive. */
-static void check_said(void *arg)
-{
-    struct check_tick *t = arg;
-    time_t now = time(NULL);
-    if (now - t->last < 5)
-        return;
-    t->last = now;
-    say(t->r, "checking: %" PRId64 " of %" PRId64 " bytes hashed", atomic_load(&t->p.done_bytes),
-        atomic_load(&t->p.total_bytes));
-}
-
-/* dir/path's bytes on the disk (never through a symlink); 0 or errno. */
-static int sync_file(const char *dir, const char *path)
-{
-    const char *base;
-    int dfd = open_parent(dir, path, false, &base);
-    int fd = dfd < 0 ? -1 : openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    int e = fd < 0 || fdatasync(fd) < 0 ? errno : 0;
-    if (fd >= 0)
-        close(fd);
-    if (dfd >= 0)
-        close(dfd);
-    return e;
-}
-
-/* Files in place that the state does not vouch for (an rsync copy, another
- * tool's) and whose sha256 the plan knows: hashed here, so a right one is
- * not sent again. */
-static void check_in_place(struct recv *r)
-{
-    struct verify_manifest m = {0};
-    int64_t bytes = 0;
-    m.e = calloc((size_t)(r->n ? r->n : 1), sizeof *m.e);
-    int *which = calloc((size_t)(r->n ? r->n : 1), sizeof *which);
-    for (int i = 0; m.e && which && i < r->n; i++) {
-        struct rfile *f = &r->f[i];
-        if (f->status != RF_WANT || !f->f->has_sha || f->st->landed.n ||
-            !file_is(r->o->dir, f->f->path, "", f->f->size))
-            continue;
-        m.e[m.n].path = f->f->path;
-        memcpy(m.e[m.n].want, f->f->sha, 32);
-        which[m.n++] = i;
-        bytes += f->f->size;
-    }
-    if (m.n) {
-        say(r, "checking %d file(s) already on this node (%" PRId64 " bytes)", m.n, bytes);
-        struct check_tick t = {.r = r};
-        verify_run(&m, r->o->dir, r->o->jobs, r->o->cancel, &t.p, NULL, &t, check_said);
-        for (int k = 0; k < m.n; k++) {
-            struct rfile *f = &r->f[which[k]];
-            /* hashed from the page cache: on the disk too before the durable
-             * state says verified (else sent again) */
-            if (m.e[k].res != VERIFY_OK || sync_file(r->o->dir, f->f->path) != 0)
-                continue;
-            f->status = RF_OK;
-            f->st->verified = true;
-            f->st->has_sha = true;
-            memcpy(f->st->sha, f->f->sha, 32);
-            r->dirty = r->durable_dirty = true;
-        }
-    }
-    free(m.e); /* the paths are the plan's */
-    free(which);
-}
-
-static int setup_files(struct recv *r)
-{
-    struct buf note = BUF_INIT;
-    xfer_state_resume(r->o->dir, &r->state, &note);
-    if (note.len)
-        say(r, "the state of an earlier copy: %s", buf_str(&note));
-    buf_free(&note);
-    r->n = r->o->plan->n;
-    r->f = calloc((size_t)(r->n ? r->n : 1), sizeof *r->f);
-    if (!r->f)
-        return -1;
-    /* every file's entry first: the array grows (and moves) as entries are
-     * added, and each file keeps a pointer into it */
-    for (int i = 0; i < r->n; i++)
-        if (!xfer_state_get(&r->state, r->o->plan->f[i].path))
-            return -1;
-    for (int i = 0; i < r->n; i++) {
-        struct rfile *f = &r->f[i];
-        f->f = &r->o->plan->f[i];
-        f->fd = -1;
-        if (digests_start(f) < 0)
-            return -1;
-        struct xfer_state_file *s = xfer_state_find(&r->state, f->f->path);
-        if (!same_file(f->f, s)) {
-            s->verified = false;
-            xfer_state_forget(s);
-            r->durable_dirty = true;
-        }
-        f->st = s;
-        if (s->verified && file_is(r->o->dir, f->f->path, "", f->f->size)) {
-            f->status = RF_OK; /* verified by an earlier run: not read again */
-            continue;
-        }
-        s->verified = false;
-        s->size = f->f->size;
-        s->mtime_ns = f->f->mtime_ns;
-        s->has_sha = f->f->has_sha;
-        memcpy(s->sha, f->f->sha, 32);
-        if (f->f->size == 0 && !f->f->has_sha) { /* nothing to send: its sum is known */
-            EVP_Digest("", 0, f->sum, NULL, EVP_sha256(), NULL);
-            f->sum_known = true;
-        }
-        /* what landed earlier counts only while NAME.incomplete is there */
-        if (s->landed.n && (!file_is(r->o->dir, f->f->path, ".incomplete", f->f->size) ||
-                            open_incomplete(r, f) != 0)) {
-            xfer_state_forget(s);
-            r->durable_dirty = true;
-        }
-        f->unsynced = s->landed.n > 0; /* the first sync says what is on the disk */
-    }
-    check_in_place(r);
-    return 0;
-}
-
-/* What the files still need beside what is free, said before any byte. */
-static int check_space(struct recv *r)
-{
-    int64_t need = 0;
-    for (int i = 0; i < r->n; i++) {
-        struct rfile *f = &r->f[i];
-        if (f->status != RF_WANT)
-            continue;
-        struct stat sb;
-        int64_t held = f->fd >= 0 && fstat(f->fd, &sb) == 0 ? (int64_t)sb.st_blocks * 512 : 0;
-        need += f->f->size > held ? f->f->size - held : 0;
-    }
-    struct statvfs v;
-    if (statvfs(r->o->dir, &v) < 0) {
-        say(r, "%s: %s", r->o->dir, strerror(errno));
-        return -1;
-    }
-    int64_t avail = (int64_t)v.f_bavail * (int64_t)v.f_frsize;
-    if (need > avail) {
-        say(r,
-            "not enough space in %s on this node: the copy needs %" PRId64 " bytes more, %" PRId64
-            " are free",
-            r->o->dir, need, avail);
-        return -1;
-    }
-    return 0;
-}
-
 static int listen_on(struct recv *r, const char *addr, int *port)
 {
     struct sockaddr_storage ss;
     socklen_t sl;
     if (xfer_net_addr(addr, 0, &ss, &sl) < 0) {
-        say(r, "cannot listen on %s: not an IP address", addr);
+        xfer_recv_say(r, "cannot listen on %s: not an IP address", addr);
         return -1;
     }
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -724,16 +484,16 @@ static int listen_on(struct recv *r, const char *addr, int *port)
         const char *fb = r->o->fallback;
         if (e == EADDRNOTAVAIL && fb && strcmp(fb, addr) != 0) {
             /* a fabric address this node does not have (any more): the one ssh reached */
-            say(r, "cannot listen on %s (%s): on %s instead, the address ssh reached", addr,
+            xfer_recv_say(r, "cannot listen on %s (%s): on %s instead, the address ssh reached", addr,
                 strerror(e), fb);
             r->listen = fb;
             return listen_on(r, fb, port);
         }
-        say(r, "cannot listen on %s: %s", addr, strerror(e));
+        xfer_recv_say(r, "cannot listen on %s: %s", addr, strerror(e));
         return -1;
     }
     if (fd < 0 || listen(fd, 64) < 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
-        say(r, "cannot listen on %s: %s", addr, strerror(errno));
+        xfer_recv_say(r, "cannot listen on %s: %s", addr, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -796,138 +556,6 @@ static void accept_one(struct recv *r, int lfd)
     r->conns[r->nconn++] = c;
 }
 
-/* A state file written; a failure said once. Lock not held. */
-static int write_state(struct recv *r, const char *name, struct buf *text, bool durable)
-{
-    struct buf err = BUF_INIT;
-    int rc = xfer_state_write(r->o->dir, name, text, durable, &err);
-    if (rc < 0 && !atomic_exchange(&r->save_said, true))
-        say(r, "cannot save the copy's state: %s", buf_str(&err));
-    buf_free(&err);
-    buf_free(text);
-    return rc;
-}
-
-/* What reached the page cache, every second: enough to go on after a killed
- * helper or a cut link while the node stays up. */
-static void save_live(struct recv *r)
-{
-    pthread_mutex_lock(&r->mu);
-    if (!r->dirty) {
-        pthread_mutex_unlock(&r->mu);
-        return;
-    }
-    r->dirty = false;
-    struct buf text = BUF_INIT;
-    xfer_state_format(&r->state, false, &text);
-    pthread_mutex_unlock(&r->mu);
-    write_state(r, XFER_STATE_LIVE, &text, false);
-}
-
-struct pending_sync {
-    int fd, i;
-    uint32_t gen;
-    bool data, dir; /* what to sync: its bytes, its directory's entry */
-    int err;
-    struct ranges snap; /* landed when the sync began: what it vouches for */
-};
-
-/* f's parent directory synced (its NAME.incomplete's entry); 0 or errno. */
-static int sync_parent(struct recv *r, const struct rfile *f)
-{
-    const char *base;
-    int dfd = open_parent(r->o->dir, f->f->path, false, &base);
-    int e = dfd < 0 || fsync(dfd) < 0 ? errno : 0;
-    if (dfd >= 0)
-        close(dfd);
-    return e;
-}
-
-/* The landed ranges made durable: every file written since the last round
- * fdatasync'ed through a dup of its fd (a file put in place meanwhile closes
- * its own) and the directory of each file made since, then the ranges that
- * had landed before the sync began count as synced, and the durable state is
- * written. A failed sync fails the file and forgets its ranges: after a
- * writeback error the kernel may mark the lost pages clean, so a later sync
- * that succeeds proves nothing of them. 0 when the state was written. */
-static int sync_round(struct recv *r)
-{
-    struct pending_sync *p = calloc((size_t)(r->n ? r->n : 1), sizeof *p);
-    int np = 0;
-    pthread_mutex_lock(&r->mu);
-    for (int i = 0; p && i < r->n; i++) {
-        struct rfile *f = &r->f[i];
-        if ((!f->unsynced && !f->dir_unsynced) || f->status != RF_WANT || f->fd < 0)
-            continue;
-        int fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
-        if (fd < 0)
-            continue;
-        p[np] = (struct pending_sync){
-            .fd = fd, .i = i, .gen = f->gen, .data = f->unsynced, .dir = f->dir_unsynced};
-        if (ranges_copy(&p[np].snap, &f->st->landed) < 0) {
-            close(fd);
-            continue;
-        }
-        f->unsynced = f->dir_unsynced = false;
-        np++;
-    }
-    pthread_mutex_unlock(&r->mu);
-    for (int k = 0; k < np; k++) {
-        if (p[k].data && fdatasync(p[k].fd) < 0)
-            p[k].err = errno;
-        if (!p[k].err && p[k].dir)
-            p[k].err = sync_parent(r, &r->f[p[k].i]);
-        close(p[k].fd);
-    }
-    pthread_mutex_lock(&r->mu);
-    for (int k = 0; k < np; k++) {
-        struct rfile *f = &r->f[p[k].i];
-        bool current = f->gen == p[k].gen && f->status == RF_WANT;
-        if (p[k].err && current) {
-            say(r, "cannot sync %s to the disk: %s", f->f->path, strerror(p[k].err));
-            xfer_state_forget(f->st);
-            r->dirty = r->durable_dirty = true;
-            fail_file(r, f, p[k].err);
-        } else if (current && ranges_copy(&f->st->synced, &p[k].snap) == 0) {
-            r->durable_dirty = true;
-        }
-        ranges_free(&p[k].snap);
-    }
-    free(p);
-    if (!r->durable_dirty) {
-        pthread_mutex_unlock(&r->mu);
-        return 0;
-    }
-    r->durable_dirty = false;
-    struct buf text = BUF_INIT;
-    xfer_state_format(&r->state, true, &text);
-    pthread_mutex_unlock(&r->mu);
-    if (write_state(r, XFER_STATE_NAME, &text, true) == 0)
-        return 0;
-    pthread_mutex_lock(&r->mu);
-    r->durable_dirty = true;
-    pthread_mutex_unlock(&r->mu);
-    return -1;
-}
-
-/* Every SYNC_MS while the streams run. */
-static void *syncer_main(void *arg)
-{
-    struct recv *r = arg;
-    while (!atomic_load(&r->stop)) {
-        struct timespec until;
-        mono_deadline(&until, CLOCK_REALTIME, SYNC_MS);
-        pthread_mutex_lock(&r->mu);
-        while (!atomic_load(&r->stop) &&
-               pthread_cond_timedwait(&r->sync_cv, &r->mu, &until) != ETIMEDOUT)
-            ;
-        pthread_mutex_unlock(&r->mu);
-        if (!atomic_load(&r->stop))
-            sync_round(r);
-    }
-    return NULL;
-}
-
 /* OK and failed files; true when every file is settled. */
 static bool settled(struct recv *r, int *ok, int *bad)
 {
@@ -958,7 +586,7 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
     snprintf(lpath, sizeof lpath, "%s/.dsv41-copy.lock", o->dir);
     int lock = open(lpath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0) {
-        say(&r, "%s: %s", o->dir,
+        xfer_recv_say(&r, "%s: %s", o->dir,
             lock >= 0 && errno == EWOULDBLOCK
                 ? "another copy is writing it now: wait for it to end, or stop it"
                 : strerror(errno));
@@ -966,34 +594,34 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
             close(lock);
         goto out_unlocked;
     }
-    if (setup_files(&r) < 0) {
-        say(&r, "out of memory");
+    if (xfer_place_setup(&r) < 0) {
+        xfer_recv_say(&r, "out of memory");
         goto out;
     }
     for (int i = 0; i < r.n; i++)
         if (r.f[i].status == RF_OK)
-            say(&r, "ok %d", i);
+            xfer_recv_say(&r, "ok %d", i);
     for (int i = 0; i < r.n; i++) { /* what the head is to send */
         struct rfile *f = &r.f[i];
         for (int64_t at = 0, gl = 0; f->status == RF_WANT && at < f->f->size; at += gl) {
             int64_t g = ranges_gap(&f->st->landed, at, f->f->size, &gl);
             if (!gl)
                 break;
-            say(&r, "need %d %" PRId64 " %" PRId64, i, g, g + gl);
+            xfer_recv_say(&r, "need %d %" PRId64 " %" PRId64, i, g, g + gl);
             gl += g - at;
         }
     }
     if (o->dry_run) {
-        rc = check_space(&r) < 0 ? 1 : 0;
-        say(&r, "end 0 0");
+        rc = xfer_place_check_space(&r) < 0 ? 1 : 0;
+        xfer_recv_say(&r, "end 0 0");
         goto out;
     }
-    if (check_space(&r) < 0 || (lfd = listen_on(&r, o->listen, &port)) < 0)
+    if (xfer_place_check_space(&r) < 0 || (lfd = listen_on(&r, o->listen, &port)) < 0)
         goto out;
-    say(&r, "cores %ld", sysconf(_SC_NPROCESSORS_ONLN));
-    say(&r, "listen %s %d", r.listen, port);
+    xfer_recv_say(&r, "cores %ld", sysconf(_SC_NPROCESSORS_ONLN));
+    xfer_recv_say(&r, "listen %s %d", r.listen, port);
     hashing = pthread_create(&hasher, NULL, hasher_main, &r) == 0;
-    syncing = hashing && pthread_create(&syncer, NULL, syncer_main, &r) == 0;
+    syncing = hashing && pthread_create(&syncer, NULL, xfer_sync_main, &r) == 0;
     rc = 1;
     double last = 0;
     while (hashing && !atomic_load(&r.stop) && !(o->cancel && atomic_load(o->cancel))) {
@@ -1016,8 +644,8 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
             pthread_mutex_lock(&r.mu);
             int64_t landed = r.landed_run;
             pthread_mutex_unlock(&r.mu);
-            say(&r, "progress %" PRId64, landed);
-            save_live(&r);
+            xfer_recv_say(&r, "progress %" PRId64, landed);
+            xfer_sync_save_live(&r);
         }
     }
     atomic_store(&r.stop, true);
@@ -1038,8 +666,8 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
         pthread_join(syncer, NULL);
     /* the end: everything landed made durable; the live file then says
      * nothing the durable one does not */
-    save_live(&r);
-    if (sync_round(&r) == 0) {
+    xfer_sync_save_live(&r);
+    if (xfer_sync_round(&r) == 0) {
         char live[4200];
         snprintf(live, sizeof live, "%s/%s", o->dir, XFER_STATE_LIVE);
         unlink(live);
@@ -1048,10 +676,10 @@ int xfer_recv_run(const struct xfer_recv_opts *o)
         pthread_mutex_lock(&r.mu);
         int64_t landed = r.landed_run;
         pthread_mutex_unlock(&r.mu);
-        say(&r, "progress %" PRId64, landed);
+        xfer_recv_say(&r, "progress %" PRId64, landed);
         if (atomic_load(&r.refused) > MAX_REFUSED_SAID)
-            say(&r, "refused %d connection(s) in all that had no token", atomic_load(&r.refused));
-        say(&r, "end %d %d", ok, bad);
+            xfer_recv_say(&r, "refused %d connection(s) in all that had no token", atomic_load(&r.refused));
+        xfer_recv_say(&r, "end %d %d", ok, bad);
         rc = bad ? 1 : 0;
     }
 out:

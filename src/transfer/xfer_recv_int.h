@@ -1,0 +1,105 @@
+/* xfer_recv_int: what the receiving end's files share inside src/transfer -
+ * xfer_recv.c (the streams, the hasher, the run), xfer_place.c (what is
+ * already here, before the streams) and xfer_sync.c (the landed bytes made
+ * durable, and the state files). Not for other folders: xfer_recv.h is
+ * the interface. */
+#ifndef DSV41_XFER_RECV_INT_H
+#define DSV41_XFER_RECV_INT_H
+
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ranges.h"
+#include "xfer_recv.h"
+#include "xfer_state.h"
+#include "xfer_wire.h"
+
+#define MAX_CONNS 128
+#define MAX_HELLOS 32       /* connections still to present the token */
+#define MAX_HELLOS_FROM 4   /* ... from one address */
+#define HELLO_MS 5000       /* the whole hello, however slowly it trickles in */
+#define MAX_REFUSED_SAID 20 /* refusals reported; the rest counted at the end */
+#define PIECE (256 << 10)   /* received and written at a time: stays in the cache between */
+#define HASH_STEP (4 << 20)
+#define SYNC_MS 5000 /* landed bytes made durable this often: what a power cut may cost */
+
+enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
+
+struct rfile {
+    const struct xfer_file *f;
+    struct xfer_state_file *st; /* its landed ranges live there */
+    int fd;
+    uint32_t gen;
+    struct ranges inflight; /* being written now: never written twice at once */
+    bool unsynced;          /* landed ranges the disk may not hold yet */
+    bool dir_unsynced;      /* NAME.incomplete made: its name may not be on the disk yet */
+    int writers;
+    int64_t hashed;
+    EVP_MD_CTX *ctx;  /* sha256 of the prefix hashed */
+    EVP_MD_CTX *gctx; /* the git blob sha1 of it, when the hub's is known */
+    bool sum_known;
+    unsigned char sum[32];
+    enum rf_status status;
+};
+
+struct conn {
+    struct recv *r;
+    int fd;
+    char addr[64];
+    pthread_t th;
+    atomic_bool done;   /* set by its thread as it ends; read by the accepting one */
+    atomic_bool authed; /* presented the token */
+};
+
+struct recv {
+    const struct xfer_recv_opts *o;
+    struct rfile *f;
+    int n;
+    struct xfer_state state;
+    pthread_mutex_t mu, out_mu;
+    pthread_cond_t cv;      /* bytes landed, a sum, a writer done */
+    pthread_cond_t sync_cv; /* the syncer's: the end */
+    int64_t landed_run;
+    bool dirty, durable_dirty; /* the live state's news; the durable state's */
+    atomic_bool save_said; /* said once */
+    atomic_bool stop;
+    struct conn *conns[MAX_CONNS];
+    int nconn;
+    atomic_int refused;
+    const char *listen; /* where it listens: the fabric's address, or the fallback */
+};
+
+/* A report line to the head (under its lock); a closed channel stops the run. */
+void xfer_recv_say(struct recv *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The parent directory of path inside dir (made when missing, with make),
+ * nothing of it followed through a symlink; its fd, or -1 (errno). *base
+ * points into path at the last name. */
+int xfer_recv_open_parent(const char *dir, const char *path, bool make, const char **base);
+/* f's NAME.incomplete opened (made when missing) and preallocated to its size. */
+int xfer_recv_open_incomplete(struct recv *r, struct rfile *f);
+/* f failed with errno e: said to the head (once), the waiters woken. Under r->mu. */
+void xfer_recv_fail_file(struct recv *r, struct rfile *f, int e);
+/* f's digests from its first byte: sha256, and the git blob sha1 when the
+ * plan has the hub's. 0 or -1. */
+int xfer_recv_digests_start(struct rfile *f);
+
+/* xfer_place.c: the files of the plan (r->f) set up from what is here - in
+ * place and matching, landed before (the state files), or from nothing. 0;
+ * -1 when it could not start (said). */
+int xfer_place_setup(struct recv *r);
+/* What the files still need beside what is free, said before any byte; -1
+ * when it does not fit. */
+int xfer_place_check_space(struct recv *r);
+
+/* xfer_sync.c: the live state saved (each second, by the run's thread); one
+ * round of the syncer (fdatasync, directory fsync, the durable state: 0
+ * when it was written); the syncer thread, a round every SYNC_MS while the
+ * streams run. */
+void xfer_sync_save_live(struct recv *r);
+int xfer_sync_round(struct recv *r);
+void *xfer_sync_main(void *arg);
+
+#endif
