@@ -1,4 +1,4 @@
-#include "sshio.h"
+#include "sshio_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,91 +12,7 @@
 
 #include "mono.h"
 
-#define BACKOFF_MIN_MS 500
-#define BACKOFF_MAX_MS 30000
-#define LINE_MAX_BYTES (1u << 20)
-/* what a socket's stream reads in one pass, before its owner is handed it */
-#define RAW_PASS_MAX (256u << 10)
-
-enum work_kind { W_RUN, W_STREAM, W_PUT, W_UNIX };
-
-struct work {
-    struct work *next;
-    enum work_kind kind;
-    struct ssh_chan *ch; /* NULL until the session is up */
-    struct ssh_put *put; /* W_PUT: the upload in flight */
-    const char *put_data;
-    size_t put_len;
-    int put_mode;
-    char *cmd;
-    /* W_RUN */
-    struct ssh_result *res;
-    struct buf *err;
-    size_t max;
-    long long deadline;
-    bool done;
-    bool force; /* connect now, whatever the backoff */
-    bool abandoned; /* its caller was interrupted: finish it at the next pass */
-    int rc;
-    /* W_UNIX: the exchange (its request inside), the answer and why not;
-     * started: stepped on a session; opened: past the channel's open (a
-     * deadline then means a silent engine, not a silent sshd); orphan: its
-     * caller is gone, the thread frees it once done and its open is seen
-     * through (done with ux still set: a zombie, see ssh_unix_open_pending) */
-    struct ssh_unix *ux;
-    struct buf ux_out, ux_err;
-    bool ux_started, ux_opened, orphan;
-    /* W_STREAM; raw: a unix socket's stream (cmd the socket, ux_req the
-     * request, ux the channel), its bytes handed on as they come (on_bytes),
-     * sent again only after a broken session; had_enough: on_bytes wants
-     * no more (the stream ends at the next pass) */
-    bool raw, had_enough;
-    struct buf ux_req;
-    sshio_bytes_fn on_bytes;
-    sshio_line_fn on_line;
-    sshio_event_fn on_event;
-    void *ctx;
-    struct buf out, errbuf, pending_in;
-    bool closing;
-    bool running; /* its command is up on the current session */
-    bool restart; /* run the command again when it ends */
-    bool ended;   /* ended and not to be restarted */
-    /* Callbacks run after the lock is let go (deliver): what the steps
-     * found waits here, in order up, lines, end, down. These and out are the
-     * I/O thread's alone. */
-    bool pend_up, pend_end, pend_drop, pend_down;
-};
-
-struct sshio {
-    char name[64];
-    struct ssh_target t;
-    char known_hosts[512];
-    int timeout_ms;
-
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int wake[2];
-    bool stop;
-    struct work *works; /* guarded by mu; channels inside are the thread's */
-
-    struct ssh_conn *conn; /* the thread's alone */
-    bool connected;        /* guarded by mu */
-    long long connected_at; /* guarded by mu */
-    time_t down_since;     /* guarded by mu */
-    char last_error[1024]; /* guarded by mu */
-    struct work *opener;   /* the work in its opening step; the thread's */
-    bool again;            /* a held stream has more waiting; the thread's */
-    int backoff_ms;        /* guarded by mu */
-    /* liveness, the thread's: since when the session has had work, and a
-     * ping in flight (see check_alive) */
-    long long active_since;
-    bool pinging;
-    long long ping_since; /* when the ping was wanted */
-    long long next_try_ms; /* guarded by mu; written by the thread only */
-};
-
-static void wake(struct sshio *io)
+void sshio_wake(struct sshio *io)
 {
     char c = 1;
     if (write(io->wake[1], &c, 1) < 0 && errno != EAGAIN) {
@@ -448,7 +364,7 @@ static int step_all(struct sshio *io, struct buf *why)
     return rc;
 }
 
-static void free_unix(struct work *w)
+void sshio_free_unix(struct work *w)
 {
     buf_free(&w->ux_out);
     buf_free(&w->ux_err);
@@ -489,7 +405,7 @@ static void reap_closed(struct sshio *io)
             *pw = w->next;
             if (io->opener == w)
                 io->opener = NULL;
-            free_unix(w);
+            sshio_free_unix(w);
         } else {
             pw = &w->next;
         }
@@ -693,7 +609,7 @@ void sshio_stop(struct sshio *io)
     pthread_mutex_lock(&io->mu);
     io->stop = true;
     pthread_mutex_unlock(&io->mu);
-    wake(io);
+    sshio_wake(io);
     pthread_join(io->th, NULL);
     for (struct work *w = io->works, *next; w; w = next) {
         next = w->next;
@@ -701,7 +617,7 @@ void sshio_stop(struct sshio *io)
             free_stream(io, w);
         } else if (w->kind == W_UNIX) {
             ssh_unix_free(io->conn, w->ux);
-            free_unix(w);
+            sshio_free_unix(w);
         } else {
             ssh_chan_free(io->conn, w->ch);
         }
@@ -713,280 +629,4 @@ void sshio_stop(struct sshio *io)
     pthread_mutex_destroy(&io->mu);
     pthread_cond_destroy(&io->cv);
     free(io);
-}
-
-static int wait_work(struct sshio *io, struct work *w, const atomic_int *cancel);
-
-int sshio_run(struct sshio *io, const char *cmd, size_t max, int timeout_ms, bool force,
-              const atomic_int *cancel, struct ssh_result *res, struct buf *err)
-{
-    memset(res, 0, sizeof *res);
-    res->exit_status = -1;
-    struct work w = {0};
-    w.kind = W_RUN;
-    w.cmd = (char *)cmd;
-    w.res = res;
-    w.err = err;
-    w.max = max;
-    w.deadline = mono_ms() + timeout_ms;
-    w.force = force;
-    /* A node known to be down answers at once until its backoff ends. */
-    int rc = wait_work(io, &w, cancel);
-    if (rc < 0)
-        ssh_result_free(res);
-    return rc;
-}
-
-static int wait_work(struct sshio *io, struct work *w, const atomic_int *cancel)
-{
-    pthread_mutex_lock(&io->mu);
-    if (!w->force && io->down_since && mono_ms() < io->next_try_ms) {
-        buf_printf(w->err, "%s (retrying in %lld ms)", io->last_error,
-                   io->next_try_ms - mono_ms());
-        pthread_mutex_unlock(&io->mu);
-        return -1;
-    }
-    w->next = io->works;
-    io->works = w;
-    pthread_mutex_unlock(&io->mu);
-    wake(io);
-    pthread_mutex_lock(&io->mu);
-    while (!w->done) {
-        if (!cancel) {
-            pthread_cond_wait(&io->cv, &io->mu);
-            continue;
-        }
-        if (atomic_load(cancel) && !w->ch && !w->put) {
-            /* not started on a session (none may be up for a while): the
-             * thread holds mu for a whole pass, so it is not in a step now */
-            if (io->opener == w)
-                io->opener = NULL;
-            buf_puts(w->err, "interrupted");
-            w->rc = -1;
-            w->done = true;
-            break;
-        }
-        if (atomic_load(cancel) && !w->abandoned) {
-            w->abandoned = true; /* the thread finishes it: it owns the channel */
-            wake(io);
-        }
-        struct timespec ts;
-        mono_deadline(&ts, CLOCK_REALTIME, 200);
-        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
-    }
-    for (struct work **pw = &io->works; *pw; pw = &(*pw)->next)
-        if (*pw == w) {
-            *pw = w->next;
-            break;
-        }
-    pthread_mutex_unlock(&io->mu);
-    return w->rc;
-}
-
-int sshio_put(struct sshio *io, const char *path, const char *data, size_t len, int mode,
-              int timeout_ms, bool force, struct buf *err)
-{
-    struct ssh_result dummy;
-    memset(&dummy, 0, sizeof dummy);
-    struct work w = {0};
-    w.kind = W_PUT;
-    w.cmd = (char *)path;
-    w.put_data = data;
-    w.put_len = len;
-    w.put_mode = mode;
-    w.res = &dummy;
-    w.err = err;
-    w.deadline = mono_ms() + timeout_ms;
-    w.force = force;
-    return wait_work(io, &w, NULL);
-}
-
-/* A stream's work, handed to the I/O thread. */
-static struct sshio_stream *stream_queue(struct sshio *io, struct work *w)
-{
-    pthread_mutex_lock(&io->mu);
-    w->next = io->works;
-    io->works = w;
-    pthread_mutex_unlock(&io->mu);
-    wake(io);
-    return (struct sshio_stream *)w;
-}
-
-struct sshio_stream *sshio_stream_open(struct sshio *io, const char *cmd, bool restart,
-                                       sshio_line_fn on_line, sshio_event_fn on_event, void *ctx)
-{
-    struct work *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->kind = W_STREAM;
-    w->cmd = strdup(cmd);
-    if (!w->cmd) {
-        free(w);
-        return NULL;
-    }
-    w->on_line = on_line;
-    w->on_event = on_event;
-    w->restart = restart;
-    w->ctx = ctx;
-    return stream_queue(io, w);
-}
-
-struct sshio_stream *sshio_stream_open_unix(struct sshio *io, const char *sock, const char *req,
-                                            size_t len, sshio_bytes_fn on_bytes,
-                                            sshio_event_fn on_event, void *ctx)
-{
-    struct work *w = calloc(1, sizeof *w);
-    if (!w)
-        return NULL;
-    w->kind = W_STREAM;
-    w->raw = true;
-    w->cmd = strdup(sock);
-    if (!w->cmd || buf_append(&w->ux_req, req, len) < 0) {
-        free(w->cmd);
-        buf_free(&w->ux_req);
-        free(w);
-        return NULL;
-    }
-    w->on_bytes = on_bytes;
-    w->on_event = on_event;
-    w->ctx = ctx;
-    return stream_queue(io, w);
-}
-
-int sshio_stream_write(struct sshio *io, struct sshio_stream *s, const char *data, size_t len)
-{
-    struct work *w = (struct work *)s;
-    pthread_mutex_lock(&io->mu);
-    int rc = buf_append(&w->pending_in, data, len);
-    pthread_mutex_unlock(&io->mu);
-    wake(io);
-    return rc;
-}
-
-void sshio_stream_close(struct sshio *io, struct sshio_stream *s)
-{
-    struct work *target = (struct work *)s;
-    pthread_mutex_lock(&io->mu);
-    target->closing = true;
-    pthread_mutex_unlock(&io->mu);
-    wake(io);
-    /* wait until the thread has freed it, so no callback follows */
-    pthread_mutex_lock(&io->mu);
-    for (;;) {
-        bool found = false;
-        for (struct work *w = io->works; w; w = w->next)
-            found |= w == target;
-        if (!found)
-            break;
-        pthread_cond_wait(&io->cv, &io->mu);
-    }
-    pthread_mutex_unlock(&io->mu);
-}
-
-bool sshio_state(struct sshio *io, time_t *down_since, char *why, size_t whysz)
-{
-    pthread_mutex_lock(&io->mu);
-    bool up = io->down_since == 0;
-    if (down_since)
-        *down_since = io->down_since;
-    if (why && whysz)
-        snprintf(why, whysz, "%s", io->last_error);
-    pthread_mutex_unlock(&io->mu);
-    return up;
-}
-
-bool sshio_connected(struct sshio *io)
-{
-    pthread_mutex_lock(&io->mu);
-    bool c = io->connected;
-    pthread_mutex_unlock(&io->mu);
-    return c;
-}
-
-struct sshio_unix *sshio_unix_start(struct sshio *io, const char *sock, const char *req,
-                                    size_t len, size_t max, int timeout_ms, struct buf *err)
-{
-    struct work *w = calloc(1, sizeof *w);
-    if (w) {
-        w->kind = W_UNIX;
-        w->cmd = strdup(sock);
-        w->ux = ssh_unix_new(sock, req, len);
-    }
-    if (!w || !w->cmd || !w->ux) {
-        if (w) {
-            ssh_unix_free(NULL, w->ux);
-            free_unix(w);
-        }
-        buf_puts(err, "out of memory");
-        return NULL;
-    }
-    w->max = max;
-    w->deadline = mono_ms() + timeout_ms;
-    pthread_mutex_lock(&io->mu);
-    /* never a reconnect for it: a node known to be down answers at once */
-    if (io->down_since && (!io->connected || mono_ms() < io->next_try_ms)) {
-        buf_printf(err, "%s", io->last_error[0] ? io->last_error : "the node is down");
-        pthread_mutex_unlock(&io->mu);
-        ssh_unix_free(NULL, w->ux);
-        free_unix(w);
-        return NULL;
-    }
-    w->next = io->works;
-    io->works = w;
-    pthread_mutex_unlock(&io->mu);
-    wake(io);
-    return (struct sshio_unix *)w;
-}
-
-int sshio_unix_wait(struct sshio *io, struct sshio_unix *u, long long until_ms)
-{
-    struct work *w = (struct work *)u;
-    if (until_ms > w->deadline)
-        until_ms = w->deadline;
-    pthread_mutex_lock(&io->mu);
-    while (!w->done && mono_ms() < until_ms) {
-        long long left = until_ms - mono_ms();
-        struct timespec ts;
-        mono_deadline(&ts, CLOCK_REALTIME, left > 200 ? 200 : left < 1 ? 1 : left);
-        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
-    }
-    int rc = w->done ? w->rc : 1;
-    pthread_mutex_unlock(&io->mu);
-    return rc;
-}
-
-int sshio_unix_end(struct sshio *io, struct sshio_unix *u, struct buf *out, struct buf *err)
-{
-    struct work *w = (struct work *)u;
-    if (!w)
-        return -1;
-    pthread_mutex_lock(&io->mu);
-    int rc;
-    if (w->done) {
-        rc = w->rc;
-        if (rc == 0 && out)
-            buf_append(out, w->ux_out.data ? w->ux_out.data : "", w->ux_out.len);
-        else if (rc < 0)
-            buf_puts(err, buf_str(&w->ux_err));
-    } else {
-        /* given up before the thread saw the deadline (it may be in a
-         * connect): the thread finishes and frees it */
-        rc = w->ux_opened ? SSHIO_UNIX_SILENT : -1;
-        buf_puts(err, w->ux_opened ? "the engine did not answer in time"
-                                   : "timed out: no answer from the node's sshd");
-    }
-    w->orphan = true;
-    pthread_mutex_unlock(&io->mu);
-    wake(io);
-    return rc;
-}
-
-int sshio_unix(struct sshio *io, const char *sock, const char *req, size_t len, size_t max,
-               int timeout_ms, struct buf *out, struct buf *err)
-{
-    struct sshio_unix *u = sshio_unix_start(io, sock, req, len, max, timeout_ms, err);
-    if (!u)
-        return -1;
-    sshio_unix_wait(io, u, mono_ms() + timeout_ms);
-    return sshio_unix_end(io, u, out, err);
 }
