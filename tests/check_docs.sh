@@ -26,7 +26,7 @@ declare -A SEC_FILE=([commands]=README.md [keys]=docs/tui.md [settings]=docs/con
 for sec in commands keys settings exits files environment install options testmap; do
     page=${SEC_FILE[$sec]}
     if [ $sec = install ]; then # from the Makefile's own lists
-        want=$(make -s --no-print-directory -C "$root" install-table)
+        want=$(env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory -C "$root" install-table)
     elif [ $sec = testmap ]; then # from the includes and the test scripts
         want=$(bash tests/test_map.sh)
     else

@@ -14,13 +14,13 @@ cd "$root" || exit 1
 
 # the operator's path installs nothing of the tests: make deps names the
 # compiler, pkg-config and the -dev packages of the libraries, nothing else
-pkgs=$(make -n --no-print-directory deps | grep -o 'for p in [^;]*;' | sed 's/for p in //; s/;$//')
+pkgs=$(env -u MAKEFLAGS -u MAKELEVEL make -n --no-print-directory deps | grep -o 'for p in [^;]*;' | sed 's/for p in //; s/;$//')
 echo "    make deps: $pkgs"
 check "make deps: the build's packages only (no podman, nginx, sshd, node, clang, valgrind, cmocka)" eval \
     '[ -n "$pkgs" ] && for p in $pkgs; do case $p in build-essential | pkg-config | lib*-dev) ;; *) exit 1 ;; esac; done &&
      ! grep -Eq "cmocka|microhttpd|fuse" <<< "$pkgs"'
 
-out=$(make -s --no-print-directory deb 2>&1); rc=$?
+out=$(env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory deb 2>&1); rc=$?
 deb=$(printf '%s\n' "$out" | grep '\.deb$' | tail -1)
 check "make deb: exit 0, the package named" eval '[ $rc = 0 ] && [ -f "$deb" ]'
 [ -f "$deb" ] || { printf '%s\n' "$out" | tail -20; summary; exit 1; }
