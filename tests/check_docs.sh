@@ -59,7 +59,7 @@ declare -A FILE_CMDS=(
     [src/cmd/guard_cmd.c]=guard [src/cmd/verify_cmd.c]=verify [src/cmd/download_cmd.c]=download
     [src/cmd/assemble_cmd.c]=assemble [src/cmd/peer_cmd.c]=copy-to-peer [src/cmd/pi_cmd.c]=pi
     [src/cmd/watch_cmd.c]=watch [src/cmd/incidents_cmd.c]=incidents [src/cmd/doctor.c]=doctor
-    [src/cmd/config_cmd.c]=config [src/deploy/status.c]=status [tui/console.c]=console
+    [src/cmd/config_cmd.c]=config [src/cmd/status_cmd.c]=status [tui/console.c]=console
     [src/cmd/key_cmd.c]=key
     [src/main.c]=main
     [src/guard/guardctl.c]=dsv41-guard [src/verify/verifyd.c]=dsv41-verify

@@ -1,6 +1,6 @@
 /* status: what every node and the API look like now, with the problems that
  * keep the deployment from being well, as text for people and JSON for
- * scripts. Collection (status_collect) is apart from output. */
+ * scripts. This is the collection; the output is src/cmd/status_out.h's. */
 #ifndef DSV41_STATUS_H
 #define DSV41_STATUS_H
 
@@ -63,7 +63,5 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
                         unsigned flags);
 /* Appends the nodes' GPU power to a wedge verdict (wedge_gpu_note). */
 void status_wedge_gpu(const struct status_report *r, char *why, size_t n);
-void status_print_text(FILE *f, const struct status_report *r);
-cJSON *status_to_json(const struct status_report *r);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "harness.h"
 #include "cluster.h"
-#include "status.h"
+#include "status_out.h"
 
 struct collect {
     pthread_mutex_t mu;

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fixture.h"
-#include "status.h"
+#include "status_out.h"
 
 static void refused_worker_and_no_api(void **st)
 {
