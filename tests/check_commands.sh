@@ -40,7 +40,7 @@ h=$(grep_except '"(/bin/)?sh",|"sh -c|/bin/sh -c|exec sh ' src/util/shcmd.c src/
 [ -z "$h" ] && ok "sh -c in shcmd.c alone" || bad "a shell started outside shcmd.c" "$h"
 # raw command strings reach ssh only from the node layer (and the sampler's stream)
 h=$(grep_except '\b(sshio_run|sshio_stream_open|ssh_exec|ssh_chan_new)\(' \
-    src/nodes/node.c src/nodes/sampler.c src/nodes/sshio.c src/nodes/sshio.h src/nodes/ssh.c src/nodes/ssh.h)
+    src/nodes/node.c src/nodes/sampler.c src/ssh/sshio.c src/ssh/sshio_calls.c src/ssh/sshio.h src/ssh/ssh.c src/ssh/ssh.h)
 [ -z "$h" ] && ok "command strings reach ssh only through node.c" ||
     bad "a command string handed to ssh directly" "$h"
 # a format that builds a command: a %s next to a shell word, in a buffer
