@@ -1,4 +1,4 @@
-#include "launch.h"
+#include "launch_int.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -28,25 +28,6 @@
 #include "status.h"
 #include "text.h"
 
-#define TAIL_LINES 40
-#define PULL_TIMEOUT_MS (60 * 60 * 1000)
-
-/* What launch keeps per node. */
-struct lnode {
-    struct cluster_node *cn;
-    char state_dir[512], model_dir[512];
-    char unknown[128]; /* why the node's fabric is not known; "" when it is */
-    struct deploy_node dn;
-    /* the rank's log, watched while it starts */
-    struct logstream *logs;
-    pthread_mutex_t mu;
-    struct phase_state ph;
-    char tail[TAIL_LINES][256];
-    int ntail;
-    enum phase shown;
-    struct strv transitions; /* phase changes not printed yet, each with its time */
-    double t0;
-};
 
 /* What an interrupt (SIGINT, SIGTERM, SIGHUP: the console's cancel sends
  * SIGTERM) undoes depends on where it lands: before the old ranks are
@@ -60,69 +41,6 @@ static bool interrupted_before(const char *step)
                "untouched\n",
                interrupt_name(sig), step);
     return sig != 0;
-}
-
-static void on_log_line(void *ctx, const char *line, size_t len)
-{
-    struct lnode *l = ctx;
-    pthread_mutex_lock(&l->mu);
-    phase_feed(&l->ph, line, len);
-    /* every phase is shown, also two that arrive between two looks */
-    if (l->ph.phase != l->shown) {
-        l->shown = l->ph.phase;
-        strv_addf(&l->transitions, "[%7.1fs] r%d %-7s %-22s %.90s", mono_s() - l->t0, l->cn->rank,
-                  l->cn->name, phase_name(l->ph.phase), l->ph.detail);
-    }
-    text_clean(l->tail[l->ntail % TAIL_LINES], sizeof l->tail[0], line, len);
-    l->ntail++;
-    pthread_mutex_unlock(&l->mu);
-}
-
-/* The rank's last lines as the runtime stored them (a stream may not have
- * delivered the last ones of a rank that just died); the watched lines when
- * the node cannot be asked. */
-static void print_tail(const struct config *c, struct lnode *l)
-{
-    struct strv lines = STRV_INIT;
-    struct buf err = BUF_INIT;
-    if (ranks_tail(&l->cn->node, config_str(c, CFG_RUNTIME), l->cn->rank, TAIL_LINES, &lines,
-                   &err) == 0 &&
-        lines.n) {
-        printf("---- last %d lines of dsv41-r%d on %s ----\n", lines.n, l->cn->rank, l->cn->name);
-        for (int i = 0; i < lines.n; i++)
-            printf("  %s\n", lines.v[i]);
-    } else {
-        pthread_mutex_lock(&l->mu);
-        int n = l->ntail < TAIL_LINES ? l->ntail : TAIL_LINES;
-        printf("---- last %d lines of dsv41-r%d on %s (as watched) ----\n", n, l->cn->rank,
-               l->cn->name);
-        for (int i = l->ntail - n; i < l->ntail; i++)
-            printf("  %s\n", l->tail[i % TAIL_LINES]);
-        pthread_mutex_unlock(&l->mu);
-    }
-    strv_free(&lines);
-    buf_free(&err);
-}
-
-/* The phase and first fatal line of a rank that stopped, from the log the
- * runtime stored: the stream may not have delivered its last lines yet. */
-static void postmortem(const struct config *c, struct lnode *l, struct phase_state *ph)
-{
-    struct strv lines = STRV_INIT;
-    struct buf err = BUF_INIT;
-    phase_init(ph);
-    pthread_mutex_lock(&l->mu);
-    *ph = l->ph;
-    pthread_mutex_unlock(&l->mu);
-    if (ranks_tail(&l->cn->node, config_str(c, CFG_RUNTIME), l->cn->rank, 2000, &lines, &err) ==
-        0) {
-        phase_init(ph);
-        for (int i = 0; i < lines.n; i++)
-            if (!strstr(lines.v[i], "Traceback")) /* the line that says why comes after */
-                phase_feed(ph, lines.v[i], strlen(lines.v[i]));
-    }
-    strv_free(&lines);
-    buf_free(&err);
 }
 
 static void print_plan(const struct config *c, const struct deploy_plan *p, struct lnode *ln)
@@ -148,106 +66,6 @@ static void print_plan(const struct config *c, const struct deploy_plan *p, stru
         buf_free(&cmd);
         buf_free(&env);
     }
-}
-
-/* An image pull, watched: its lines as they come (the runtime's own
- * progress), a line every 30 s while it says nothing, and an interrupt that
- * stops it on the node. */
-struct pull_watch {
-    pthread_mutex_t mu;
-    const char *node;
-    long pid; /* the pull's on the node, from the script's first line */
-    double last_line;
-    bool ended;
-};
-
-static void on_pull_line(void *ctx, const char *line, size_t len)
-{
-    struct pull_watch *w = ctx;
-    char clean[240];
-    text_clean(clean, sizeof clean, line, len);
-    pthread_mutex_lock(&w->mu);
-    if (w->pid == 0 && strncmp(clean, "pid ", 4) == 0)
-        w->pid = strtol(clean + 4, NULL, 10);
-    else if (clean[0])
-        printf("  %s: pull: %s\n", w->node, clean);
-    w->last_line = mono_s();
-    pthread_mutex_unlock(&w->mu);
-}
-
-static void on_pull_event(void *ctx, bool up)
-{
-    struct pull_watch *w = ctx;
-    pthread_mutex_lock(&w->mu);
-    if (!up)
-        w->ended = true;
-    pthread_mutex_unlock(&w->mu);
-}
-
-static int pull_image(const struct config *c, struct lnode *l)
-{
-    const char *rt = config_str(c, CFG_RUNTIME), *img = config_str(c, CFG_IMG);
-    printf("%s: image %s missing: pulling (Ctrl-C stops the pull; nothing else changes)\n",
-           l->cn->name, img);
-    struct pull_watch w = {.node = l->cn->name, .last_line = mono_s()};
-    pthread_mutex_init(&w.mu, NULL);
-    struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "echo \"pid $$\"; exec \"$@\" 2>&1");
-    shcmd_arg(&cmd, rt);
-    shcmd_arg(&cmd, "pull");
-    shcmd_arg(&cmd, "--");
-    shcmd_arg(&cmd, img);
-    struct node_stream *st = node_stream_open(&l->cn->node, &cmd, on_pull_line, on_pull_event, &w);
-    shcmd_free(&cmd);
-    if (!st) {
-        printf("%s: cannot start the pull (out of memory, or the node is unreachable)\n",
-               l->cn->name);
-        pthread_mutex_destroy(&w.mu);
-        return -1;
-    }
-    double t0 = mono_s();
-    int rc = 0;
-    for (;;) {
-        usleep(200000);
-        pthread_mutex_lock(&w.mu);
-        bool ended = w.ended;
-        double quiet = mono_s() - w.last_line;
-        if (quiet >= 30)
-            w.last_line = mono_s();
-        pthread_mutex_unlock(&w.mu);
-        if (ended)
-            break;
-        if (interrupt_pending() || mono_s() - t0 > PULL_TIMEOUT_MS / 1000.0) {
-            rc = -1;
-            break;
-        }
-        if (quiet >= 30)
-            printf("  %s: pull: still pulling after %.0f s\n", l->cn->name, mono_s() - t0);
-    }
-    node_stream_close(&l->cn->node, st);
-    if (rc < 0) {
-        /* a remote pull outlives its channel until its next write: stop it */
-        if (w.pid > 1 && !l->cn->node.local) {
-            struct shcmd k = SHCMD_INIT;
-            struct ssh_result res;
-            struct buf err = BUF_INIT;
-            char pid[32];
-            snprintf(pid, sizeof pid, "%ld", w.pid);
-            shcmd_exec(&k, "kill", "-TERM", "--", pid, (char *)NULL);
-            if (node_run(&l->cn->node, &k, 10000, &res, &err) == 0)
-                ssh_result_free(&res);
-            shcmd_free(&k);
-            buf_free(&err);
-        }
-        if (interrupt_pending())
-            printf("%s: pull stopped by %s after %.0f s; run launch again to pull again\n",
-                   l->cn->name, interrupt_name(interrupt_pending()), mono_s() - t0);
-        else
-            printf("%s: the pull of %s took over %d min: pull it by hand: %s pull %s\n",
-                   l->cn->name, img, PULL_TIMEOUT_MS / 60000, rt, img);
-    }
-    pthread_mutex_destroy(&w.mu);
-    return rc;
 }
 
 static const char *missing_fix(const struct lnode *l)
@@ -278,7 +96,7 @@ static int preflight_node(const struct config *c, struct lnode *l)
     preflight_free(&pf);
     if (rc < 0 || image)
         goto out;
-    if (pull_image(c, l) < 0) {
+    if (launch_pull_image(c, l) < 0) {
         rc = -1;
         goto out;
     }
@@ -298,33 +116,6 @@ static int preflight_node(const struct config *c, struct lnode *l)
 out:
     buf_free(&err);
     return rc;
-}
-
-/* The image id each node will run, printed, with a warning when they differ. */
-static void show_image_ids(const struct config *c, struct lnode *ln, int n)
-{
-    char first[80] = "";
-    for (int i = 0; i < n; i++) {
-        struct shcmd s = SHCMD_INIT;
-        struct buf err = BUF_INIT;
-        shcmd_exec(&s, config_str(c, CFG_RUNTIME), "image", "inspect", "-f", "{{.Id}}", "--",
-                   config_str(c, CFG_IMG), (char *)NULL);
-        struct ssh_result res;
-        if (node_run(&ln[i].cn->node, &s, 60000, &res, &err) == 0) {
-            char id[80];
-            text_clean(id, sizeof id, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
-            printf("  %-8s image id %.24s\n", ln[i].cn->name, id);
-            if (!first[0])
-                snprintf(first, sizeof first, "%s", id);
-            else if (strcmp(first, id) != 0)
-                printf("warning: %s has image id %.24s, head has %.24s: the nodes run "
-                       "different builds\n",
-                       ln[i].cn->name, id, first);
-            ssh_result_free(&res);
-        }
-        shcmd_free(&s);
-        buf_free(&err);
-    }
 }
 
 /* State: the key (head), dirs, env files and the rewritten plan everywhere. */
@@ -411,7 +202,7 @@ static int port_free(int port)
 
 /* Stops the ranks this launch started (or would have); one that cannot be
  * stopped is named with the fix, never dropped silently. 0 when all went. */
-static int kill_all(const struct config *c, struct lnode *ln, int n)
+int launch_kill_all(const struct config *c, struct lnode *ln, int n)
 {
     int bad = 0;
     for (int i = 0; i < n; i++) {
@@ -426,181 +217,6 @@ static int kill_all(const struct config *c, struct lnode *ln, int n)
         buf_free(&err);
     }
     return bad ? -1 : 0;
-}
-
-/* A worker's log comes over its ssh session and may trail the API's
- * readiness by a moment (a busy machine): up to 3 s for every node's memory
- * figures (weights, CUDA graphs) before the logs close and what came is
- * recorded for the next budget. */
-static void await_figures(struct lnode *ln, int n)
-{
-    for (int t = 0; t < 30; t++) {
-        bool all = true;
-        for (int i = 0; i < n; i++) {
-            pthread_mutex_lock(&ln[i].mu);
-            all = all && ln[i].ph.weights_gib >= 0 && ln[i].ph.graphs_gib >= 0;
-            pthread_mutex_unlock(&ln[i].mu);
-        }
-        if (all)
-            return;
-        usleep(100000);
-    }
-}
-
-static void close_logs(struct lnode *ln, int n)
-{
-    for (int i = 0; i < n; i++) {
-        logstream_close(&ln[i].cn->node, ln[i].logs);
-        ln[i].logs = NULL;
-    }
-}
-
-/* A guard that fired during this launch is the likely cause: say so. */
-static void say_guard_fired(struct lnode *ln, int n, double t0)
-{
-    char since[32];
-    time_t start = time(NULL) - (time_t)(mono_s() - t0) - 1;
-    struct tm tm;
-    localtime_r(&start, &tm);
-    strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
-    for (int i = 0; i < n; i++) {
-        struct shcmd cmd = SHCMD_INIT;
-        struct buf err = BUF_INIT;
-        shcmd_script(&cmd, "grep FIRED -- \"$1/memguard.log\" 2>/dev/null | tail -n 1");
-        shcmd_arg(&cmd, ln[i].state_dir);
-        struct ssh_result res;
-        if (node_run(&ln[i].cn->node, &cmd, 30000, &res, &err) == 0) {
-            char line[300];
-            text_clean(line, sizeof line, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
-            if (line[0] && strncmp(line, since, strlen(since)) >= 0)
-                printf("the memory guard fired on %s: %s\n", ln[i].cn->name, line);
-            ssh_result_free(&res);
-        }
-        shcmd_free(&cmd);
-        buf_free(&err);
-    }
-}
-
-/* Watches the ranks until the API answers with the key. */
-static int wait_ready(const struct config *c, struct lnode *ln, int n, int timeout_s, double t0)
-{
-    const char *rt = config_str(c, CFG_RUNTIME);
-    struct buf base = BUF_INIT, key = BUF_INIT, why = BUF_INIT;
-    api_base_url(c, &base);
-    api_load_key(c, &key, &why);
-    for (int i = 0; i < n; i++) {
-        char name[32];
-        ln[i].t0 = t0;
-        snprintf(name, sizeof name, "dsv41-r%d", ln[i].cn->rank);
-        ln[i].logs = logstream_open(&ln[i].cn->node, rt, name, true, -1, on_log_line, NULL, &ln[i]);
-    }
-    int rc = 1;
-    double next_state = 0;
-    const char *failure = NULL;
-    char failbuf[512] = "";
-    while (!interrupt_pending()) {
-        double t = mono_s();
-        char fatal_msg[512] = "";
-        for (int i = 0; i < n; i++) {
-            pthread_mutex_lock(&ln[i].mu);
-            for (int k = 0; k < ln[i].transitions.n; k++)
-                printf("%s\n", ln[i].transitions.v[k]);
-            fflush(stdout);
-            strv_free(&ln[i].transitions);
-            if (ln[i].ph.failed && !fatal_msg[0])
-                snprintf(fatal_msg, sizeof fatal_msg, "r%d on %s logged a fatal line during %s: %s",
-                         ln[i].cn->rank, ln[i].cn->name, phase_name(ln[i].ph.phase),
-                         ln[i].ph.fatal);
-            pthread_mutex_unlock(&ln[i].mu);
-        }
-        if (!fatal_msg[0]) {
-            struct buf body = BUF_INIT, err = BUF_INIT;
-            long code = api_get(buf_str(&base), "/v1/models", buf_str(&key), 1000, &body, &err);
-            buf_free(&body);
-            buf_free(&err);
-            if (code == 200) {
-                rc = 0;
-                break;
-            }
-        }
-        /* a fatal line checks the containers at once: a rank that exited is
-         * the cause, the other rank's complaints are its consequence */
-        if (t >= next_state || fatal_msg[0]) {
-            next_state = t + 1.0;
-            if (fatal_msg[0])
-                usleep(300000); /* let the runtime record an exit in flight */
-            for (int i = 0; i < n && !failure; i++) {
-                struct probe_container ct;
-                struct buf e = BUF_INIT;
-                int have = ranks_inspect(&ln[i].cn->node, rt, ln[i].cn->rank, &ct, &e);
-                if (have == 0 || (have == 1 && !ct.running)) {
-                    struct phase_state ph;
-                    postmortem(c, &ln[i], &ph);
-                    snprintf(failbuf, sizeof failbuf, "r%d on %s %s during %s", ln[i].cn->rank,
-                             ln[i].cn->name, have ? "exited" : "disappeared",
-                             phase_name(ph.phase));
-                    if (have)
-                        snprintf(failbuf + strlen(failbuf), sizeof failbuf - strlen(failbuf),
-                                 " (exit code %d%s)", ct.exit_code,
-                                 ct.oom_killed ? ", OOM-killed" : "");
-                    if (ph.failed)
-                        snprintf(failbuf + strlen(failbuf), sizeof failbuf - strlen(failbuf),
-                                 ": %s", ph.fatal);
-                    failure = failbuf;
-                }
-                buf_free(&e);
-            }
-            if (!failure && fatal_msg[0]) {
-                snprintf(failbuf, sizeof failbuf, "%s", fatal_msg);
-                failure = failbuf;
-            }
-            if (failure)
-                break;
-        }
-        if (t - t0 > timeout_s) {
-            snprintf(failbuf, sizeof failbuf,
-                     "the API did not answer within %d s (READY_TIMEOUT; first boot takes "
-                     "~12 min)",
-                     timeout_s);
-            failure = failbuf;
-            break;
-        }
-        usleep(200000);
-    }
-    if (interrupt_pending() && rc) {
-        snprintf(failbuf, sizeof failbuf, "interrupted by %s", interrupt_name(interrupt_pending()));
-        failure = failbuf;
-    }
-    if (rc == 0)
-        await_figures(ln, n);
-    close_logs(ln, n);
-    if (rc == 0) {
-        long kv = -1;
-        for (int i = 0; i < n; i++)
-            if (ln[i].ph.kv_tokens > 0)
-                kv = ln[i].ph.kv_tokens;
-        printf("ready after %.1f s: %s/v1, model %s", mono_s() - t0, buf_str(&base),
-               DEPLOY_SERVED_NAME);
-        if (kv > 0)
-            printf(", KV cache %ld tokens", kv);
-        printf("\n");
-    } else {
-        printf("launch failed: %s\n", failure ? failure : "unknown");
-        if (!interrupt_pending()) {
-            say_guard_fired(ln, n, t0);
-            for (int i = 0; i < n; i++)
-                print_tail(c, &ln[i]);
-            printf("stopping the other ranks (they would wait in NCCL for the dead one)\n");
-        } else {
-            printf("stopping the ranks this launch started\n");
-        }
-        if (kill_all(c, ln, n) == 0 && interrupt_pending())
-            printf("stopped: no rank of this launch runs\n");
-    }
-    apikey_scrub(&key);
-    buf_free(&base);
-    buf_free(&why);
-    return rc;
 }
 
 /* The memory budget of every node: a known figure that does not fit is
@@ -867,7 +483,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
         bad += preflight_node(c, &ln[i]) < 0;
     if (interrupted_before("during the preflight") || bad)
         goto out;
-    show_image_ids(c, ln, n);
+    launch_show_image_ids(c, ln, n);
     if (interrupted_before("before the state was written") || write_state(c, &plan, ln, n) < 0)
         goto out;
     if (interrupt_pending()) {
@@ -910,7 +526,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
             printf("interrupted by %s while the ranks started: stopping those this launch "
                    "started\n",
                    interrupt_name(interrupt_pending()));
-            if (kill_all(c, ln, n) == 0)
+            if (launch_kill_all(c, ln, n) == 0)
                 printf("stopped: no rank of this launch runs\n");
             goto out;
         }
@@ -939,7 +555,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
                 printf("interrupted by %s while the ranks started: stopping those this launch "
                        "started\n",
                        interrupt_name(interrupt_pending()));
-            if (kill_all(c, ln, n) == 0 && interrupt_pending())
+            if (launch_kill_all(c, ln, n) == 0 && interrupt_pending())
                 printf("stopped: no rank of this launch runs\n");
             goto out;
         }
@@ -947,7 +563,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     }
     guards_resolve(c, cl, stdout); /* the guards protect the new ranks from now */
     fflush(stdout);
-    rc = wait_ready(c, ln, n, o->timeout_s, t0);
+    rc = launch_wait_ready(c, ln, n, o->timeout_s, t0);
     record_budget(c, ln, n);
 out:
     deploy_free(&plan);
