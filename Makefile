@@ -56,7 +56,7 @@ SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 # src/ is one folder per subsystem, lowest first; each is an archive, so a
 # program links the folders it needs and the linker takes what it uses. The
 # include direction between them is checked by tests/check_layout.sh.
-SUBSYSTEMS := util config ssh nodes guard serve verify download transfer deploy live cmd
+SUBSYSTEMS := util config ssh container nodes guard serve verify download transfer deploy live cmd
 INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -I$(BUILD)/gen
 # The static helpers' mains: each links its own folder and util, nothing else.
 HELPER_MAINS := src/guard/guardd.c src/verify/verifyd.c src/transfer/xferd.c
@@ -121,10 +121,10 @@ $(BUILD)/dsv41-top: $(MAIN_OBJ) $(BUILD)/libtui.a $(ENGINE_LIBS)
 	$(CC) $(LDFLAGS) -o $@ $(MAIN_OBJ) $(BUILD)/libtui.a $(LINK_ENGINE) $(PKG_LIBS)
 
 # The guard alone, static: launch pushes it to workers that have nothing of
-# ours. Its folder, the engine's API client from nodes (engine*.c and probe.c
-# are all the archive gives it) and util (see src/guard/README.md); sanitizer builds
-# link it dynamically: the sanitizers do not link statically.
-$(BUILD)/dsv41-guard: $(BUILD)/src/guard/guardd.o $(BUILD)/libguard.a $(BUILD)/libnodes.a \
+# ours. Its folder, the container runtime's API client (src/container) and
+# util (see src/guard/README.md); sanitizer builds link it dynamically: the
+# sanitizers do not link statically.
+$(BUILD)/dsv41-guard: $(BUILD)/src/guard/guardd.o $(BUILD)/libguard.a $(BUILD)/libcontainer.a \
                       $(BUILD)/libutil.a
 	$(CC) $(LDFLAGS) $(if $(SAN),,-static) -o $@ $^
 

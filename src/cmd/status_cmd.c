@@ -153,10 +153,10 @@ void status_print_text(FILE *f, const struct status_report *r)
         else if (!s->ncont)
             fprintf(f, "  ranks   none\n");
         for (int k = 0; k < s->ncont; k++) {
-            const struct probe_container *ct = &s->cont[k];
+            const struct container_info *ct = &s->cont[k];
             char up[48] = "";
             time_t started;
-            if (ct->running && probe_parse_started(ct->started, &started) == 0) {
+            if (ct->running && inspect_parse_started(ct->started, &started) == 0) {
                 long secs = (long)(time(NULL) - started);
                 snprintf(up, sizeof up, " up %ldh%02ldm%02lds", secs / 3600, secs / 60 % 60,
                          secs % 60);
@@ -281,7 +281,7 @@ static cJSON *node_json(const struct cluster_node *cn, const struct snapshot *s,
         cJSON_AddStringToObject(fb, "why", s->fabric.why);
     cJSON *cts = cJSON_AddArrayToObject(o, "containers");
     for (int k = 0; k < s->ncont; k++) {
-        const struct probe_container *ct = &s->cont[k];
+        const struct container_info *ct = &s->cont[k];
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "name", ct->name);
         cJSON_AddBoolToObject(j, "running", ct->running);
@@ -292,7 +292,7 @@ static cJSON *node_json(const struct cluster_node *cn, const struct snapshot *s,
         cJSON_AddStringToObject(j, "image", ct->image);
         cJSON_AddBoolToObject(j, "managed", ct->managed);
         time_t started;
-        if (ct->running && probe_parse_started(ct->started, &started) == 0)
+        if (ct->running && inspect_parse_started(ct->started, &started) == 0)
             cJSON_AddNumberToObject(j, "uptime_s", (double)(time(NULL) - started));
         cJSON_AddItemToArray(cts, j);
     }

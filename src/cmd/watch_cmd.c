@@ -113,7 +113,7 @@ static int facts(const struct state *s, struct fact *f)
         /* a second count would print a line a second: said once */
         add(f, &n, ALARM_NONE, key, "%s",
             sn->snap.late_s >= 3 ? "NO ANSWER to the last sample (its sshd hung, or the link cut)" : "reachable");
-        const struct probe_container *ct = snapshot_rank_container(&sn->snap, i);
+        const struct container_info *ct = snapshot_rank_container(&sn->snap, i);
         snprintf(key, sizeof key, "rank.%s", sn->name);
         if (!sn->snap.ct_sampled)
             add(f, &n, ALARM_NONE, key, "n/a (its containers not sampled yet)");

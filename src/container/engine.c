@@ -1,4 +1,5 @@
 #include "engine.h"
+#include "text.h"
 #include "engine_at.h"
 
 #include <stdio.h>
@@ -138,7 +139,7 @@ void engine_error(struct buf *err, const char *sock, const char *what, int statu
     if (jscan_get_dotted(buf_str(body), body->len, "message", &v, NULL) == 0)
         jscan_string(&v, &msg);
     char clean[512];
-    probe_copy_field(clean, sizeof clean, buf_str(&msg), msg.len);
+    text_copy_field(clean, sizeof clean, buf_str(&msg), msg.len);
     buf_printf(err, "%s: %s: %s (HTTP %d)", sock, what, clean[0] ? clean : "no message", status);
     buf_free(&msg);
 }
@@ -166,7 +167,7 @@ int engine_name_status(const char *sock, const char *name, const char *verb, int
 }
 
 int engine_inspect_as(const char *sock, const char *name, const char *verb, long timeout_ms,
-                      struct probe_container *c, bool *tty, struct buf *err)
+                      struct container_info *c, bool *tty, struct buf *err)
 {
     memset(c, 0, sizeof *c);
     if (engine_name_ok(name, err) < 0)
@@ -190,7 +191,7 @@ int engine_inspect_as(const char *sock, const char *name, const char *verb, long
 }
 
 int engine_inspect(const char *sock, const char *name, long timeout_ms,
-                   struct probe_container *c, struct buf *err)
+                   struct container_info *c, struct buf *err)
 {
     return engine_inspect_as(sock, name, "inspect", timeout_ms, c, NULL, err);
 }

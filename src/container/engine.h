@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "buf.h"
-#include "probe.h"
+#include "inspect.h"
 
 /* Return codes besides 0 and -1 (an error, message in err). */
 #define ENGINE_NOSUCH (-2)      /* 404: no such container */
@@ -39,20 +39,20 @@ int engine_name_ok(const char *name, struct buf *err);
 
 /* GET /_ping: 0 when the engine answers "OK". */
 int engine_ping(const char *sock, long timeout_ms, struct buf *err);
-/* GET /containers/NAME/json into c, the fields probe_parse_inspect_line
+/* GET /containers/NAME/json into c, the fields inspect_parse_line
  * fills, from the same places (the name without docker's '/', StartedAt as
- * the engine writes it: RFC 3339, which probe_parse_started reads; the
+ * the engine writes it: RFC 3339, which inspect_parse_started reads; the
  * image id without "sha256:", as podman's CLI prints it). 0, ENGINE_NOSUCH,
  * or -1. timeout_ms < 0: no deadline. */
 int engine_inspect(const char *sock, const char *name, long timeout_ms,
-                   struct probe_container *c, struct buf *err);
+                   struct container_info *c, struct buf *err);
 /* engine_inspect for another verb's sake (its errors say "VERB NAME"), with
  * Config.Tty into *tty when tty is not NULL: logs reads the body by it. */
 int engine_inspect_as(const char *sock, const char *name, const char *verb, long timeout_ms,
-                      struct probe_container *c, bool *tty, struct buf *err);
+                      struct container_info *c, bool *tty, struct buf *err);
 /* The pure part: an inspect document into c (and Config.Tty into *tty,
  * when tty is not NULL); -1 with *why when it is malformed or lacks a field. */
-int engine_parse_inspect(const char *json, size_t len, struct probe_container *c, bool *tty,
+int engine_parse_inspect(const char *json, size_t len, struct container_info *c, bool *tty,
                          const char **why);
 /* POST /containers/NAME/kill?signal=SIG (a name: "KILL", "TERM"). 0,
  * ENGINE_NOSUCH, ENGINE_NOT_RUNNING (docker's 409, podman's 500 "container

@@ -21,7 +21,7 @@ int engine_inspect_request(struct buf *req, const char *name, struct buf *err)
 
 
 static int inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
-                          struct probe_container *c, bool *tty, struct buf *err)
+                          struct container_info *c, bool *tty, struct buf *err)
 {
     memset(c, 0, sizeof *c);
     struct buf body = BUF_INIT;
@@ -59,19 +59,19 @@ static int inspect_answer(const char *sock, const char *name, const char *ans, s
 }
 
 int engine_inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
-                          struct probe_container *c, struct buf *err)
+                          struct container_info *c, struct buf *err)
 {
     return inspect_answer(sock, name, ans, len, c, NULL, err);
 }
 
 int engine_inspect_at(const struct engine_at *at, const char *name, long timeout_ms,
-                      struct probe_container *c, struct buf *err)
+                      struct container_info *c, struct buf *err)
 {
     return engine_inspect_tty_at(at, name, timeout_ms, c, NULL, err);
 }
 
 int engine_inspect_tty_at(const struct engine_at *at, const char *name, long timeout_ms,
-                          struct probe_container *c, bool *tty, struct buf *err)
+                          struct container_info *c, bool *tty, struct buf *err)
 {
     if (!at->exchange)
         return engine_inspect_as(at->sock, name, "inspect", timeout_ms, c, tty, err);
@@ -88,11 +88,11 @@ int engine_inspect_tty_at(const struct engine_at *at, const char *name, long tim
     return rc;
 }
 
-int engine_ct_line(struct buf *lines, const char *name, int rc, const struct probe_container *c,
+int engine_ct_line(struct buf *lines, const char *name, int rc, const struct container_info *c,
                    const struct buf *err)
 {
     if (rc == 0) {
-        probe_format_inspect_line(lines, c);
+        inspect_format_line(lines, c);
         return 0;
     }
     if (rc == ENGINE_NOSUCH)

@@ -12,7 +12,7 @@
 
 #include "buf.h"
 #include "engine.h"
-#include "probe.h"
+#include "inspect.h"
 
 /* Besides engine.h's codes: the transport brought no answer of the
  * engine's (nothing, or bytes that are no HTTP answer). */
@@ -38,15 +38,15 @@ int engine_inspect_request(struct buf *req, const char *name, struct buf *err);
  * ENGINE_NO_ANSWER (no HTTP answer, cut short, or malformed), or -1 (the
  * engine's error, or an inspect document that lacks a field). */
 int engine_inspect_answer(const char *sock, const char *name, const char *ans, size_t len,
-                          struct probe_container *c, struct buf *err);
+                          struct container_info *c, struct buf *err);
 /* engine_inspect through at: the two above around the exchange (or
  * engine_inspect itself on a local socket). */
 int engine_inspect_at(const struct engine_at *at, const char *name, long timeout_ms,
-                      struct probe_container *c, struct buf *err);
+                      struct container_info *c, struct buf *err);
 /* engine_inspect_at that also says whether the container has a TTY (how
  * its log is read: engine_logs_reader_new). */
 int engine_inspect_tty_at(const struct engine_at *at, const char *name, long timeout_ms,
-                          struct probe_container *c, bool *tty, struct buf *err);
+                          struct container_info *c, bool *tty, struct buf *err);
 /* engine_call through at: the answer's status and body (at most
  * ENGINE_BODY_MAX). 0 when the engine answered (any status),
  * ENGINE_NO_ANSWER, or the transport's code. */
@@ -71,7 +71,7 @@ int engine_remove_at(const struct engine_at *at, const char *name, long timeout_
  * (snapshot_local.c): the inspect line, "Error: no such container NAME",
  * or the error; returns 1 when the rank makes the CLI's exit status
  * non-zero, else 0. */
-int engine_ct_line(struct buf *lines, const char *name, int rc, const struct probe_container *c,
+int engine_ct_line(struct buf *lines, const char *name, int rc, const struct container_info *c,
                    const struct buf *err);
 
 #endif

@@ -1,12 +1,13 @@
 /* engine_image: see engine_image.h. */
 #include "engine_image.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "engine.h"
 #include "jscan.h"
-#include "probe.h"
+#include "inspect.h"
 
 int engine_image_ref_ok(const char *ref, struct buf *err)
 {
@@ -72,7 +73,7 @@ static int env_cuda(const struct jscan_val *arr, char *out, size_t sz)
         const char *t = buf_str(&s);
         if (strncmp(t, key, sizeof key - 1) == 0) {
             t += sizeof key - 1;
-            probe_copy_field(out, sz, t, strcspn(t, "\n"));
+            text_copy_field(out, sz, t, strcspn(t, "\n"));
             buf_free(&s);
             return 0; /* the first one, as sed | head -n 1 (an empty one: none set) */
         }
@@ -103,7 +104,7 @@ int engine_image_parse(const char *json, size_t len, bool strip_prefix, struct e
     size_t n = s.len;
     if (strip_prefix && strncmp(id, "sha256:", 7) == 0)
         id += 7, n -= 7;
-    probe_copy_field(img->id, sizeof img->id, id, n);
+    text_copy_field(img->id, sizeof img->id, id, n);
     buf_free(&s);
     if (jscan_get(json, len, envp, 2, &v, &w) < 0) {
         *why = w ? w : "malformed";

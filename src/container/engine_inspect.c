@@ -2,6 +2,7 @@
  * struct the CLI's inspect line fills (probe.c), so a snapshot reads the
  * same whichever way it came. */
 #include "engine.h"
+#include "text.h"
 
 #include <string.h>
 
@@ -18,7 +19,7 @@ static int get(struct doc *d, const char *const *path, int n, struct jscan_val *
     return jscan_get(d->json, d->len, path, n, v, &d->why);
 }
 
-/* A string field copied through probe_copy_field (remote text); absent or
+/* A string field copied through text_copy_field (remote text); absent or
  * null leaves dst empty. */
 static int get_text(struct doc *d, const char *const *path, int n, char *dst, size_t sz,
                     const char *skip)
@@ -39,7 +40,7 @@ static int get_text(struct doc *d, const char *const *path, int n, char *dst, si
     size_t len = s.len;
     if (skip && strncmp(p, skip, strlen(skip)) == 0)
         p += strlen(skip), len -= strlen(skip);
-    probe_copy_field(dst, sz, p, len);
+    text_copy_field(dst, sz, p, len);
     buf_free(&s);
     return 0;
 }
@@ -56,7 +57,7 @@ static int need(struct doc *d, const char *const *path, enum jscan_type t, struc
     return 0;
 }
 
-int engine_parse_inspect(const char *json, size_t len, struct probe_container *c, bool *tty,
+int engine_parse_inspect(const char *json, size_t len, struct container_info *c, bool *tty,
                          const char **why)
 {
     memset(c, 0, sizeof *c);

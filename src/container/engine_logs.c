@@ -176,7 +176,7 @@ int engine_logs(const char *sock, const char *name, const struct engine_logs_opt
 {
     /* the inspect first: Config.Tty says how to read the body, and a
      * missing container is told apart before any stream */
-    struct probe_container c;
+    struct container_info c;
     bool tty = false;
     long t = o->timeout_ms;
     int rc = engine_inspect_as(sock, name, "logs", t < 0 || t > 10000 ? 10000 : t, &c, &tty, err);
@@ -213,7 +213,7 @@ int engine_logs_at(const struct engine_at *at, const char *name, int tail, long 
                                     .cancel_fd = -1};
         return engine_logs(at->sock, name, &o, fn, ctx, err);
     }
-    struct probe_container c;
+    struct container_info c;
     bool tty = false;
     int rc = engine_inspect_tty_at(at, name, timeout_ms, &c, &tty, err);
     if (rc != 0)

@@ -19,7 +19,7 @@ void runtime_rank_names(struct strv *names, int n)
 
 void runtime_cmd_inspect(struct shcmd *c, const char *rt, const struct strv *names)
 {
-    shcmd_exec(c, rt, "container", "inspect", "-f", PROBE_INSPECT_FORMAT, "--", (char *)NULL);
+    shcmd_exec(c, rt, "container", "inspect", "-f", INSPECT_FORMAT, "--", (char *)NULL);
     shcmd_args(c, names);
 }
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
-#include "probe.h"
+#include "inspect.h"
 #include "shcmd.h"
 
 /* 0 when rt is a runtime we drive, else -1 with a message. */
@@ -17,10 +17,10 @@ int runtime_check(const char *rt, struct buf *err);
 
 /* For scripts that keep the runtime in $RT, an image in $IMG and container
  * names in $NAMES (a list of plain dsv41-rN words: unquoted on purpose). */
-#define RUNTIME_SH_INSPECT "\"$RT\" container inspect -f '" PROBE_INSPECT_FORMAT "' -- $NAMES"
+#define RUNTIME_SH_INSPECT "\"$RT\" container inspect -f '" INSPECT_FORMAT "' -- $NAMES"
 #define RUNTIME_SH_IMAGE_PRESENT "\"$RT\" image inspect -- \"$IMG\" >/dev/null 2>&1"
 
-/* Commands of their own. inspect: one PROBE_INSPECT_FORMAT line per name
+/* Commands of their own. inspect: one INSPECT_FORMAT line per name
  * ("no such" errors for missing ones); logs: stdout and stderr as one stream;
  * image_present: exit 0 when the image is there, nothing printed. */
 void runtime_cmd_inspect(struct shcmd *c, const char *rt, const struct strv *names);

@@ -289,7 +289,7 @@ int alike_collect_local(const struct config *c, struct cluster_node *cn, struct 
                                    &img, &err);
     char name[32];
     snprintf(name, sizeof name, "dsv41-r%d", cn->rank);
-    struct probe_container ct;
+    struct container_info ct;
     int crc = irc == -1 ? -1 : engine_inspect(sock, name, 10000, &ct, &err);
     buf_free(&err);
     if (irc == -1 || crc == -1)

@@ -1,4 +1,5 @@
 #include "drift.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@ static void take(const char *line, const char *key, char *out, size_t sz)
 {
     size_t kl = strlen(key);
     if (strncmp(line, key, kl) == 0 && line[kl] == '=')
-        probe_copy_field(out, sz, line + kl + 1, strlen(line + kl + 1));
+        text_copy_field(out, sz, line + kl + 1, strlen(line + kl + 1));
 }
 
 void drift_parse_env(const char *text, struct drift_start *d)

@@ -266,7 +266,7 @@ static int check_existing(const struct status_report *r, bool force, int n)
     int running = 0, foreign = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < r->nodes[i].snap.ncont; k++) {
-            const struct probe_container *ct = &r->nodes[i].snap.cont[k];
+            const struct container_info *ct = &r->nodes[i].snap.cont[k];
             if (!ct->managed) {
                 printf("%s: a container named %s exists that dsv41-top did not start%s\n",
                        r->nodes[i].cn->name, ct->name,

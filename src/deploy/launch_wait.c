@@ -188,7 +188,7 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
             if (fatal_msg[0])
                 usleep(300000); /* let the runtime record an exit in flight */
             for (int i = 0; i < n && !failure; i++) {
-                struct probe_container ct;
+                struct container_info ct;
                 struct buf e = BUF_INIT;
                 int have = ranks_inspect(&ln[i].cn->node, rt, ln[i].cn->rank, &ct, &e);
                 if (have == 0 || (have == 1 && !ct.running)) {

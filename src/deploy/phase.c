@@ -1,4 +1,5 @@
 #include "phase.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ void phase_feed(struct phase_state *st, const char *line, size_t len)
     const char *f = phase_fatal_marker(line, len);
     if (f && !st->failed) {
         st->failed = true;
-        probe_copy_field(st->fatal, sizeof st->fatal, line, len);
+        text_copy_field(st->fatal, sizeof st->fatal, line, len);
     }
     for (size_t i = 0; i < sizeof MARKS / sizeof *MARKS; i++)
         if (memmem_str(line, len, MARKS[i].needle)) {
@@ -123,7 +124,7 @@ void phase_feed(struct phase_state *st, const char *line, size_t len)
              * (a second worker's tqdm) does not move the display back */
             if (MARKS[i].phase >= st->phase) {
                 st->phase = MARKS[i].phase;
-                probe_copy_field(st->detail, sizeof st->detail, line, len);
+                text_copy_field(st->detail, sizeof st->detail, line, len);
             }
             long kv = kv_tokens(line, len);
             if (kv >= 0)

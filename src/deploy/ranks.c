@@ -27,13 +27,13 @@ static int said(const struct node *n, int rc, struct buf *why, struct buf *err)
     return rc;
 }
 
-static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
+static int inspect_cli(struct node *n, const char *rt, int rank, struct container_info *ct,
                        struct buf *err);
 
 /* The verbs below take the node's engine, opened by the caller (NULL: the
  * CLI), so that one rank's steps ask whether it answers once. */
 static int inspect_with(struct node *n, const struct rank_engine *e, const char *rt, int rank,
-                        struct probe_container *ct, struct buf *err)
+                        struct container_info *ct, struct buf *err)
 {
     if (e) {
         char name[32];
@@ -52,14 +52,14 @@ static const struct rank_engine *engine_of(struct node *n, const char *rt, struc
     return rank_engine_open(n, rt, e) ? e : NULL;
 }
 
-int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
+int ranks_inspect(struct node *n, const char *rt, int rank, struct container_info *ct,
                   struct buf *err)
 {
     struct rank_engine e;
     return inspect_with(n, engine_of(n, rt, &e), rt, rank, ct, err);
 }
 
-static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_container *ct,
+static int inspect_cli(struct node *n, const char *rt, int rank, struct container_info *ct,
                        struct buf *err)
 {
     struct shcmd cmd = SHCMD_INIT;
@@ -73,7 +73,7 @@ static int inspect_cli(struct node *n, const char *rt, int rank, struct probe_co
     if (rc < 0)
         return -1;
     rc = -1;
-    if (res.exit_status == 0 && probe_parse_inspect_line(buf_str(&res.out), ct) == 0)
+    if (res.exit_status == 0 && inspect_parse_line(buf_str(&res.out), ct) == 0)
         rc = 1;
     else if (strcasestr(buf_str(&res.out), "no such") || strcasestr(buf_str(&res.err), "no such"))
         rc = 0;
@@ -140,7 +140,7 @@ int ranks_remove(struct node *n, const char *rt, int rank, struct buf *err)
 }
 
 /* Created and never started: podman's StartedAt then is the zero time. */
-static bool never_started(const struct probe_container *ct)
+static bool never_started(const struct container_info *ct)
 {
     return ct->pid == 0 && (!ct->started[0] || strncmp(ct->started, "0001-01-01", 10) == 0);
 }
@@ -156,7 +156,7 @@ static int kill_engine(struct node *n, const struct rank_engine *e, const char *
     if (rc == ENGINE_NOT_RUNNING) {
         /* exited (its log is kept) or, interrupted between create and
          * start, created: half-started, with no log worth keeping */
-        struct probe_container ct;
+        struct container_info ct;
         buf_reset(&why);
         rc = engine_inspect_at(&e->at, name, RANKS_TIMEOUT_MS, &ct, &why);
         if (rc == 0 && never_started(&ct))
@@ -260,7 +260,7 @@ static int survey(struct cluster *cl, const char *rt, bool force,
         struct rank_engine eng;
         const struct rank_engine *e = cn->configured ? engine_of(&cn->node, rt, &eng) : NULL;
         for (int r = 0; cn->configured && r < cl->n; r++) {
-            struct probe_container ct;
+            struct container_info ct;
             struct buf err = BUF_INIT;
             int have = inspect_with(&cn->node, e, rt, r, &ct, &err);
             if (have < 0) {
@@ -387,7 +387,7 @@ static int stop_one(struct cluster_node *cn, const char *rt, int r, int timeout_
     if (stop_failed && !interrupted)
         fprintf(out, "%s (removing it)\n", buf_str(&err));
     /* the exit code tells a drained rank from one the runtime killed */
-    struct probe_container ct = {0};
+    struct container_info ct = {0};
     buf_reset(&err);
     int have = stop_failed ? 0 : inspect_with(&cn->node, e, rt, r, &ct, &err);
     buf_reset(&err);

@@ -13,7 +13,7 @@
 
 /* 1 with its state, 0 when no such container, -1 when the node or the
  * runtime did not answer (err says why). */
-int ranks_inspect(struct node *n, const char *rt, int rank, struct probe_container *ct,
+int ranks_inspect(struct node *n, const char *rt, int rank, struct container_info *ct,
                   struct buf *err);
 /* The last `tail` lines of the rank's log, control bytes replaced. */
 int ranks_tail(struct node *n, const char *rt, int rank, int tail, struct strv *lines,

@@ -56,7 +56,7 @@ static void *collect_one(void *arg)
         units_probe_in(j->cn, dir, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
         buf_free(&ue);
         alike_collect(j->c, j->cn, j->alike);
-        const struct probe_container *ct = snapshot_rank_container(j->snap, j->cn->rank);
+        const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
         if (ct && ct->running)
             drift_read(j->c, j->cn, j->started);
     }
@@ -115,7 +115,7 @@ static void judge_memory(const struct config *c, struct status_report *r, int i)
     const char *g = r->nodes[i].guard;
     if (!g[0])
         return;
-    const struct probe_container *mine = snapshot_rank_container(s, r->nodes[i].cn->rank);
+    const struct container_info *mine = snapshot_rank_container(s, r->nodes[i].cn->rank);
     if (r->nodes[i].guard_rc == 127 && mine && mine->running)
         WARNING(r, "%s: rank %d runs with no memory guard installed (`dsv41-top launch` installs "
                    "and starts one)",
@@ -182,7 +182,7 @@ static void judge_node(const struct config *c, struct status_report *r, int i)
                 s->runtime_note[0] ? s->runtime_note : "not answering");
     char want[16];
     snprintf(want, sizeof want, "dsv41-r%d", cn->rank);
-    const struct probe_container *mine = snapshot_rank_container(s, cn->rank);
+    const struct container_info *mine = snapshot_rank_container(s, cn->rank);
     if (s->runtime_ok && !mine)
         PROBLEM(r, "%s: rank %s is not running (start the deployment with `dsv41-top launch`)",
                 name, want);
@@ -253,7 +253,7 @@ struct kept_containers {
     bool valid, runtime_ok;
     int ct_missing, ncont;
     char runtime_note[256];
-    struct probe_container cont[SNAP_MAX_CONTAINERS];
+    struct container_info cont[SNAP_MAX_CONTAINERS];
 };
 
 static void keep_containers(const struct snapshot *s, struct kept_containers *k)
@@ -335,7 +335,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
         status_wedge_gpu(r, r->wedged, sizeof r->wedged);
     /* while booting, each rank's phase from its log's tail */
     for (int i = 0; i < r->n && r->api.models_code != 200 && !(flags & STATUS_NO_TAIL); i++) {
-        const struct probe_container *ct =
+        const struct container_info *ct =
             snapshot_rank_container(&r->nodes[i].snap, r->nodes[i].cn->rank);
         if (ct && ct->running) {
             struct strv lines = STRV_INIT;
@@ -372,7 +372,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     const char *img0 = NULL, *node0 = NULL;
     for (int i = 0; i < r->n; i++)
         for (int k = 0; k < r->nodes[i].snap.ncont; k++) {
-            const struct probe_container *ct = &r->nodes[i].snap.cont[k];
+            const struct container_info *ct = &r->nodes[i].snap.cont[k];
             if (!ct->image[0])
                 continue;
             if (!img0) {

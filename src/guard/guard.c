@@ -368,7 +368,7 @@ static int engine_pids(struct guard *g, struct guard_rank *ranks, char *out, siz
     for (int i = 0; n >= 0 && i < g->o.nranks && i < GUARD_MAX_RANKS; i++) {
         char name[16];
         snprintf(name, sizeof name, "dsv41-r%d", i);
-        struct probe_container c;
+        struct container_info c;
         buf_reset(&err);
         int r = engine_inspect(sock, name, GUARD_ENGINE_MS, &c, &err);
         if (r == -1 && i == 0)

@@ -509,7 +509,7 @@ void incident_check(struct incident *in)
         in->guard[i] = g;
         if (!sn->snap.reachable || !sn->snap.ct_sampled)
             continue; /* the containers were not asked: nothing is known */
-        const struct probe_container *ct = snapshot_rank_container(&sn->snap, s->ranks[i].rank);
+        const struct container_info *ct = snapshot_rank_container(&sn->snap, s->ranks[i].rank);
         bool run = ct && ct->running;
         if (in->primed && in->running[i] && ct && !ct->running) {
             snprintf(what, sizeof what, "rank r%d on %s exited with code %d%s", s->ranks[i].rank,

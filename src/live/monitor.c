@@ -96,7 +96,7 @@ static void on_log_event(void *ctx, bool up)
 
 /* Follows rank idx's container when it runs and is not followed yet (or
  * restarted: another StartedAt); detaches when it is gone. */
-static void follow_rank(struct monitor *m, int idx, const struct probe_container *ct)
+static void follow_rank(struct monitor *m, int idx, const struct container_info *ct)
 {
     struct log_follow *f = &m->logs[idx];
     struct state *s = m->s;
@@ -191,7 +191,7 @@ static void watch_fabric(struct monitor *m)
         const struct snapshot *sn = &m->r->nodes[i].snap;
         if (!m->cl->nodes[i].configured || !sn->reachable)
             continue;
-        const struct probe_container *ct = snapshot_rank_container(sn, m->cl->nodes[i].rank);
+        const struct container_info *ct = snapshot_rank_container(sn, m->cl->nodes[i].rank);
         bool run = ct && ct->running;
         double now = mono_s();
         if (sn->ct_sampled && run && strcmp(ct->started, m->started_at[i]) != 0 &&

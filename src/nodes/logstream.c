@@ -131,7 +131,7 @@ static struct logstream *remote_open(struct logstream *ls, struct node *n, const
     if (!io || node_engine_sock(n, runtime, interrupt_token(), ls->sock, sizeof ls->sock) != 1)
         return NULL;
     struct engine_at at = {ls->sock, node_engine_exchange, n};
-    struct probe_container c;
+    struct container_info c;
     bool tty = false;
     struct buf err = BUF_INIT, req = BUF_INIT;
     int rc = engine_inspect_tty_at(&at, name, LOGSTREAM_REMOTE_ASK_MS, &c, &tty, &err);

@@ -1,4 +1,5 @@
 #include "probe.h"
+#include "text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,59 +22,6 @@ int probe_for_each_line(const char *text, int (*fn)(const char *line, size_t len
         p = nl ? nl + 1 : NULL;
     }
     return 0;
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    size_t len;
-    unsigned min;
-    unsigned cp;
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xe0) == 0xc0) {
-        len = 2, min = 0x80, cp = s[0] & 0x1f;
-    } else if ((s[0] & 0xf0) == 0xe0) {
-        len = 3, min = 0x800, cp = s[0] & 0x0f;
-    } else if ((s[0] & 0xf8) == 0xf0) {
-        len = 4, min = 0x10000, cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
-void probe_copy_field(char *dst, size_t dstsz, const char *src, size_t len)
-{
-    if (!dstsz)
-        return;
-    const unsigned char *s = (const unsigned char *)src;
-    size_t i = 0, o = 0;
-    while (i < len && o + 1 < dstsz) {
-        size_t l = utf8_len(s + i, len - i);
-        if (l == 0 || (l == 1 && (s[i] < 0x20 || s[i] == 0x7f)) || (l == 2 && s[i] == 0xc2 &&
-                                                                   s[i + 1] < 0xa0)) {
-            /* control bytes (C0, DEL, C1) and broken UTF-8 become '?' */
-            dst[o++] = '?';
-            i += l ? l : 1;
-            continue;
-        }
-        if (o + l >= dstsz)
-            break; /* never split a character */
-        memcpy(dst + o, s + i, l);
-        o += l;
-        i += l;
-    }
-    dst[o] = '\0';
 }
 
 static bool parse_u64_kib(const char *s, size_t len, double *out)
@@ -201,7 +149,7 @@ static int split_csv(const char *line, size_t len, char fields[][PROBE_NAME_MAX]
                 a++;
             while (b > a && line[b - 1] == ' ')
                 b--;
-            probe_copy_field(fields[n], PROBE_NAME_MAX, line + a, b - a);
+            text_copy_field(fields[n], PROBE_NAME_MAX, line + a, b - a);
             n++;
             start = i + 1;
         }
@@ -295,120 +243,4 @@ int probe_parse_compute_apps(const char *text, struct probe_gpu_proc *procs, int
     if (probe_for_each_line(text, apps_line, &ctx))
         return -1;
     return ctx.n;
-}
-
-static bool parse_long_field(const char *s, size_t len, long *out)
-{
-    char tmp[32];
-    if (!len || len >= sizeof tmp)
-        return false;
-    memcpy(tmp, s, len);
-    tmp[len] = '\0';
-    char *end;
-    errno = 0;
-    long v = strtol(tmp, &end, 10);
-    if (*end || errno)
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_bool_field(const char *s, size_t len, bool *out)
-{
-    if (len == 4 && memcmp(s, "true", 4) == 0)
-        *out = true;
-    else if (len == 5 && memcmp(s, "false", 5) == 0)
-        *out = false;
-    else
-        return false;
-    return true;
-}
-
-int probe_parse_inspect_line(const char *line, struct probe_container *c)
-{
-    memset(c, 0, sizeof *c);
-    enum { NF = 8 };
-    const char *f[NF];
-    size_t fl[NF];
-    const char *p = line;
-    const char *end = line + strcspn(line, "\r\n");
-    for (int i = 0; i < NF; i++) {
-        const char *bar = i < NF - 1 ? memchr(p, '|', (size_t)(end - p)) : end;
-        if (!bar)
-            return -1;
-        f[i] = p;
-        fl[i] = (size_t)(bar - p);
-        p = bar + 1;
-    }
-    if (memchr(f[NF - 1], '|', fl[NF - 1]))
-        return -1;
-    /* docker prints the name with a leading '/'; podman does not. */
-    if (fl[0] && f[0][0] == '/') {
-        f[0]++;
-        fl[0]--;
-    }
-    if (!fl[0])
-        return -1;
-    probe_copy_field(c->name, sizeof c->name, f[0], fl[0]);
-    long code;
-    if (!parse_bool_field(f[1], fl[1], &c->running) || !parse_long_field(f[2], fl[2], &c->pid) ||
-        !parse_long_field(f[4], fl[4], &code) || !parse_bool_field(f[5], fl[5], &c->oom_killed))
-        return -1;
-    c->exit_code = (int)code;
-    probe_copy_field(c->started, sizeof c->started, f[3], fl[3]);
-    /* docker's CLI prints the id as sha256:HEX, podman's and the API path
-     * (engine.c) as HEX: one form, so that nodes compare */
-    if (fl[6] > 7 && memcmp(f[6], "sha256:", 7) == 0) {
-        f[6] += 7;
-        fl[6] -= 7;
-    }
-    probe_copy_field(c->image, sizeof c->image, f[6], fl[6]);
-    /* docker prints "<no value>" for a missing label, podman "" */
-    c->managed = fl[7] == 1 && f[7][0] == '1';
-    return 0;
-}
-
-/* A field with no '|' of its own (it would shift the ones after it). */
-static void bar_free(struct buf *out, const char *s)
-{
-    for (; *s; s++)
-        buf_append(out, *s == '|' ? "?" : s, 1);
-}
-
-void probe_format_inspect_line(struct buf *out, const struct probe_container *c)
-{
-    bar_free(out, c->name);
-    buf_printf(out, "|%s|%ld|", c->running ? "true" : "false", c->pid);
-    bar_free(out, c->started);
-    buf_printf(out, "|%d|%s|", c->exit_code, c->oom_killed ? "true" : "false");
-    bar_free(out, c->image);
-    buf_printf(out, "|%s\n", c->managed ? "1" : "");
-}
-
-int probe_parse_started(const char *s, time_t *out)
-{
-    struct tm tm = {0};
-    int n = 0;
-    if (sscanf(s, "%4d-%2d-%2d%*1[T ]%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || tm.tm_year < 1970)
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    time_t t = timegm(&tm);
-    const char *p = s + n;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            ;
-    if (*p == 'Z' || !*p) {
-        *out = t;
-        return 0;
-    }
-    int hh, mm;
-    char sign;
-    if (sscanf(p, " %c%2d%2d", &sign, &hh, &mm) == 3 && (sign == '+' || sign == '-')) {
-        long off = (long)hh * 3600 + (long)mm * 60;
-        *out = sign == '+' ? t - off : t + off;
-        return 0;
-    }
-    return -1;
 }

@@ -1,6 +1,6 @@
 /* probe: pure parsers that turn what a node prints (/proc files, nvidia-smi
- * CSV, container inspect lines) into structs, and the one line back
- * (probe_format_inspect_line). No I/O here: collection lives in
+ * CSV) into structs (a container's inspect line is src/container/inspect.h's).
+ * No I/O here: collection lives in
  * snapshot.c, so every parser is tested on fixtures. A value that a node does
  * not report is marked invalid ("n/a"), never 0. */
 #ifndef DSV41_PROBE_H
@@ -39,27 +39,12 @@ struct probe_gpu_proc {
     struct pval used_mib;
 };
 
-struct probe_container {
-    char name[PROBE_NAME_MAX];
-    bool running;
-    long pid;
-    char started[64];
-    int exit_code;
-    bool oom_killed;
-    char image[80]; /* image id */
-    char id[72];    /* the container's own id (64 hex); "" when not said */
-    bool managed;   /* carries our label: launch made it */
-};
 
 /* The --query-gpu field list the parsers expect, in this order. */
 #define PROBE_GPU_QUERY                                                                            \
     "index,name,uuid,utilization.gpu,temperature.gpu,power.draw,power.limit,memory.total,"         \
     "memory.used,memory.free,clocks.sm"
 #define PROBE_APPS_QUERY "gpu_uuid,pid,process_name,used_memory"
-/* Separator-delimited so that podman's StartedAt, which holds spaces, parses. */
-#define PROBE_INSPECT_FORMAT                                                                       \
-    "{{.Name}}|{{.State.Running}}|{{.State.Pid}}|{{.State.StartedAt}}|{{.State.ExitCode}}|"         \
-    "{{.State.OOMKilled}}|{{.Image}}|{{index .Config.Labels \"dsv41-top.managed\"}}"
 
 /* Returns 0 when MemTotal and MemAvailable were found, -1 otherwise (fields
  * that were found are still filled in). */
@@ -73,23 +58,10 @@ struct pval probe_parse_smi_number(const char *field);
 /* Returns the number of GPUs parsed (at most max), -1 on a malformed line. */
 int probe_parse_gpu_csv(const char *text, struct probe_gpu *gpus, int max);
 int probe_parse_compute_apps(const char *text, struct probe_gpu_proc *procs, int max);
-/* One line of PROBE_INSPECT_FORMAT output; -1 when malformed. */
-int probe_parse_inspect_line(const char *line, struct probe_container *c);
-/* The line inspect would print for c (with its newline): what the engine's
- * API said goes through the same parser as the CLI's output. */
-void probe_format_inspect_line(struct buf *out, const struct probe_container *c);
-
-/* StartedAt as docker ("2026-11-30T10:38:33.77Z") or podman ("2026-11-30
- * 10:38:33.77 +0100 CET") print it; -1 when it is neither. */
-int probe_parse_started(const char *s, time_t *out);
 
 /* Splits text into lines; calls fn for each (without the newline). Stops
  * when fn returns non-zero and returns that value. */
 int probe_for_each_line(const char *text, int (*fn)(const char *line, size_t len, void *ctx),
                         void *ctx);
-/* Bounded copy that always terminates and replaces control characters (C0,
- * DEL, C1) and invalid UTF-8 with '?', so remote text can never carry
- * terminal escapes or broken encoding into a struct. */
-void probe_copy_field(char *dst, size_t dstsz, const char *src, size_t len);
 
 #endif

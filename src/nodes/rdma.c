@@ -1,4 +1,5 @@
 #include "rdma.h"
+#include "text.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -19,7 +20,7 @@ static struct rdma_port *port_get(struct rdma_port *ports, int *n, int max, cons
         return NULL;
     struct rdma_port *p = &ports[(*n)++];
     memset(p, 0, sizeof *p);
-    probe_copy_field(p->dev, sizeof p->dev, dev, devlen);
+    text_copy_field(p->dev, sizeof p->dev, dev, devlen);
     p->port = portno;
     p->state_num = -1;
     p->gid_index = -1;
@@ -64,14 +65,14 @@ struct sysfs_ctx {
 
 static void set_field(char *dst, size_t sz, const char *v, size_t vl)
 {
-    probe_copy_field(dst, sz, v, vl);
+    text_copy_field(dst, sz, v, vl);
 }
 
 /* port_xmit_data and port_rcv_data count units of 4 octets. */
 static struct pval counter_octets(const char *val, size_t vl)
 {
     char tmp[32];
-    probe_copy_field(tmp, sizeof tmp, val, vl);
+    text_copy_field(tmp, sizeof tmp, val, vl);
     struct pval v = probe_parse_smi_number(tmp);
     v.v *= 4;
     return v;
@@ -107,8 +108,8 @@ static int sysfs_line(const char *line, size_t len, void *vctx)
             const char *nd = slash + ml;
             size_t ndl = len - devlen - ml;
             if (ndl && ndl < 32 && !memchr(nd, '/', ndl) && !memchr(nd, '*', ndl)) {
-                probe_copy_field(ctx->netdev_dev[ctx->nnetdev], 48, line, devlen);
-                probe_copy_field(ctx->netdev_name[ctx->nnetdev], 32, nd, ndl);
+                text_copy_field(ctx->netdev_dev[ctx->nnetdev], 48, line, devlen);
+                text_copy_field(ctx->netdev_name[ctx->nnetdev], 32, nd, ndl);
                 ctx->nnetdev++;
             }
         }
@@ -227,7 +228,7 @@ static int ipv4_line(const char *line, size_t len, void *vctx)
     if (inet_pton(AF_INET, addr, &in) != 1 || !tmp[0] || strlen(tmp) >= 32)
         return 0;
     struct rdma_ifaddr *r = &ctx->a[ctx->n++];
-    probe_copy_field(r->ifname, sizeof r->ifname, tmp, strlen(tmp));
+    text_copy_field(r->ifname, sizeof r->ifname, tmp, strlen(tmp));
     snprintf(r->ipv4, sizeof r->ipv4, "%s", addr);
     r->prefix = prefix;
     return 0;

@@ -388,7 +388,7 @@ static int asks_end(struct sampler *s, const char *sock, long long deadline, str
         int r = sshio_unix_end(io, a->u[i], &ans, &err);
         a->u[i] = NULL;
         if (r == 0) {
-            struct probe_container c;
+            struct container_info c;
             buf_reset(&err);
             r = engine_inspect_answer(sock, a->names.v[i], ans.data ? ans.data : "", ans.len, &c,
                                       &err);

@@ -101,14 +101,14 @@ static int container_line(const char *line, size_t len, void *ctx)
         return 0;
     memcpy(tmp, line, len);
     tmp[len] = '\0';
-    struct probe_container c;
-    if (probe_parse_inspect_line(tmp, &c) == 0) {
+    struct container_info c;
+    if (inspect_parse_line(tmp, &c) == 0) {
         if (strncmp(c.name, "dsv41-r", 7) == 0)
             s->cont[s->ncont++] = c;
     } else if (strcasestr(tmp, "no such")) {
         s->ct_missing++; /* a rank that does not exist: not a runtime fault */
     } else if (!s->runtime_note[0]) {
-        probe_copy_field(s->runtime_note, sizeof s->runtime_note, line, len);
+        text_copy_field(s->runtime_note, sizeof s->runtime_note, line, len);
     }
     return 0;
 }
@@ -134,7 +134,7 @@ static int first_line(const char *text, char *out, size_t outsz)
 {
     while (*text == '\n')
         text++;
-    probe_copy_field(out, outsz, text, strcspn(text, "\n"));
+    text_copy_field(out, outsz, text, strcspn(text, "\n"));
     return 0;
 }
 
@@ -294,7 +294,7 @@ int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
     return rc;
 }
 
-const struct probe_container *snapshot_rank_container(const struct snapshot *s, int rank)
+const struct container_info *snapshot_rank_container(const struct snapshot *s, int rank)
 {
     char want[16];
     snprintf(want, sizeof want, "dsv41-r%d", rank);

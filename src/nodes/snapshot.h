@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "node.h"
+#include "inspect.h"
 #include "probe.h"
 #include "rdma.h"
 
@@ -47,7 +48,7 @@ struct snapshot {
     char runtime_note[256];
     char engine_note[400]; /* remote: why the engine's socket is not used, when it is worth saying */
     int ncont;
-    struct probe_container cont[SNAP_MAX_CONTAINERS];
+    struct container_info cont[SNAP_MAX_CONTAINERS];
 };
 
 /* The sampling script: once (full or lite: without the containers), or in a
@@ -83,7 +84,7 @@ int snapshot_collect_script(struct node *n, const char *runtime, int nranks,
 int snapshot_local_text(const struct node *n, const char *runtime, int nranks, bool lite,
                         const char *marker, struct buf *out);
 /* The container dsv41-r<rank> in the snapshot, or NULL. */
-const struct probe_container *snapshot_rank_container(const struct snapshot *s, int rank);
+const struct container_info *snapshot_rank_container(const struct snapshot *s, int rank);
 /* A fresh random marker. */
 int snapshot_marker(char *out, size_t outsz);
 

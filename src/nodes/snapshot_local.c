@@ -122,7 +122,7 @@ static int engine_into(struct buf *out, const char *sock, const struct strv *nam
     struct buf lines = BUF_INIT, err = BUF_INIT;
     *code = 0;
     for (int i = 0; i < names->n; i++) {
-        struct probe_container c;
+        struct container_info c;
         buf_reset(&err);
         int r = engine_inspect(sock, names->v[i], SNAP_ENGINE_MS, &c, &err);
         if (r == -1 && i == 0) {

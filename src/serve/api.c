@@ -1,4 +1,5 @@
 #include "api.h"
+#include "text.h"
 
 #include "apikey.h"
 #include "mono.h"
@@ -227,7 +228,7 @@ static void http_error(struct api_call *call)
     cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
     cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
     char msg[400];
-    probe_copy_field(msg, sizeof msg, cJSON_IsString(m) ? m->valuestring : buf_str(&call->raw),
+    text_copy_field(msg, sizeof msg, cJSON_IsString(m) ? m->valuestring : buf_str(&call->raw),
                      cJSON_IsString(m) ? strlen(m->valuestring) : call->raw.len);
     snprintf(call->error, sizeof call->error, "HTTP %ld: %s", call->http_code, msg);
     cJSON_Delete(j);

@@ -1,4 +1,5 @@
 #include "completion.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -81,11 +82,11 @@ static void take_tool_calls(struct completion *c, cJSON *calls)
             continue;
         cJSON *id = cJSON_GetObjectItemCaseSensitive(tc, "id");
         if (cJSON_IsString(id) && id->valuestring[0])
-            probe_copy_field(t->id, sizeof t->id, id->valuestring, strlen(id->valuestring));
+            text_copy_field(t->id, sizeof t->id, id->valuestring, strlen(id->valuestring));
         cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
         cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
         if (cJSON_IsString(name) && name->valuestring[0])
-            probe_copy_field(t->name, sizeof t->name, name->valuestring,
+            text_copy_field(t->name, sizeof t->name, name->valuestring,
                              strlen(name->valuestring));
         append_str(&t->args, cJSON_GetObjectItemCaseSensitive(fn, "arguments"));
     }
@@ -95,7 +96,7 @@ static void error_text(struct completion *c, cJSON *e)
 {
     cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
     const char *msg = cJSON_IsString(m) ? m->valuestring : "error without a message";
-    probe_copy_field(c->error, sizeof c->error, msg, strlen(msg));
+    text_copy_field(c->error, sizeof c->error, msg, strlen(msg));
 }
 
 static void note_chunk(struct completion *c, double t)
@@ -132,7 +133,7 @@ static void take_choice(struct completion *c, cJSON *ch)
     }
     cJSON *f = cJSON_GetObjectItemCaseSensitive(ch, "finish_reason");
     if (cJSON_IsString(f))
-        probe_copy_field(c->finish, sizeof c->finish, f->valuestring, strlen(f->valuestring));
+        text_copy_field(c->finish, sizeof c->finish, f->valuestring, strlen(f->valuestring));
 }
 
 static int take_object(struct completion *c, cJSON *j, double t)

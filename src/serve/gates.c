@@ -1,4 +1,5 @@
 #include "gates.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -26,7 +27,7 @@ static char *excerpt(const char *s, size_t max)
     char *out = malloc(max + 8);
     if (!out)
         return NULL;
-    probe_copy_field(out, max + 1, s, n);
+    text_copy_field(out, max + 1, s, n);
     if (n > max) /* room for it: out holds max + 8 */
         snprintf(out + strlen(out), 8, "...");
     return out;

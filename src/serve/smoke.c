@@ -1,4 +1,5 @@
 #include "smoke.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -117,7 +118,7 @@ static void lower(const char *in, char *out, size_t sz)
 
 static void excerpt(const char *s, char *out, size_t sz)
 {
-    probe_copy_field(out, sz, s, strlen(s));
+    text_copy_field(out, sz, s, strlen(s));
 }
 
 void smoke_judge(int i, const struct completion *c, const char *error, struct smoke_result *r)

@@ -5,7 +5,7 @@
  * so malformed text anywhere is refused, never half-read; nesting deeper
  * than JSCAN_DEPTH is refused; nothing is read past len (no NUL needed).
  * Strings keep their bytes >= 0x80 as they are: a caller showing them
- * cleans them (probe_copy_field, text_clean). */
+ * cleans them (text_copy_field, text_clean). */
 #ifndef DSV41_JSCAN_H
 #define DSV41_JSCAN_H
 

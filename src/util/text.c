@@ -207,3 +207,29 @@ void text_hide_secrets(const char *src, size_t len, enum text_hide mode, struct 
         i = k;
     }
 }
+
+void text_copy_field(char *dst, size_t dstsz, const char *src, size_t len)
+{
+    if (!dstsz)
+        return;
+    const unsigned char *s = (const unsigned char *)src;
+    size_t i = 0, o = 0;
+    while (i < len && o + 1 < dstsz) {
+        unsigned cp;
+        int d = s[i] < 0x80 ? 1 : utf8_decode(s + i, len - i, &cp);
+        size_t l = d > 0 ? (size_t)d : 0;
+        if (l == 0 || (l == 1 && (s[i] < 0x20 || s[i] == 0x7f)) || (l == 2 && s[i] == 0xc2 &&
+                                                                   s[i + 1] < 0xa0)) {
+            /* control bytes (C0, DEL, C1) and broken UTF-8 become '?' */
+            dst[o++] = '?';
+            i += l ? l : 1;
+            continue;
+        }
+        if (o + l >= dstsz)
+            break; /* never split a character */
+        memcpy(dst + o, s + i, l);
+        o += l;
+        i += l;
+    }
+    dst[o] = '\0';
+}

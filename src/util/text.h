@@ -30,4 +30,10 @@ int text_secret_name(const char *name, size_t len);
 enum text_hide { TEXT_HIDE_LINES, TEXT_HIDE_WORDS };
 void text_hide_secrets(const char *src, size_t len, enum text_hide mode, struct buf *out);
 
+/* Bounded copy into a struct's field that always terminates and replaces
+ * control characters (C0, DEL, C1) and invalid UTF-8 with '?', never
+ * splitting a character: remote text can carry no terminal escape or broken
+ * encoding into a struct (what a node, a runtime or its API says). */
+void text_copy_field(char *dst, size_t dstsz, const char *src, size_t len);
+
 #endif

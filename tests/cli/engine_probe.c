@@ -36,11 +36,11 @@ static int code(int rc, struct buf *err)
     return rc == 0 ? 0 : rc == ENGINE_NOSUCH ? 3 : rc == ENGINE_NOT_RUNNING ? 4 : 1;
 }
 
-static void print_container(const struct probe_container *c)
+static void print_container(const struct container_info *c)
 {
     time_t t;
     char started[32] = "n/a";
-    if (probe_parse_started(c->started, &t) == 0)
+    if (inspect_parse_started(c->started, &t) == 0)
         snprintf(started, sizeof started, "%lld", (long long)t);
     printf("%s|%d|%ld|%s|%d|%d|%s|%d\n", c->name, c->running, c->pid, started, c->exit_code,
            c->oom_killed, c->image, c->managed);
@@ -85,7 +85,7 @@ static int hang(long timeout_ms)
     pthread_create(&th, NULL, hold, &lfd);
     pthread_detach(th);
     struct buf err = BUF_INIT;
-    struct probe_container c;
+    struct container_info c;
     long long t0 = mono_ms();
     int rc = engine_inspect(a.sun_path, "dsv41-r0", timeout_ms, &c, &err);
     long long took = mono_ms() - t0;
@@ -141,7 +141,7 @@ static int stop_cancel(const char *sock, const char *name, int t, long ms)
 int main(int argc, char **argv)
 {
     struct buf err = BUF_INIT;
-    struct probe_container c;
+    struct container_info c;
     const char *cmd = argc > 1 ? argv[1] : "";
     if (strcmp(cmd, "ping") == 0 && argc == 3)
         return code(engine_ping(argv[2], 5000, &err), &err);
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
         return code(rc, &err);
     }
     if (strcmp(cmd, "cli-line") == 0 && argc == 3) {
-        if (probe_parse_inspect_line(argv[2], &c) < 0)
+        if (inspect_parse_line(argv[2], &c) < 0)
             return 1;
         print_container(&c);
         return 0;

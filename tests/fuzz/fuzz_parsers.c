@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "text.h"
+#include "inspect.h"
 #include "probe.h"
 #include "rdma.h"
 #include "snapshot.h"
@@ -180,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct buf str = BUF_INIT;
         long num;
         static const char *const label[] = {"Config", "Labels", "dsv41-top.managed"};
-        struct probe_container c;
+        struct container_info c;
         bool tty;
         const char *why;
         if ((g_target >= 0 ? g_target : data[0] % TARGETS) == 31) {
@@ -614,8 +615,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 3: {
-        struct probe_container c;
-        probe_parse_inspect_line(s, &c);
+        struct container_info c;
+        inspect_parse_line(s, &c);
         break;
     }
     case 4: {

@@ -61,7 +61,7 @@ static void inspect_answers(void **st)
     (void)st;
     struct buf doc = fixture_load("engine/podman-4.3-inspect.json");
     struct buf a = answer("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n", buf_str(&doc));
-    struct probe_container c;
+    struct container_info c;
     struct buf err = BUF_INIT;
     assert_int_equal(engine_inspect_answer("/s", "dsv41-r0", a.data, a.len, &c, &err), 0);
     assert_string_equal(c.name, "dsv41-r0");
@@ -137,7 +137,7 @@ static void inspect_at(void **st)
     struct buf a = answer("HTTP/1.1 200 OK\r\n", buf_str(&doc));
     struct canned cn = {buf_str(&a), 0, BUF_INIT, 0};
     struct engine_at at = {"/run/x.sock", canned_exchange, &cn};
-    struct probe_container c;
+    struct container_info c;
     struct buf err = BUF_INIT;
     assert_int_equal(engine_inspect_at(&at, "dsv41-r0", 1000, &c, &err), 0);
     assert_false(c.running);
@@ -222,7 +222,7 @@ static void ct_applied(void **st)
     (void)st;
     struct buf doc = fixture_load("engine/podman-4.3-inspect.json");
     struct buf a = answer("HTTP/1.1 200 OK\r\n", buf_str(&doc));
-    struct probe_container c;
+    struct container_info c;
     struct buf err = BUF_INIT, lines = BUF_INIT;
     int code = 0;
     int r = engine_inspect_answer("/s", "dsv41-r0", a.data, a.len, &c, &err);
@@ -236,7 +236,7 @@ static void ct_applied(void **st)
     assert_true(s->runtime_ok); /* a missing rank alone is no runtime fault */
     assert_int_equal(s->ct_missing, 1);
     assert_int_equal(s->ncont, 1);
-    const struct probe_container *k = snapshot_rank_container(s, 0);
+    const struct container_info *k = snapshot_rank_container(s, 0);
     assert_non_null(k);
     assert_int_equal(k->pid, 27070);
     assert_string_equal(k->started, "2026-12-02T03:22:47.95194252Z");

@@ -99,7 +99,7 @@ static void inspect_of_podman(void **state)
 {
     (void)state;
     struct buf j = fixture_load("engine/podman-4.3-inspect.json");
-    struct probe_container c;
+    struct container_info c;
     bool tty = true;
     const char *why = NULL;
     assert_int_equal(engine_parse_inspect(j.data, j.len, &c, &tty, &why), 0);
@@ -108,7 +108,7 @@ static void inspect_of_podman(void **state)
     assert_int_equal(c.pid, 27070);
     assert_string_equal(c.started, "2026-12-02T03:22:47.95194252Z");
     time_t t;
-    assert_int_equal(probe_parse_started(c.started, &t), 0);
+    assert_int_equal(inspect_parse_started(c.started, &t), 0);
     assert_int_equal(c.exit_code, 0);
     assert_false(c.oom_killed);
     assert_string_equal(c.image, "06e541ea39d0c55a84ab416d473686182304501b6ade491a5596da230e9c8ccb");
@@ -126,7 +126,7 @@ static void inspect_of_podman(void **state)
 static void inspect_refused(void **state)
 {
     (void)state;
-    struct probe_container c;
+    struct container_info c;
     const char *why = NULL;
     static const struct {
         const char *doc, *why;

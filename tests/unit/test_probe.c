@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "text.h"
+#include "inspect.h"
 #include "probe.h"
 
 static void meminfo_spark(void **st)
@@ -161,9 +163,9 @@ static void compute_apps(void **st)
 static void inspect_lines(void **st)
 {
     (void)st;
-    struct probe_container c;
+    struct container_info c;
     assert_int_equal(
-        probe_parse_inspect_line(
+        inspect_parse_line(
             "/dsv41-r0|true|4242|2026-11-30T10:00:00.123Z|0|false|sha256:abc|1", &c),
         0);
     assert_string_equal(c.image, "abc"); /* one form for docker and podman */
@@ -173,7 +175,7 @@ static void inspect_lines(void **st)
     assert_int_equal(c.pid, 4242);
     assert_string_equal(c.started, "2026-11-30T10:00:00.123Z");
     /* podman: no slash, spaces in the time */
-    assert_int_equal(probe_parse_inspect_line(
+    assert_int_equal(inspect_parse_line(
                          "dsv41-r1|false|0|2026-11-30 10:00:00.1 +0000 UTC|137|true|abc|<no value>\n",
                          &c),
                      0);
@@ -181,30 +183,30 @@ static void inspect_lines(void **st)
     assert_int_equal(c.exit_code, 137);
     assert_true(c.oom_killed);
     assert_false(c.managed); /* docker's missing label */
-    assert_int_equal(probe_parse_inspect_line("dsv41-r1|true|1|t|0|false|img|", &c), 0);
+    assert_int_equal(inspect_parse_line("dsv41-r1|true|1|t|0|false|img|", &c), 0);
     assert_false(c.managed); /* podman's missing label */
-    assert_int_equal(probe_parse_inspect_line("", &c), -1);
-    assert_int_equal(probe_parse_inspect_line("dsv41-r0|yes|1|t|0|false", &c), -1);
-    assert_int_equal(probe_parse_inspect_line("dsv41-r0|true|1|t|0", &c), -1);
-    assert_int_equal(probe_parse_inspect_line("dsv41-r0|true|1|t|0|false|i|1|extra", &c), -1);
-    assert_int_equal(probe_parse_inspect_line("dsv41-r0|true|1|t|0|false", &c), -1);
-    assert_int_equal(probe_parse_inspect_line("Error: no such container dsv41-r0", &c), -1);
+    assert_int_equal(inspect_parse_line("", &c), -1);
+    assert_int_equal(inspect_parse_line("dsv41-r0|yes|1|t|0|false", &c), -1);
+    assert_int_equal(inspect_parse_line("dsv41-r0|true|1|t|0", &c), -1);
+    assert_int_equal(inspect_parse_line("dsv41-r0|true|1|t|0|false|i|1|extra", &c), -1);
+    assert_int_equal(inspect_parse_line("dsv41-r0|true|1|t|0|false", &c), -1);
+    assert_int_equal(inspect_parse_line("Error: no such container dsv41-r0", &c), -1);
 }
 
 static void copy_field_sanitises(void **st)
 {
     (void)st;
     char out[32];
-    probe_copy_field(out, sizeof out, "ok \xc3\xa9 \x1b[2J \xff\xfe \xc2\x9b", 15);
+    text_copy_field(out, sizeof out, "ok \xc3\xa9 \x1b[2J \xff\xfe \xc2\x9b", 15);
     assert_string_equal(out, "ok \xc3\xa9 ?[2J ?? ?");
     /* a character cut by the end of the input is not copied half */
-    probe_copy_field(out, sizeof out, "ab\xe2\x82", 4);
+    text_copy_field(out, sizeof out, "ab\xe2\x82", 4);
     assert_string_equal(out, "ab??");
     /* nor is one cut by the end of the output */
-    probe_copy_field(out, 4, "ab\xe2\x82\xac", 5);
+    text_copy_field(out, 4, "ab\xe2\x82\xac", 5);
     assert_string_equal(out, "ab");
     /* overlong encodings and surrogates are invalid */
-    probe_copy_field(out, sizeof out, "\xc0\xaf\xed\xa0\x80", 5);
+    text_copy_field(out, sizeof out, "\xc0\xaf\xed\xa0\x80", 5);
     assert_null(strchr(out, '\xc0'));
     assert_null(strchr(out, '\xed'));
 }
@@ -213,15 +215,15 @@ static void started_times(void **st)
 {
     (void)st;
     time_t t;
-    assert_int_equal(probe_parse_started("2026-11-30T10:38:33.778136457Z", &t), 0);
+    assert_int_equal(inspect_parse_started("2026-11-30T10:38:33.778136457Z", &t), 0);
     assert_int_equal(t, 1796035113);
-    assert_int_equal(probe_parse_started("2026-11-30 10:38:33.778136457 +0000 UTC", &t), 0);
+    assert_int_equal(inspect_parse_started("2026-11-30 10:38:33.778136457 +0000 UTC", &t), 0);
     assert_int_equal(t, 1796035113);
-    assert_int_equal(probe_parse_started("2026-11-30 11:38:33.7 +0100 CET", &t), 0);
+    assert_int_equal(inspect_parse_started("2026-11-30 11:38:33.7 +0100 CET", &t), 0);
     assert_int_equal(t, 1796035113);
-    assert_int_equal(probe_parse_started("0001-01-01T00:00:00Z", &t), -1);
-    assert_int_equal(probe_parse_started("yesterday", &t), -1);
-    assert_int_equal(probe_parse_started("", &t), -1);
+    assert_int_equal(inspect_parse_started("0001-01-01T00:00:00Z", &t), -1);
+    assert_int_equal(inspect_parse_started("yesterday", &t), -1);
+    assert_int_equal(inspect_parse_started("", &t), -1);
 }
 
 int main(void)
