@@ -9,8 +9,8 @@ mkdir -p "$out"
 exec > >(tee "$out/device_nvml.txt") 2>&1
 cc=${CC:-gcc}
 echo "== driver: $(cat /sys/module/nvidia/version 2>&1), $(nproc) cores"
-$cc -O2 -std=c17 -D_GNU_SOURCE -Isrc/util -Isrc/nodes -o /tmp/nvml-probe tests/nvml/nvml_probe.c \
-    src/nodes/nvml.c src/nodes/probe.c src/util/buf.c -lm -pthread || exit 1
+$cc -O2 -std=c17 -D_GNU_SOURCE -Isrc/util -Isrc/container -Isrc/nodes -o /tmp/nvml-probe tests/nvml/nvml_probe.c \
+    src/nodes/nvml.c src/nodes/probe.c src/util/buf.c src/util/text.c -lm -pthread || exit 1
 $cc -O2 -std=c17 -D_GNU_SOURCE -o /tmp/gpu-load tests/nvml/gpu_load.c || exit 1
 echo "######## idle"
 /tmp/nvml-probe --samples 2000 --smi-runs 10

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The engine module (src/nodes/engine*.c, src/util/http1*.c, jscan.c)
+# The engine module (src/container/engine*.c, src/util/http1*.c, jscan.c)
 # against a real engine: podman's Docker-compatible API service on a socket
 # of its own, with its own storage in a temporary directory (nothing of the
 # test hosts' /tmp/dsv41-it or their namespaces is touched), a tiny image
