@@ -16,9 +16,14 @@ cd "$root" || exit 1
 # compiler, pkg-config and the -dev packages of the libraries, nothing else
 pkgs=$(env -u MAKEFLAGS -u MAKELEVEL make -n --no-print-directory deps | grep -o 'for p in [^;]*;' | sed 's/for p in //; s/;$//')
 echo "    make deps: $pkgs"
-check "make deps: the build's packages only (no podman, nginx, sshd, node, clang, valgrind, cmocka)" eval \
-    '[ -n "$pkgs" ] && for p in $pkgs; do case $p in build-essential | pkg-config | lib*-dev) ;; *) exit 1 ;; esac; done &&
-     ! grep -Eq "cmocka|microhttpd|fuse" <<< "$pkgs"'
+build_pkgs_only() {
+    [ -n "$pkgs" ] || return 1
+    for p in $pkgs; do
+        case $p in build-essential | pkg-config | *-dev) ;; *) echo "    not a build package: $p"; return 1 ;; esac
+    done
+    ! grep -Eq "cmocka|microhttpd|fuse" <<< "$pkgs"
+}
+check "make deps: the build's packages only (no podman, nginx, sshd, node, clang, valgrind, cmocka)" build_pkgs_only
 
 out=$(env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory deb 2>&1); rc=$?
 deb=$(printf '%s\n' "$out" | grep '\.deb$' | tail -1)
@@ -32,19 +37,27 @@ check "control: dsv41-top, the Makefile's version, this machine's architecture" 
     'grep -qx "Package: dsv41-top" <<< "$info" && grep -qx "Version: $(sed -n "s/^VERSION := //p" Makefile)" <<< "$info" &&
      grep -qx "Architecture: $(dpkg --print-architecture)" <<< "$info"'
 depends=$(dpkg-deb -f "$deb" Depends)
-check "Depends: the runtime libraries (libc6, libssh2-1, libcurl4, libncursesw6, libibverbs1, libssl3, libcjson1)" eval \
-    'for l in libc6 libssh2-1 libcurl4 libncursesw6 libibverbs1 libssl3 libcjson1; do grep -q "\b$l\b" <<< "$depends" || exit 1; done'
+runtime_libs() {
+    for l in libc6 libssh2-1 libcurl4 libncursesw6 libibverbs1 libssl3 libcjson1; do
+        grep -q "\b$l\b" <<< "$depends" || { echo "    no $l"; return 1; }
+    done
+}
+check "Depends: the runtime libraries (libc6, libssh2-1, libcurl4, libncursesw6, libibverbs1, libssl3, libcjson1)" runtime_libs
 check "Depends: nothing of the tests or the build (no -dev, podman, nginx, node, cmocka, microhttpd)" eval \
     '! grep -Eq -- "-dev\b|podman|nginx|node|cmocka|microhttpd|clang|valgrind" <<< "$depends"'
 files=$(dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|')
-check "the package: the four programs, four man pages, completions, units, Pi files, themes" eval \
-    'for f in /usr/bin/dsv41-top /usr/bin/dsv41-guard /usr/bin/dsv41-verify /usr/bin/dsv41-xfer \
+all_files() {
+    for f in /usr/bin/dsv41-top /usr/bin/dsv41-guard /usr/bin/dsv41-verify /usr/bin/dsv41-xfer \
               /usr/share/man/man1/dsv41-top.1.gz /usr/share/man/man8/dsv41-guard.8.gz \
               /usr/share/man/man1/dsv41-verify.1.gz /usr/share/man/man1/dsv41-xfer.1.gz \
               /usr/share/bash-completion/completions/dsv41-top /usr/share/zsh/vendor-completions/_dsv41-top \
               /usr/share/dsv41-top/systemd/dsv41-guard.service /usr/share/dsv41-top/pi/install.sh \
               /usr/share/dsv41-top/pi/pi-check.mjs /usr/share/dsv41-top/themes/dark.theme \
-              /usr/share/doc/dsv41-top/copyright; do grep -qx "$f" <<< "$files" || { echo "missing $f"; exit 1; }; done'
+              /usr/share/doc/dsv41-top/copyright; do
+        grep -qx "$f" <<< "$files" || { echo "    missing $f"; return 1; }
+    done
+}
+check "the package: the four programs, four man pages, completions, units, Pi files, themes" all_files
 check "the package: nothing of the tests (no simulator, no test programs)" eval '! grep -Eq "sim|/tests/" <<< "$files"'
 
 # lintian at every level; an override is fine only with its reason beside it
