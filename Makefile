@@ -181,7 +181,7 @@ $(BUILD)/tests/sim/%.o: tests/sim/%.c
 	$(CC) $(CFLAGS) $(SIM_CFLAGS) -Isrc/util -MMD -MP -c -o $@ $<
 
 $(BUILD)/dsv41-sim: $(SIM_OBJ) $(BUILD)/src/util/buf.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(SIM_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(SIM_LIBS) -lm
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/libtui.a $(ENGINE_LIBS)
 	@mkdir -p $(@D)

@@ -17,14 +17,14 @@ for t in cli/test_verify.sh cli/test_key.sh cli/test_units.sh hub/test_download.
 done
 lcov -q --capture -d "$build" -o "$build/coverage.info" 2> "$build/coverage-lcov.log" || {
     echo "coverage: lcov could not capture (see $build/coverage-lcov.log)" >&2; exit 1; }
-# per folder: lines hit / lines found, from lcov's SF, LH and LF records
+# per folder: lines found and hit, counted from lcov's DA records (line,
+# count); its LF/LH summaries are not always written
 awk -v root="$root/" '
     /^SF:/ { f = substr($0, 4); sub(root, "", f); d = f; sub(/\/[^\/]*$/, "", d); keep = d ~ /^(src|tui)/ }
-    keep && /^LF:/ { lf[d] += substr($0, 4); LF += substr($0, 4) }
-    keep && /^LH:/ { lh[d] += substr($0, 4); LH += substr($0, 4) }
+    keep && /^DA:/ { split(substr($0, 4), a, ","); lf[d]++; LF++; if (a[2] + 0 > 0) { lh[d]++; LH++ } }
     END {
         printf "%-16s %8s %8s %7s\n", "folder", "lines", "hit", "cover"
-        for (d in lf) printf "%-16s %8d %8d %6.1f%%\n", d, lf[d], lh[d], lf[d] ? 100 * lh[d] / lf[d] : 0 | "sort"
+        for (d in lf) printf "%-16s %8d %8d %6.1f%%\n", d, lf[d], lh[d], 100 * lh[d] / lf[d] | "sort"
         close("sort")
         printf "%-16s %8d %8d %6.1f%%\n", "all", LF, LH, LF ? 100 * LH / LF : 0
     }' "$build/coverage.info" | tee "$build/coverage.txt"
