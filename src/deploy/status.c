@@ -243,9 +243,27 @@ void status_wedge_gpu(const struct status_report *r, char *why, size_t n)
     wedge_gpu_note(gpus, names, k, why, n);
 }
 
+/* How a round collects: status's way (everything, once) or the console's
+ * (status_sample, every second). */
+struct collect_way {
+    bool tail;       /* the ranks' log tails for their phase while booting */
+    bool guard;      /* each node's memory guard asked */
+    bool one_scrape; /* one metrics scrape, never a wait for a second */
+    bool quick;      /* a node late by 1 s gives its last snapshot */
+    bool lite;       /* no container state asked: the previous round's kept */
+};
+
+static void collect(const struct config *c, struct cluster *cl, struct status_report *r,
+                    const struct collect_way *way);
+
 void status_collect(const struct config *c, struct cluster *cl, struct status_report *r)
 {
-    status_collect_opt(c, cl, r, 0);
+    collect(c, cl, r, &(const struct collect_way){.tail = true, .guard = true});
+}
+
+void status_sample(const struct config *c, struct cluster *cl, struct status_report *r, bool full)
+{
+    collect(c, cl, r, &(const struct collect_way){.one_scrape = true, .quick = true, .lite = !full});
 }
 
 /* What a lite sample does not ask: kept from the report's previous round. */
@@ -278,14 +296,14 @@ static void restore_containers(struct snapshot *s, const struct kept_containers 
     memcpy(s->cont, k->cont, sizeof s->cont);
 }
 
-void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
-                        unsigned flags)
+static void collect(const struct config *c, struct cluster *cl, struct status_report *r,
+                    const struct collect_way *way)
 {
     /* a lite round reuses the containers r holds from the round before */
     struct kept_containers *kept = NULL;
     /* a quick round's full sample may come without them too (a node's
      * late answer, its socket's exchange not back in time) */
-    if (flags & (STATUS_LITE | STATUS_QUICK)) {
+    if (way->lite || way->quick) {
         kept = calloc(CLUSTER_MAX_NODES, sizeof *kept);
         for (int i = 0; kept && i < r->n && i < CLUSTER_MAX_NODES; i++)
             keep_containers(&r->nodes[i].snap, &kept[i]);
@@ -301,7 +319,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     r->n = cl->n;
     for (int i = 0; i < cl->n; i++) {
         r->nodes[i].cn = &cl->nodes[i];
-        bool guard = !(flags & (STATUS_NO_GUARD | STATUS_LITE));
+        bool guard = way->guard && !way->lite;
         jobs[i] = (struct collect_job){c,
                                        &cl->nodes[i],
                                        guard ? r->nodes[i].guard : NULL,
@@ -314,8 +332,8 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
                                        &r->nodes[i].down_since,
                                        (int)t * 1000 + 10000,
                                        cl->n,
-                                       (flags & STATUS_LITE) != 0,
-                                       (flags & STATUS_QUICK) != 0};
+                                       way->lite,
+                                       way->quick};
         if (!cl->nodes[i].configured)
             continue;
         started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;
@@ -324,7 +342,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     }
     api_check_health(c, 3000, &r->api);
     if (r->api.health_code == 200)
-        scrape_metrics(c, r, flags & STATUS_ONE_SCRAPE);
+        scrape_metrics(c, r, way->one_scrape);
     for (int i = 0; i < cl->n; i++)
         if (started[i])
             pthread_join(th[i], NULL);
@@ -334,7 +352,7 @@ void status_collect_opt(const struct config *c, struct cluster *cl, struct statu
     if (r->wedged[0])
         status_wedge_gpu(r, r->wedged, sizeof r->wedged);
     /* while booting, each rank's phase from its log's tail */
-    for (int i = 0; i < r->n && r->api.models_code != 200 && !(flags & STATUS_NO_TAIL); i++) {
+    for (int i = 0; i < r->n && r->api.models_code != 200 && way->tail; i++) {
         const struct container_info *ct =
             snapshot_rank_container(&r->nodes[i].snap, r->nodes[i].cn->rank);
         if (ct && ct->running) {

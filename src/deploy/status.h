@@ -42,25 +42,19 @@ struct status_report {
     char warnings[STATUS_MAX_NOTES][320];
 };
 
-/* Snapshots of all nodes (in parallel) and the API. */
+/* `status`'s collection: snapshots of all nodes (in parallel), their guards,
+ * the API with its metrics, the ranks' log tails while they boot. */
 void status_collect(const struct config *c, struct cluster *cl, struct status_report *r);
-/* For a caller that watches continuously (the console): it follows the
- * ranks' logs itself (no log tail for the phase) and takes rates and the
- * wedge from successive calls (one metrics scrape, never a wait). */
-#define STATUS_NO_TAIL 1u
-#define STATUS_ONE_SCRAPE 2u
-/* No container state asked: the containers r holds from its previous round
- * are kept (the runtime CLI is the dearest part of a sample). With
- * STATUS_QUICK, so are they for a node whose answer came without them; a
- * node with none known yet has ct_sampled false. */
-#define STATUS_LITE 4u
-/* Without asking each node's memory guard (the console reads them itself). */
-#define STATUS_NO_GUARD 8u
-/* a node that does not answer within 1 s gives its last snapshot, late
- * (sampler_sample): the console keeps its refresh for the other nodes */
-#define STATUS_QUICK 16u
-void status_collect_opt(const struct config *c, struct cluster *cl, struct status_report *r,
-                        unsigned flags);
+/* The console's round, every second: the ranks' logs are followed by the
+ * console itself (no log tail for the phase), rates and the wedge come from
+ * successive calls (one metrics scrape, never a wait), each node's memory
+ * guard is read by the console (not asked here), and a node that does not
+ * answer within 1 s gives its last snapshot, late (sampler_sample). Without
+ * full no container state is asked: the containers r holds from its
+ * previous round are kept (the runtime CLI is the dearest part of a sample),
+ * as they are for a node whose answer came without them; a node with none
+ * known yet has ct_sampled false. */
+void status_sample(const struct config *c, struct cluster *cl, struct status_report *r, bool full);
 /* Appends the nodes' GPU power to a wedge verdict (wedge_gpu_note). */
 void status_wedge_gpu(const struct status_report *r, char *why, size_t n);
 

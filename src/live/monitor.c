@@ -232,9 +232,7 @@ static void sample(struct monitor *m, bool full)
     full |= m->round % FULL_EVERY == 0 || ended != m->jobs_ended || m->no_ct;
     m->jobs_ended = ended;
     m->round++;
-    status_collect_opt(m->c, m->cl, r,
-                       STATUS_NO_TAIL | STATUS_ONE_SCRAPE | STATUS_NO_GUARD | STATUS_QUICK |
-                           (full ? 0 : STATUS_LITE));
+    status_sample(m->c, m->cl, r, full);
     double now = mono_s();
     /* a node whose containers are not known yet is asked in full again
      * next round, not FULL_EVERY rounds later */
