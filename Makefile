@@ -61,12 +61,12 @@ INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -I$(BUILD)/gen
 # The static helpers' mains: each links its own folder and util, nothing else.
 HELPER_MAINS := src/guard/guardd.c src/verify/verifyd.c src/transfer/xferd.c
 lib_objs    = $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(HELPER_MAINS),$(wildcard src/$(1)/*.c)))
-ENGINE_LIBS := $(foreach s,$(SUBSYSTEMS),$(BUILD)/lib$(s).a)
+# (the console's archive too: src/cmd's docs print its keys table)
+ENGINE_LIBS := $(foreach s,$(SUBSYSTEMS),$(BUILD)/lib$(s).a) $(BUILD)/libtui.a
 # archives in a group: a subsystem may call one below it, whatever the order
 LINK_ENGINE  = -Wl,--start-group $(ENGINE_LIBS) -Wl,--end-group
-MAIN_OBJ   := $(BUILD)/src/main.o $(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o \
-              $(BUILD)/src/docs_man.o $(BUILD)/src/docsref.o
-# the man pages and the completions the program prints (src/docs.c, src/docs_man.c)
+MAIN_OBJ   := $(BUILD)/src/main.o
+# the man pages and the completions the program prints (src/cmd/docs.c, src/cmd/docs_man.c)
 MAN_PAGES := dsv41-top.1 dsv41-guard.8 dsv41-verify.1 dsv41-xfer.1
 GEN_DOCS := $(addprefix $(BUILD)/share/,$(MAN_PAGES)) $(BUILD)/share/dsv41-top.bash \
             $(BUILD)/share/_dsv41-top
@@ -150,10 +150,10 @@ $(BUILD)/gen/version.h: FORCE
 	@printf '#define DSV41_VERSION "%s"\n#define DSV41_GITREV "%s"\n#define DSV41_DATE "%s"\n' \
 	  '$(VERSION)' '$(GITREV)' '$(GITDATE)' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
-$(BUILD)/src/cmdtab.o $(BUILD)/src/docs.o $(BUILD)/src/docs_man.o: $(BUILD)/gen/version.h
+$(BUILD)/src/cmd/cmdtab.o $(BUILD)/src/cmd/docs.o $(BUILD)/src/cmd/docs_man.o: $(BUILD)/gen/version.h
 
 # The man page and the completions, printed by the program from its own
-# tables (src/docs.c), with no configuration of the builder's in the way.
+# tables (src/cmd/docs.c), with no configuration of the builder's in the way.
 # (a cross build prints them with this machine's build: DOCS_BIN=build/dsv41-top)
 DOCS_BIN ?= $(BUILD)/dsv41-top
 DOCS_RUN = env -i PATH=/usr/bin:/bin HOME=/nonexistent DSV41_CONFIG=/dev/null $(DOCS_BIN) docs

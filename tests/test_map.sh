@@ -92,7 +92,7 @@ for s in $(find tests -path tests/unit -prune -o -path '*/node_modules' -prune -
     case $name in tui/* | demo/*) files="$files tui/console.c" ;; esac
     # main and the command table run every command (not followed further:
     # through them every module is reachable)
-    [ -n "$files" ] && for m in src/main.c src/cmdtab.c; do USES[$m]="${USES[$m]:-} $name"; done
+    [ -n "$files" ] && for m in src/main.c src/cmd/cmdtab.c; do USES[$m]="${USES[$m]:-} $name"; done
     grep -q 'dsv41-guard\| launch' "$s" && files="$files src/guard/guardd.c"
     grep -q 'dsv41-verify\|verify --node\|verify --all' "$s" && files="$files src/verify/verifyd.c"
     grep -q 'dsv41-xfer\|copy-to-peer\|--to-workers' "$s" && files="$files src/transfer/xferd.c"
