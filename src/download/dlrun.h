@@ -78,6 +78,9 @@ struct dl_run {
 /* DIR/PATH, or DIR/PATH.incomplete. */
 void dlrun_output_path(const struct dl_run *d, const struct out_rt *r, bool incomplete,
                        struct buf *b);
+/* The output's file opened (made, with its directories) and preallocated;
+ * NAME.incomplete until it is whole (dlfile.c); -1 with why in err (no space: d->fatal). */
+int dlrun_open_output(struct dl_run *d, struct out_rt *r, struct buf *err);
 /* The resolvers (dlresolve.c): n threads, each with its own hub handle,
  * turning pieces' paths into URLs ahead of the transfers. */
 struct dl_resolvers;
