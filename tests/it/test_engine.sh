@@ -101,6 +101,12 @@ check "stop: both ranks stopped" eval '[ $rc = 0 ] && grep -q "stopped dsv41-r0 
     printf '%s\n' "$out" >&2
 check "stop: the head's rank drained (no kill after the timeout)" eval '! grep -q "killed dsv41-r0" <<<"$out"'
 check "stop: the head's rank is gone" eval '! on_host head podman container exists dsv41-r0'
-check "stop: no podman stop, inspect, rm or kill started on the head" eval \
-    '! grep -Eq "^(stop|rm|kill|container inspect|inspect)( |$)" "$T/ran"' || cat "$T/ran" >&2
+# stop's own calls only: the head's guard, which looks for the ranks again
+# when one exits, falls back to its CLI inspect (its own format) when the
+# socket does not answer within its 3 s deadline - podman's service can be
+# that slow while it stops a container on a loaded machine (a CI run saw it)
+echo "    (the guard's CLI inspects while stop ran: $(guard_inspects))"
+check "stop: no podman stop, inspect, rm or kill started on the head by stop" eval \
+    '! grep -v -- "{{.State.Running}} {{.State.Pid}}" "$T/ran" | grep -Eq "^(stop|rm|kill|container inspect|inspect)( |$)"' ||
+    cat "$T/ran" >&2
 summary
