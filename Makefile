@@ -414,26 +414,29 @@ INSTALLED := $(addprefix $(PREFIX)/bin/,$(BIN_FILES)) \
              $(foreach p,$(MAN_PAGES),$(call MAN_DEST,$(p))) \
              $(BASH_COMP) $(ZSH_COMP) $(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))
 
+# DESTDIR reaches the recipes' shell as itself ("$$DESTDIR", quoted): a path
+# with a blank in it stays one path
+export DESTDIR
 install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi \
-	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-	  $(DESTDIR)$(dir $(ZSH_COMP)) $(DESTDIR)$(SHARE)/systemd
-	for b in $(BIN_FILES); do install -m 0755 $(BUILD)/$$b $(DESTDIR)$(PREFIX)/bin/$$b || exit 1; done
-	for t in $(THEME_FILES); do install -m 0644 themes/$$t $(DESTDIR)$(SHARE)/themes/ || exit 1; done
-	install -m 0755 pi/install.sh $(DESTDIR)$(SHARE)/pi/install.sh
-	for f in $(filter-out install.sh,$(PI_FILES)); do install -m 0644 pi/$$f $(DESTDIR)$(SHARE)/pi/ || exit 1; done
-	$(foreach p,$(MAN_PAGES),install -m 0644 $(BUILD)/share/$(p) $(DESTDIR)$(call MAN_DEST,$(p)) &&) true
-	install -m 0644 $(BUILD)/share/dsv41-top.bash $(DESTDIR)$(BASH_COMP)
-	install -m 0644 $(BUILD)/share/_dsv41-top $(DESTDIR)$(ZSH_COMP)
+	install -d "$$DESTDIR$(PREFIX)/bin" "$$DESTDIR$(SHARE)/themes" "$$DESTDIR$(SHARE)/pi" \
+	  "$$DESTDIR$(PREFIX)/share/man/man1" "$$DESTDIR$(PREFIX)/share/man/man8" \
+	  "$$DESTDIR$(PREFIX)/share/bash-completion/completions" \
+	  "$$DESTDIR$(dir $(ZSH_COMP))" "$$DESTDIR$(SHARE)/systemd"
+	for b in $(BIN_FILES); do install -m 0755 $(BUILD)/$$b "$$DESTDIR$(PREFIX)/bin/$$b" || exit 1; done
+	for t in $(THEME_FILES); do install -m 0644 themes/$$t "$$DESTDIR$(SHARE)/themes/" || exit 1; done
+	install -m 0755 pi/install.sh "$$DESTDIR$(SHARE)/pi/install.sh"
+	for f in $(filter-out install.sh,$(PI_FILES)); do install -m 0644 pi/$$f "$$DESTDIR$(SHARE)/pi/" || exit 1; done
+	$(foreach p,$(MAN_PAGES),install -m 0644 $(BUILD)/share/$(p) "$$DESTDIR$(call MAN_DEST,$(p))" &&) true
+	install -m 0644 $(BUILD)/share/dsv41-top.bash "$$DESTDIR$(BASH_COMP)"
+	install -m 0644 $(BUILD)/share/_dsv41-top "$$DESTDIR$(ZSH_COMP)"
 	@# the units as templates: launch --install-units and doctor --fix fill in
 	@# the guard's per node (src/guard/units.c), watch --unit the head's watch
-	for u in $(SYSTEMD_UNITS); do install -m 0644 dist/systemd/$$u $(DESTDIR)$(SHARE)/systemd/ || exit 1; done
+	for u in $(SYSTEMD_UNITS); do install -m 0644 dist/systemd/$$u "$$DESTDIR$(SHARE)/systemd/" || exit 1; done
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	-rmdir $(DESTDIR)$(SHARE)/themes $(DESTDIR)$(SHARE)/pi $(DESTDIR)$(SHARE)/systemd \
-	  $(DESTDIR)$(SHARE) 2>/dev/null
+	for f in $(INSTALLED); do rm -f "$$DESTDIR$$f" || exit 1; done
+	-rmdir "$$DESTDIR$(SHARE)/themes" "$$DESTDIR$(SHARE)/pi" "$$DESTDIR$(SHARE)/systemd" \
+	  "$$DESTDIR$(SHARE)" 2>/dev/null
 
 # The README's table of what lands where, from the lists above.
 md_paths = $(subst $(space),$(comma) ,$(foreach f,$(1),`$(patsubst $(PREFIX)/%,%,$(f))`))
@@ -463,7 +466,7 @@ deb:
 	rm -rf $(DEB_BUILD)
 ifeq ($(DEB_ARCH),$(shell dpkg --print-architecture 2>/dev/null))
 	$(MAKE) BUILD=$(DEB_BUILD) $(DEB_FLAGS) programs
-	$(MAKE) BUILD=$(DEB_BUILD) install DESTDIR=$(CURDIR)/$(DEB_BUILD)/root PREFIX=/usr
+	$(MAKE) BUILD=$(DEB_BUILD) install DESTDIR="$(CURDIR)/$(DEB_BUILD)/root" PREFIX=/usr
 	dist/deb/build.sh $(DEB_ARCH) $(DEB_BUILD) $(VERSION) strip
 else ifeq ($(DEB_ARCH),arm64)
 	$(MAKE) build/dsv41-top
@@ -471,7 +474,7 @@ else ifeq ($(DEB_ARCH),arm64)
 	  $(MAKE) CC=$(AARCH64_PREFIX)gcc AR=$(AARCH64_PREFIX)ar BUILD=$(DEB_BUILD) \
 	  DOCS_BIN=build/dsv41-top $(DEB_FLAGS) programs
 	$(MAKE) BUILD=$(DEB_BUILD) DOCS_BIN=build/dsv41-top install \
-	  DESTDIR=$(CURDIR)/$(DEB_BUILD)/root PREFIX=/usr
+	  DESTDIR="$(CURDIR)/$(DEB_BUILD)/root" PREFIX=/usr
 	dist/deb/build.sh $(DEB_ARCH) $(DEB_BUILD) $(VERSION) $(AARCH64_PREFIX)strip
 else
 	@echo "make deb: DEB_ARCH=$(DEB_ARCH): this machine's architecture or arm64" >&2; exit 2

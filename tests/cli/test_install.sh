@@ -66,4 +66,12 @@ left=$(find "$D" -type f | sed "s|^$D||")
 check "make uninstall: no file left ($(echo $left))" test -z "$left"
 left=$(find "$D$P" -name '*dsv41*' 2>/dev/null)
 check "make uninstall: our folders gone" test -z "$left"
+# a DESTDIR with a blank in it, as a packager's may have: one path, nothing astray
+S="$T/pack dir"
+out=$(env -u MAKEFLAGS -u MAKELEVEL make -s install DESTDIR="$S" PREFIX=$P 2>&1); rc=$?
+check "make install DESTDIR='$S': exit 0, every file under it, nothing beside it" eval \
+    '[ $rc = 0 ] && [ -x "$S$P/bin/dsv41-top" ] && [ -e "$S$P/share/man/man8/dsv41-guard.8" ] && [ ! -e "$T/pack" ]' ||
+    printf '%s\n' "$out" | tail -5
+out=$(env -u MAKEFLAGS -u MAKELEVEL make -s uninstall DESTDIR="$S" PREFIX=$P 2>&1); rc=$?
+check "make uninstall DESTDIR='$S': nothing of it left" eval '[ $rc = 0 ] && [ -z "$(find "$S" -type f)" ]'
 summary
