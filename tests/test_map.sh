@@ -31,7 +31,7 @@ for c in $(find src tui -name '*.c'); do
     fi
     for h in ${INC[$c]}; do
         case $h in commands.h | cmdtab.h) continue ;; esac
-        if [ "${HDR[$h]%/*}" = "$d" ] 2>/dev/null && [ -n "${HDR[$h]:-}" ]; then
+        if [ -n "${HDR[$h]:-}" ] && [ "${HDR[$h]%/*}" = "$d" ]; then
             IMPL[$h]="${IMPL[$h]:-} $c"
             break
         fi

@@ -38,8 +38,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/debian"
 printf 'Source: dsv41-top\n\nPackage: dsv41-top\nArchitecture: %s\n' "$arch" > "$work/debian/control"
-bins=$(cd "$root" && printf '%s ' "$PWD"/usr/bin/*)
-depends=$(cd "$work" && dpkg-shlibdeps -O $bins 2>"$work/shlibdeps.err" | sed -n 's/^shlibs:Depends=//p') || true
+bins=("$(cd "$root" && pwd)"/usr/bin/*) # absolute: dpkg-shlibdeps runs in $work
+depends=$(cd "$work" && dpkg-shlibdeps -O "${bins[@]}" 2>"$work/shlibdeps.err" | sed -n 's/^shlibs:Depends=//p') || true
 if [ -z "$depends" ]; then
     echo "dist/deb/build.sh: dpkg-shlibdeps found no dependencies:" >&2
     cat "$work/shlibdeps.err" >&2

@@ -297,11 +297,8 @@ static int unit_text(const struct config *c, struct cluster *cl, struct cluster_
         return -1;
     }
     char self[PATH_MAX] = "";
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
+    if (dirs_exe_dir(self, sizeof self) < 0)
+        self[0] = '\0';
     /* the head runs dsv41-top from where it is now; a worker the static
      * guard in STATE_DIR/bin */
     char bindir[PATH_MAX + 8];
