@@ -152,6 +152,13 @@ $(BUILD)/gen/version.h: FORCE
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 $(BUILD)/src/cmd/cmdtab.o $(BUILD)/src/cmd/docs.o $(BUILD)/src/cmd/docs_man.o: $(BUILD)/gen/version.h
 
+# The output-drift windows (src/serve/outdrift.h), built into the program as
+# one C string: a line of the text file is a line of the string.
+$(BUILD)/gen/drift_windows.h: src/serve/drift_windows.txt src/serve/cstring.awk
+	@mkdir -p $(@D)
+	awk -v name=DRIFT_WINDOWS -f src/serve/cstring.awk $< > $@.tmp && mv -f $@.tmp $@
+$(BUILD)/src/serve/outdrift.o: $(BUILD)/gen/drift_windows.h
+
 # The man page and the completions, printed by the program from its own
 # tables (src/cmd/docs.c), with no configuration of the builder's in the way.
 # (a cross build prints them with this machine's build: DOCS_BIN=build/dsv41-top)

@@ -33,8 +33,9 @@ while IFS= read -r f; do
     d=$(dirname "$f")
     [ -z "${LAYER[$d]+x}" ] && continue
     while IFS= read -r inc; do
-        # made by the build (build/gen: the version), below every layer
+        # made by the build (build/gen: the version, the drift windows), below every layer
         [ "$inc" = version.h ] && continue
+        [ "$inc" = drift_windows.h ] && continue
         to=${HOME_OF[$inc]:-}
         [ -z "$to" ] && { bad "$f includes \"$inc\", which is no header of src/ or tui/"; continue; }
         n=$((n + 1))

@@ -215,6 +215,11 @@ static size_t on_stream_body(char *p, size_t sz, size_t n, void *ud)
     size_t len = sz * n;
     long code = 0;
     curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code == 200 && !call->stream && call->max_body) {
+        if (call->raw.len + len > call->max_body)
+            return 0;
+        return buf_append(&call->raw, p, len) == 0 ? len : 0;
+    }
     if (code != 200 || !call->stream)
         return on_body(p, sz, n, &call->raw);
     /* a malformed chunk stops the transfer: the reason is in c.error */

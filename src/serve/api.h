@@ -48,6 +48,7 @@ struct api_call {
     int timeout_ms;
     int stop_after; /* > 0: close the stream after this many chunks (not an error) */
     double stop_after_s; /* > 0: close it this long after the first chunk (not an error) */
+    size_t max_body;     /* a non-streamed answer's cap; 0: 1 MiB */
     /* out */
     long http_code;     /* 0 when no answer */
     struct completion c; /* what came back, with chunk times */

@@ -81,6 +81,12 @@ int sim_parse_args(int argc, char **argv, struct sim_opts *o)
     o->boot_ms = env_int("DSV41_SIM_BOOT_MS", 3000);
     o->prefill_tps = env_double("DSV41_SIM_PREFILL_TPS", 2000);
     o->decode_tps = env_double("DSV41_SIM_DECODE_TPS", 40);
+    /* a slower build of the image (a test image bakes it in): every rate divided */
+    double slow = env_double("DSV41_SIM_SLOWDOWN", 1);
+    if (slow > 0) {
+        o->prefill_tps /= slow;
+        o->decode_tps /= slow;
+    }
     o->join_timeout_ms = env_int("DSV41_SIM_JOIN_TIMEOUT_MS", 600000);
     bool seen_rank = false, seen_port = false, seen_host = false;
     int i = 1;

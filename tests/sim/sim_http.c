@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "sim.h"
 #include "sim_answer.h"
+#include "sim_logprobs.h"
 #include "sim_metrics.h"
 
 #define MAX_BODY (64u << 20)
@@ -421,6 +422,29 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
         cJSON_Delete(req);
         return send_error(c, 400, "BadRequestError", msg);
     }
+    /* vLLM's checks of prompt_logprobs (sim_logprobs.c cites them) */
+    cJSON *plp = cJSON_GetObjectItemCaseSensitive(req, "prompt_logprobs");
+    const char *plp_bad = NULL;
+    char plp_msg[160];
+    if (plp && !cJSON_IsNull(plp) && !cJSON_IsNumber(plp))
+        plp_bad = "`prompt_logprobs` must be an integer.";
+    else if (cJSON_IsNumber(plp) && plp->valuedouble != 0 &&
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream")))
+        plp_bad = "`prompt_logprobs` are not available when `stream=True`.";
+    else if (cJSON_IsNumber(plp) && plp->valuedouble > 20) {
+        snprintf(plp_msg, sizeof plp_msg,
+                 "Requested prompt logprobs of %d, which is greater than max allowed: 20",
+                 (int)plp->valuedouble);
+        plp_bad = plp_msg;
+    }
+    if (plp_bad) {
+        buf_free(&prompt);
+        cJSON_Delete(req);
+        return send_error(c, 400, "BadRequestError", plp_bad);
+    }
+    cJSON *plp_out = cJSON_IsNumber(plp) && !chat && plp->valuedouble >= 1
+                         ? sim_prompt_logprobs(p, (int)plp->valuedouble)
+                         : NULL;
     long limit = -1;
     cJSON *mt = cJSON_GetObjectItemCaseSensitive(req, "max_completion_tokens");
     if (!cJSON_IsNumber(mt))
@@ -431,6 +455,7 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     if (!s) {
         buf_free(&prompt);
         cJSON_Delete(req);
+        cJSON_Delete(plp_out);
         return MHD_NO;
     }
     s->chat = chat;
@@ -475,6 +500,7 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
             buf_free(&reasoning);
             buf_free(&args);
             free_stream(s);
+            cJSON_Delete(plp_out);
             return send_error(c, 500, "InternalServerError", ENGINE_DEAD_MESSAGE);
         }
         const struct sim_item *it = &s->ans.items[i];
@@ -522,6 +548,10 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
     }
     cJSON_AddNullToObject(c0, "logprobs");
     cJSON_AddStringToObject(c0, "finish_reason", s->finish);
+    if (plp_out)
+        cJSON_AddItemToObject(c0, "prompt_logprobs", plp_out);
+    else if (!chat)
+        cJSON_AddNullToObject(c0, "prompt_logprobs");
     cJSON_AddItemToArray(ch, c0);
     add_usage(o, s, s->ntok);
     char *js = cJSON_PrintUnformatted(o);

@@ -248,6 +248,12 @@ static void boot_lines(const struct sim_opts *o)
         sleep_ms(o->boot_ms / (n + 1));
         sim_log("%s", lines[i]);
         maybe_die(o, i + 1);
+        /* an image that never becomes ready (a test image bakes it in): it
+         * hangs in torch.compile, as a broken build does, until stopped */
+        const char *never = getenv("DSV41_SIM_NEVER_READY");
+        if (i == 2 && never && *never == '1')
+            while (!g_stop)
+                sleep_ms(200);
     }
 }
 
