@@ -56,7 +56,7 @@ SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 # src/ is one folder per subsystem, lowest first; each is an archive, so a
 # program links the folders it needs and the linker takes what it uses. The
 # include direction between them is checked by tests/check_layout.sh.
-SUBSYSTEMS := util config ssh container nodes guard serve verify download transfer deploy live cmd
+SUBSYSTEMS := util config ssh container nodes guard serve verify download transfer deploy accept live cmd
 INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -I$(BUILD)/gen
 # The static helpers' mains: each links its own folder and util, nothing else.
 HELPER_MAINS := src/guard/guardd.c src/verify/verifyd.c src/transfer/xferd.c

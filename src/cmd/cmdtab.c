@@ -65,6 +65,7 @@ const struct cmd_entry CMDTAB[] = {
     {&restart_doc, cmd_restart},     {&logs_doc, cmd_logs},
     {&status_doc, cmd_status},       {&smoke_doc, cmd_smoke},
     {&bench_doc, cmd_bench},         {&gates_doc, cmd_gates},
+    {&accept_doc, cmd_accept},
     {&guard_doc, cmd_guard},         {&verify_doc, cmd_verify},
     {&download_doc, cmd_download},   {&assemble_doc, cmd_assemble},
     {&copy_doc, cmd_copy_to_peer},   {&pi_doc, cmd_pi},

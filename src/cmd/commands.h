@@ -18,6 +18,7 @@ int cmd_logs(const struct config *c, int argc, char **argv);
 int cmd_smoke(const struct config *c, int argc, char **argv);
 int cmd_bench(const struct config *c, int argc, char **argv);
 int cmd_gates(const struct config *c, int argc, char **argv);
+int cmd_accept(const struct config *c, int argc, char **argv);
 int cmd_guard(const struct config *c, int argc, char **argv);
 int cmd_verify(const struct config *c, int argc, char **argv);
 int cmd_copy_to_peer(const struct config *c, int argc, char **argv);
@@ -32,7 +33,7 @@ int cmd_incidents(const struct config *c, int argc, char **argv);
  * table, --help, the man page and the completions are printed from these. */
 extern const struct usage_doc launch_doc, stop_doc, restart_doc, logs_doc, status_doc, smoke_doc,
     bench_doc, gates_doc, guard_doc, verify_doc, download_doc, assemble_doc, copy_doc, pi_doc,
-    watch_doc, incidents_doc, doctor_doc, config_doc, key_doc;
+    watch_doc, incidents_doc, doctor_doc, config_doc, key_doc, accept_doc;
 
 /* Node cn's copy of the checkpoint against the head's manifest, reported as
  * `verify --node` does (copy-to-peer's last step): 0 every file matches, 1

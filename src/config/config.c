@@ -54,6 +54,16 @@ static const struct config_key KEYS[CFG_COUNT] = {
     [CFG_PORT] = {"8000", "API port of rank 0", false, CK_INT, false, 1, 65535},
     [CFG_MPORT] = {"29655", "torch distributed master port", false, CK_INT, false, 1, 65535},
     [CFG_IMG] = {HIST_IMG, "server image, pinned by digest", false, CK_IMAGE, false, 0, 0},
+    [CFG_ACCEPT_BENCH_TOL] = {"5",
+                              "accept: a bench figure more than this many percent below the "
+                              "baseline's fails the candidate",
+                              false, CK_NUM, false, 0, 100},
+    [CFG_ACCEPT_TOP1] = {"0.98",
+                         "accept: the least top-1 agreement with the baseline over the drift "
+                         "windows",
+                         false, CK_NUM, false, 0, 1},
+    [CFG_ACCEPT_KLD] = {"0.02", "accept: the largest mean KL divergence from the baseline, nats",
+                        false, CK_NUM, false, 0, 100},
     [CFG_API_KEY_FILE] = {"${STATE_DIR}/api_key", "API key file (mode 0600)", false, CK_MOUNT_PATH,
                           false, 0, 0},
     [CFG_API_URL] = {"", "API base URL (empty: http://127.0.0.1:PORT)", false, CK_URL, true, 0, 0},
@@ -554,6 +564,39 @@ void config_free(struct config *c)
 const char *config_name(enum config_id k)
 {
     return NAMES[k];
+}
+
+int config_copy(struct config *dst, const struct config *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->values = calloc((size_t)src->count, sizeof *dst->values);
+    dst->file = src->file ? strdup(src->file) : NULL;
+    if (!dst->values || (src->file && !dst->file)) {
+        config_free(dst);
+        return -1;
+    }
+    dst->count = src->count;
+    for (int i = 0; i < src->count; i++) {
+        const struct config_value *v = &src->values[i];
+        dst->values[i] = *v;
+        dst->values[i].value = NULL;
+        dst->values[i].origin = NULL;
+        if (set_value(&dst->values[i], v->value, v->source, v->origin) < 0) {
+            config_free(dst);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int config_override(struct config *c, enum config_id k, const char *value, struct buf *err)
+{
+    if (set_value(&c->values[k], value, CONFIG_SRC_FLAG, NULL) < 0) {
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    parse_numbers(c);
+    return check_values(c, err);
 }
 
 const char *config_str(const struct config *c, enum config_id k)

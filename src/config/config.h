@@ -37,6 +37,19 @@ void config_free(struct config *c);
  * what `dsv41-top config` prints and an incident keeps. */
 void config_dump(const struct config *c, FILE *f);
 
+/* A deep copy (config_free frees it), and one setting changed in it as a
+ * --set flag would (checked like every value): a command that runs another
+ * with one thing different (accept: IMG) changes its copy, never the one
+ * main() loaded. -1 with err when out of memory or the value is refused. */
+int config_copy(struct config *dst, const struct config *src);
+int config_override(struct config *c, enum config_id k, const char *value, struct buf *err);
+/* Sets KEY=VALUE in the config file at path, the file's other lines as they
+ * were (the last KEY= line replaced, or one added), after copying the file
+ * to path.bak; written to a temporary file, synced and renamed over, 0600
+ * when new. VALUE is written in double quotes when it needs them. -1 with
+ * err. (config_file.c) */
+int config_file_set(const char *path, const char *key, const char *value, struct buf *err);
+
 /* A setting's name ("STATE_DIR"). */
 const char *config_name(enum config_id k);
 /* A setting's value: never NULL after config_load. */

@@ -20,6 +20,9 @@
     X(PORT) \
     X(MPORT) \
     X(IMG) \
+    X(ACCEPT_BENCH_TOL) \
+    X(ACCEPT_TOP1) \
+    X(ACCEPT_KLD) \
     X(API_KEY_FILE) \
     X(API_URL) \
     X(MEMGUARD_GIB) \

@@ -10,6 +10,7 @@
 static atomic_int g_token;
 static atomic_int g_sig;
 static atomic_int g_catching;
+static atomic_int g_taken; /* the signal interrupt_take took */
 static void (*_Atomic g_usr)(int);
 /* The self-pipe: one byte written when the first caught signal comes, never
  * read, so its read end stays readable from then on, as the token stays set */
@@ -21,11 +22,14 @@ static void on_signal(int sig)
      * the clean-up): what the signal does by default. A repeated SIGHUP or
      * SIGTERM is no such choice - an ssh hangup often comes twice - and
      * must not cut a clean-up (the console's guard handover) short. */
-    if (!atomic_load(&g_catching) || (sig == SIGINT && atomic_load(&g_sig) == SIGINT)) {
+    if (!atomic_load(&g_catching) ||
+        (sig == SIGINT && (atomic_load(&g_sig) == SIGINT || atomic_load(&g_taken) == SIGINT))) {
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
+    if (atomic_load(&g_taken))
+        return; /* a clean-up that took the first signal runs to its end */
     if (!atomic_load(&g_sig)) {
         atomic_store(&g_sig, sig);
         if (g_pipe[1] >= 0) {
@@ -68,6 +72,20 @@ void interrupt_install(void)
 void interrupt_catch(void)
 {
     atomic_store(&g_catching, 1);
+}
+
+int interrupt_take(void)
+{
+    int sig = atomic_load(&g_sig);
+    if (!sig)
+        return 0;
+    atomic_store(&g_taken, sig);
+    char b[16];
+    while (g_pipe[0] >= 0 && read(g_pipe[0], b, sizeof b) > 0)
+        ;
+    atomic_store(&g_sig, 0);
+    atomic_store(&g_token, 0);
+    return sig;
 }
 
 int interrupt_pending(void)

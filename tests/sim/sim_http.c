@@ -640,6 +640,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return send_text(c, atomic_load(&g_engine_dead) ? 503 : 200, "application/json", "");
     if (get && strcmp(url, "/metrics") == 0)
         return metrics(c);
+    if (get && strcmp(url, "/version") == 0) {
+        /* vllm/entrypoints/openai/api_server.py: {"version": VLLM_VERSION}, no key asked;
+         * a test image may bake in another (DSV41_SIM_VLLM_VERSION) */
+        const char *v = getenv("DSV41_SIM_VLLM_VERSION");
+        char js[96];
+        snprintf(js, sizeof js, "{\"version\":\"%.60s\"}", v && *v ? v : "0.11.1");
+        return send_text(c, 200, "application/json", js);
+    }
     if (strncmp(url, "/v1/", 4) == 0 && !authorized(c))
         return send_text(c, 401, "application/json", "{\"error\":\"Unauthorized\"}");
     if (get && strcmp(url, "/v1/models") == 0)

@@ -1,0 +1,121 @@
+/* config_file: one setting written into the operator's config file (accept
+ * pins IMG there), every other line kept byte for byte. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Does this line set key (KEY=..., export KEY=..., blanks around)? */
+static bool sets_key(const char *line, size_t len, const char *key)
+{
+    size_t i = 0, kl = strlen(key);
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    if (len - i > 7 && strncmp(line + i, "export ", 7) == 0)
+        for (i += 7; i < len && (line[i] == ' ' || line[i] == '\t');)
+            i++;
+    if (len - i < kl || strncmp(line + i, key, kl) != 0)
+        return false;
+    for (i += kl; i < len && (line[i] == ' ' || line[i] == '\t');)
+        i++;
+    return i < len && line[i] == '=';
+}
+
+/* VALUE as the loader reads it back: bare when it is plain, else in single
+ * quotes (a ' inside as '\''), which the loader's unquote takes off. */
+static void put_value(struct buf *b, const char *v)
+{
+    if (*v && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/:@+,-") ==
+                  strlen(v)) {
+        buf_puts(b, v);
+        return;
+    }
+    buf_puts(b, "'");
+    for (; *v; v++)
+        if (*v == '\'')
+            buf_puts(b, "'\\''");
+        else
+            buf_append(b, v, 1);
+    buf_puts(b, "'");
+}
+
+static int write_all(const char *path, const char *data, size_t len, mode_t mode, struct buf *err)
+{
+    struct buf tmp = BUF_INIT;
+    buf_printf(&tmp, "%s.tmp", path);
+    int fd = open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    bool ok = fd >= 0;
+    for (size_t off = 0; ok && off < len;) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        ok = w > 0;
+        off += ok ? (size_t)w : 0;
+    }
+    ok = ok && fchmod(fd, mode) == 0 && fsync(fd) == 0;
+    if (fd >= 0 && close(fd) != 0)
+        ok = false;
+    if (!ok || rename(buf_str(&tmp), path) != 0) {
+        buf_printf(err, "cannot write %s: %s", path, strerror(errno));
+        unlink(buf_str(&tmp));
+        buf_free(&tmp);
+        return -1;
+    }
+    buf_free(&tmp);
+    return 0;
+}
+
+int config_file_set(const char *path, const char *key, const char *value, struct buf *err)
+{
+    struct buf old = BUF_INIT, out = BUF_INIT, bak = BUF_INIT;
+    struct stat st;
+    mode_t mode = 0600;
+    bool exists = stat(path, &st) == 0;
+    if (exists)
+        mode = st.st_mode & 07777;
+    if (exists && buf_read_file(&old, path, 1 << 20) < 0) {
+        buf_printf(err, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* the last line that sets it is the one that counts when loading */
+    const char *d = buf_str(&old), *last = NULL;
+    size_t last_len = 0;
+    for (const char *p = d; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (sets_key(p, len, key)) {
+            last = p;
+            last_len = len;
+        }
+        p += len + (nl != NULL);
+    }
+    struct buf line = BUF_INIT;
+    buf_printf(&line, "%s=", key);
+    put_value(&line, value);
+    if (last) {
+        buf_append(&out, d, (size_t)(last - d));
+        buf_puts(&out, buf_str(&line));
+        buf_puts(&out, last + last_len);
+    } else {
+        buf_puts(&out, d);
+        if (out.len && out.data[out.len - 1] != '\n')
+            buf_puts(&out, "\n");
+        buf_printf(&out, "%s\n", buf_str(&line));
+    }
+    buf_free(&line);
+    int rc = 0;
+    buf_printf(&bak, "%s.bak", path);
+    if (exists)
+        rc = write_all(buf_str(&bak), buf_str(&old), old.len, mode, err);
+    if (rc == 0)
+        rc = write_all(path, buf_str(&out), out.len, mode, err);
+    buf_free(&old);
+    buf_free(&out);
+    buf_free(&bak);
+    return rc;
+}
