@@ -55,6 +55,12 @@ tmp_dir = "$d/tmp"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOC
+    # the test registry on the head (test_accept starts it) speaks plain HTTP
+    cat > "$d/registries.conf" <<EOC
+[[registry]]
+location = "$HEAD_IP:5000"
+insecure = true
+EOC
 }
 
 # A rootfs shaped like the real image's: the simulator as `vllm` (it takes
@@ -97,7 +103,7 @@ KbdInteractiveAuthentication no
 StrictModes no
 UsePAM no
 Subsystem sftp internal-sftp
-SetEnv PATH=$IT_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin CONTAINERS_CONF=$IT_DIR/$1/containers.conf CONTAINERS_STORAGE_CONF=$IT_DIR/$1/storage.conf
+SetEnv PATH=$IT_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin CONTAINERS_CONF=$IT_DIR/$1/containers.conf CONTAINERS_STORAGE_CONF=$IT_DIR/$1/storage.conf CONTAINERS_REGISTRIES_CONF=$IT_DIR/$1/registries.conf
 EOC
 }
 

@@ -35,6 +35,7 @@ on_host() { # head|worker cmd...
     nsenter --net="/run/netns/$ns" unshare --uts env \
         CONTAINERS_CONF="$IT_DIR/$h/containers.conf" \
         CONTAINERS_STORAGE_CONF="$IT_DIR/$h/storage.conf" \
+        CONTAINERS_REGISTRIES_CONF="$IT_DIR/$h/registries.conf" \
         sh -c 'hostname "spark-$0"; exec "$@"' "$h" "$@"
 }
 
