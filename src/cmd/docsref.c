@@ -53,6 +53,10 @@ const struct docsref_file DOCSREF_FILES[] = {
     {"STATE_DIR/bench/", REF_TOP,
      "the console's bench results, bench-DATE.json (b; the jobs tab shows the newest)"},
     {"STATE_DIR/gates/", REF_TOP, "the console's gates evidence, gates-DATE.json (g)"},
+    {"STATE_DIR/accept/", REF_TOP,
+     "accept's history: accepted (the accepted image), baseline (a link to the run whose "
+     "evidence is the baseline), and TIME-DIGEST12/ per run: report.md, report.json, "
+     "gates.json, bench.json, drift.tsv"},
     {"STATE_DIR/incidents/", REF_TOP,
      "the evidence kept when a guard fired, the engine wedged or a rank exited (console, "
      "watch)"},

@@ -238,7 +238,7 @@ int outdrift_save(const struct outdrift_set *s, const char *path, struct buf *er
         buf_free(&tmp);
         return -1;
     }
-    fprintf(f, "# dsv41-top outdrift 1 windows-sha256 %s\n", s->windows_sha);
+    fprintf(f, "# outdrift measurement 1 windows-sha256 %s\n", s->windows_sha);
     for (int i = 0; i < s->n; i++) {
         const struct outdrift_window *w = &s->w[i];
         if (w->error[0]) {
@@ -334,7 +334,7 @@ int outdrift_load(struct outdrift_set *s, const char *path, struct buf *err)
     while (getline(&line, &cap, f) > 0) {
         lineno++;
         if (lineno == 1) {
-            if (sscanf(line, "# dsv41-top outdrift 1 windows-sha256 %64[0-9a-f]", s->windows_sha) !=
+            if (sscanf(line, "# outdrift measurement 1 windows-sha256 %64[0-9a-f]", s->windows_sha) !=
                 1)
                 rc = -1;
         } else if (load_line(s, line) < 0) {
