@@ -26,8 +26,9 @@ static bool sets_key(const char *line, size_t len, const char *key)
     return i < len && line[i] == '=';
 }
 
-/* VALUE as the loader reads it back: bare when it is plain, else in single
- * quotes (a ' inside as '\''), which the loader's unquote takes off. */
+/* VALUE as the loader reads it back: bare when it is plain, else in double
+ * quotes with \ " $ ` escaped, one quoted string, which the loader's
+ * unquote takes off as a shell sourcing the file would. */
 static void put_value(struct buf *b, const char *v)
 {
     if (*v && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._/:@+,-") ==
@@ -35,13 +36,13 @@ static void put_value(struct buf *b, const char *v)
         buf_puts(b, v);
         return;
     }
-    buf_puts(b, "'");
-    for (; *v; v++)
-        if (*v == '\'')
-            buf_puts(b, "'\\''");
-        else
-            buf_append(b, v, 1);
-    buf_puts(b, "'");
+    buf_puts(b, "\"");
+    for (; *v; v++) {
+        if (strchr("\\\"$`", *v))
+            buf_puts(b, "\\");
+        buf_append(b, v, 1);
+    }
+    buf_puts(b, "\"");
 }
 
 static int write_all(const char *path, const char *data, size_t len, mode_t mode, struct buf *err)
@@ -72,6 +73,10 @@ static int write_all(const char *path, const char *data, size_t len, mode_t mode
 
 int config_file_set(const char *path, const char *key, const char *value, struct buf *err)
 {
+    if (strpbrk(value, "\n\r")) {
+        buf_printf(err, "%s: a value with a line break cannot be one line of %s", key, path);
+        return -1;
+    }
     struct buf old = BUF_INIT, out = BUF_INIT, bak = BUF_INIT;
     struct stat st;
     mode_t mode = 0600;
