@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "config.h"
 #include "draw_util.h"
 #include "job.h"
 #include "keys.h"
@@ -93,6 +94,29 @@ static void do_gates(struct ui *u)
     run_job(u, "gates", argv);
 }
 
+/* accept CANDIDATE_IMG: a maintenance window, so it asks first; its steps
+ * and verdict are the job's lines. */
+static void yes_accept(struct ui *u)
+{
+    char *argv[] = {"accept", "--yes", (char *)config_str(u->c, CFG_CANDIDATE_IMG), NULL};
+    run_job(u, "accept", argv);
+}
+
+static void do_accept(struct ui *u)
+{
+    const char *img = config_str(u->c, CFG_CANDIDATE_IMG);
+    if (!img[0] || !strstr(img, "@sha256:")) {
+        state_say(u->s, "set CANDIDATE_IMG=NAME@sha256:DIGEST in the config file first (%s)",
+                  img[0] ? "it is not pinned by digest" : "it is empty");
+        return;
+    }
+    char q[160];
+    const char *at = strstr(img, "@sha256:");
+    snprintf(q, sizeof q, "Accept the candidate %.12s (CANDIDATE_IMG)? The API is down meanwhile",
+             at + 8);
+    confirm(u, q, yes_accept);
+}
+
 /* The checkpoint on every node, one after another, with a progress line
  * every second for the jobs pane. */
 static void do_verify(struct ui *u)
@@ -178,6 +202,12 @@ static void yes_quit(struct ui *u)
 static void do_quit(struct ui *u)
 {
     char name[24];
+    /* its rollback must not be cut: quitting would end the job */
+    if (job_running(u->s, "accept")) {
+        state_say(u->s, "an acceptance is running: wait for its verdict, or c to cancel it (it "
+                        "rolls back), then quit");
+        return;
+    }
     if (job_newest_running(u->s, name, sizeof name))
         confirm(u, "A job is running; quit and cancel it?", yes_quit);
     else
@@ -452,6 +482,9 @@ static const struct key_entry KEYS[] = {
     {'t', "t", "smoke test: text, tool call, vision", do_smoke, true},
     {'b', "b", "bench: prefill and decode speed (result in the jobs tab)", do_bench, true},
     {'g', "g", "the six acceptance gates", do_gates, true},
+    {'A', "A", "accept CANDIDATE_IMG: measured beside the accepted image, promoted or rolled back "
+               "(asks first)",
+     do_accept, true},
     {'v', "v", "verify the checkpoint on every node (sha256 manifest)", do_verify, true},
     {'p', "p", "copy the checkpoint to the workers, each file verified as it lands", do_copy, true},
     {'d', "d", "download the checkpoint from the hub into MODEL_DIR, or resume it (asks first)",

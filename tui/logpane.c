@@ -1,11 +1,16 @@
 /* logpane: the ranks' logs and the jobs pane (jobs, bench table, messages). */
 #include <curses.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wchar.h>
 
+#include "benchhist.h"
 #include "benchtab.h"
+#include "config.h"
 #include "draw_util.h"
+#include "graph.h"
 #include "panes.h"
 
 /* A filter scans at most this many lines back per draw, so a rare match
@@ -116,38 +121,92 @@ static const char *job_word(enum job_status st)
     return st == JOB_RUNNING ? "running" : st == JOB_OK ? "done" : st == JOB_CANCELLED ? "cancelled" : "FAILED";
 }
 
+/* The bench files and the history, re-read now and then (local files). */
+struct bench_view {
+    struct benchtab t;
+    struct benchhist h;
+    struct benchhist_rec base;
+    bool have_base;
+    char hash[17];
+    double loaded_at;
+};
+
+static void bench_load(struct ui *u, struct bench_view *b)
+{
+    double now = (double)time(NULL);
+    if (now - b->loaded_at < 5)
+        return;
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/bench", u->state_dir);
+    benchtab_load(dir, &b->t);
+    benchhist_load(u->state_dir, &b->h);
+    config_hash(u->c, b->hash);
+    /* the accepted baseline counts only for the configuration it measured */
+    b->have_base = benchhist_baseline(u->state_dir, &b->base) == 0 &&
+                   strcmp(b->base.hash, b->hash) == 0;
+    b->loaded_at = now;
+}
+
+/* The figure's runs of this configuration, oldest first, as a one-line graph. */
+static void bench_trend(const struct ui *u, const struct bench_view *b, const char *name, char *out,
+                        size_t sz)
+{
+    float v[BENCHHIST_MAX];
+    int n = 0;
+    double hi = 0;
+    for (int i = 0; i < b->h.n; i++) {
+        if (strcmp(b->h.r[i].hash, b->hash) != 0)
+            continue;
+        double x = benchhist_figure(&b->h.r[i], name);
+        v[n++] = x >= 0 ? (float)x : NAN;
+        if (x > hi)
+            hi = x;
+    }
+    out[0] = '\0';
+    if (n >= 2 && hi > 0)
+        graph_render(v, n, 0, hi, 8, 1, u->glyphs, out, sz);
+}
+
 static int draw_bench(struct ui *u, struct rect r, int y)
 {
-    static struct benchtab t;
-    static double loaded_at;
-    double now = (double)time(NULL);
-    if (now - loaded_at >= 5) { /* local files, re-read now and then */
-        char dir[700];
-        snprintf(dir, sizeof dir, "%s/bench", u->state_dir);
-        benchtab_load(dir, &t);
-        loaded_at = now;
-    }
+    static struct bench_view b;
+    bench_load(u, &b);
+    const struct benchtab *t = &b.t;
+    double tol = config_num(u->c, CFG_ACCEPT_BENCH_TOL) / 100;
     int end = r.y + r.h;
     if (y >= end)
         return y;
     int a = draw_attr(u, ROLE_TITLE);
-    int x = putf(u, y, r.x, r.w, a, "%-22s %9s", "bench (tok/s)", "reference");
-    for (int c = 0; c < t.nruns; c++)
-        x += putf(u, y, r.x + x, r.w - x, a, " %16.16s", t.run[c]);
+    int x = putf(u, y, r.x, r.w, a, "%-22s %9s %9s %-8s", "bench (tok/s)", "reference", "accepted",
+                 "trend");
+    for (int c = 0; c < t->nruns; c++)
+        x += putf(u, y, r.x + x, r.w - x, a, " %16.16s", t->run[c]);
     y++;
-    if (!t.nruns && y < end)
+    if (!t->nruns && y < end)
         put(u, y++, r.x, r.w, draw_attr(u, ROLE_DIM), "no bench run yet: press b");
-    for (int i = 0; i < t.nrows && y < end; i++) {
-        char ref[16] = "";
-        if (t.row[i].ref >= 0)
-            snprintf(ref, sizeof ref, "%.0f", t.row[i].ref);
-        x = putf(u, y, r.x, r.w, draw_attr(u, ROLE_NORMAL), "%-22s %9s", t.row[i].name, ref);
-        for (int c = 0; c < t.nruns; c++) {
+    for (int i = 0; i < t->nrows && y < end; i++) {
+        char ref[16] = "", acc[16] = "n/a", trend[64];
+        if (t->row[i].ref >= 0)
+            snprintf(ref, sizeof ref, "%.0f", t->row[i].ref);
+        double base = b.have_base ? benchhist_figure(&b.base, t->row[i].name) : -1;
+        if (base >= 0)
+            snprintf(acc, sizeof acc, "%.1f", base);
+        bench_trend(u, &b, t->row[i].name, trend, sizeof trend);
+        x = putf(u, y, r.x, r.w, draw_attr(u, ROLE_NORMAL), "%-22s %9s %9s ", t->row[i].name, ref,
+                 acc);
+        x += put(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_DIM), trend);
+        x += putf(u, y, r.x + x, r.w - x, draw_attr(u, ROLE_NORMAL), "%*s",
+                  trend[0] ? 0 : 8, "");
+        for (int c = 0; c < t->nruns; c++) {
             char v[16] = "n/a";
-            if (t.row[i].v[c] >= 0)
-                snprintf(v, sizeof v, "%.1f", t.row[i].v[c]);
-            bool low = t.row[i].ref > 0 && t.row[i].v[c] >= 0 && t.row[i].v[c] < 0.8 * t.row[i].ref;
-            x += putf(u, y, r.x + x, r.w - x, draw_attr(u, low ? ROLE_WARN : ROLE_NORMAL), " %16s", v);
+            double f = t->row[i].v[c];
+            if (f >= 0)
+                snprintf(v, sizeof v, "%.1f", f);
+            /* below the reference by a fifth, or below the accepted baseline */
+            bool low = f >= 0 && ((t->row[i].ref > 0 && f < 0.8 * t->row[i].ref) ||
+                                  (base > 0 && f < base * (1 - tol)));
+            x += putf(u, y, r.x + x, r.w - x, draw_attr(u, low ? ROLE_WARN : ROLE_NORMAL), " %16s",
+                      v);
         }
         y++;
     }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accept.h"
 #include "draw_util.h"
 #include "guardview.h"
 #include "mono.h"
@@ -194,6 +195,45 @@ void pane_nodes(struct ui *u)
         node_column(u, first + k, u->l.col[k]);
 }
 
+/* Each rank's image, named by the reference an acceptance measured (short
+ * digest, accepted or not), and the last acceptance's verdict. */
+static int draw_images(struct ui *u, struct rect r, int y, int end)
+{
+    static struct accept_view v;
+    static double loaded_at;
+    double now = mono_s();
+    if (loaded_at == 0 || now - loaded_at >= 5) { /* local files */
+        char dir[700];
+        snprintf(dir, sizeof dir, "%s/accept", u->state_dir);
+        accept_view_load(dir, &v);
+        loaded_at = now;
+    }
+    if (!v.accepted[0] && !v.nimg && !v.last[0])
+        return y; /* accept never ran here: nothing to name the images by */
+    for (int i = 0; i < u->s->nnodes && y < end; i++) {
+        const struct snapshot *sn = &u->s->nodes[i].snap;
+        for (int k = 0; k < sn->ncont && y < end; k++) {
+            const struct container_info *ct = &sn->cont[k];
+            if (!ct->running || strncmp(ct->name, "dsv41-r", 7) != 0)
+                continue;
+            char name[80];
+            bool accepted;
+            accept_view_name(&v, ct->image, name, sizeof name, &accepted);
+            const char *id = strncmp(ct->image, "sha256:", 7) == 0 ? ct->image + 7 : ct->image;
+            if (name[0])
+                putf(u, y++, r.x, r.w, draw_attr(u, accepted ? ROLE_NORMAL : ROLE_WARN),
+                     "%s %s %s %s", ct->name + 6, u->s->nodes[i].name, name,
+                     accepted ? "accepted" : "NOT accepted");
+            else
+                putf(u, y++, r.x, r.w, draw_attr(u, ROLE_DIM), "%s %s image id %.12s%s",
+                     ct->name + 6, u->s->nodes[i].name, id, " unmeasured");
+        }
+    }
+    if (v.last[0] && y < end)
+        putf(u, y++, r.x, r.w, draw_attr(u, ROLE_DIM), "accept: %s", v.last);
+    return y;
+}
+
 void pane_server(struct ui *u)
 {
     const struct state_server *sv = &u->s->server;
@@ -267,6 +307,7 @@ void pane_server(struct ui *u)
         put(u, y++, r.x, r.w, bad, sv->problems[i]);
     for (int i = 0; i < sv->nwarnings && y < end; i++)
         put(u, y++, r.x, r.w, draw_attr(u, ROLE_WARN), sv->warnings[i]);
+    draw_images(u, r, y, end);
 }
 
 /* The port that carries the fabric (its netdev), else the first ACTIVE one. */

@@ -83,8 +83,26 @@ int accept_report(const struct accept_report_in *in, struct buf *err);
 
 /* The history: one line per run folder, oldest first. */
 int accept_list(const char *accept_dir, FILE *out);
-/* A hash of the settings that shape the deployment (every one but IMG and
- * the secrets), hex, 16 characters. */
-void accept_config_hash(const struct config *c, char out[17]);
+
+/* STATE_DIR/accept/images.tsv: "IMAGE-ID<TAB>REFERENCE" for every image an
+ * acceptance measured, so that a rank's container, which its runtime
+ * reports by image id, can be named by its pinned reference. */
+int accept_note_image(const char *accept_dir, const char *image_id, const char *ref);
+
+/* What the console shows (local files, re-read by the caller now and then). */
+struct accept_view {
+    char accepted[400];  /* the accepted image's reference; "" none yet */
+    int nimg;
+    struct {
+        char id[72]; /* without "sha256:" */
+        char ref[400];
+    } img[32];           /* the newest 32 of images.tsv */
+    char last[200];      /* the newest run: "pass, promoted, 20261203-194800" or "" */
+};
+void accept_view_load(const char *accept_dir, struct accept_view *v);
+/* A rank's image id named: its short digest (sha256:0123456789ab) and
+ * whether it is the accepted image; "" with false when it is not known. */
+void accept_view_name(const struct accept_view *v, const char *image_id, char *out, size_t sz,
+                      bool *accepted);
 
 #endif

@@ -13,28 +13,6 @@
 #include "gates.h"
 #include "text.h"
 
-void accept_config_hash(const struct config *c, char out[17])
-{
-    EVP_MD_CTX *md = EVP_MD_CTX_new();
-    unsigned char h[32];
-    unsigned int hl = 0;
-    EVP_DigestInit_ex(md, EVP_sha256(), NULL);
-    const char *def, *help;
-    bool secret;
-    const char *key;
-    for (int i = 0; (key = config_key_at(i, &def, &help, &secret)); i++) {
-        if (secret || i == CFG_IMG)
-            continue;
-        const char *v = config_str(c, (enum config_id)i);
-        EVP_DigestUpdate(md, key, strlen(key) + 1);
-        EVP_DigestUpdate(md, v, strlen(v) + 1);
-    }
-    EVP_DigestFinal_ex(md, h, &hl);
-    EVP_MD_CTX_free(md);
-    for (int i = 0; i < 8; i++)
-        snprintf(out + 2 * i, 3, "%02x", h[i]);
-}
-
 static void bench_table(const struct accept_report_in *in, struct buf *md, cJSON *j)
 {
     struct buf p = BUF_INIT, a = BUF_INIT, b = BUF_INIT;

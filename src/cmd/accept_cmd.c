@@ -15,6 +15,7 @@
 #include "accept.h"
 #include "api.h"
 #include "apikey.h"
+#include "benchhist.h"
 #include "cluster.h"
 #include "commands.h"
 #include "interrupt.h"
@@ -123,6 +124,26 @@ static int set_baseline(const struct accept_run *r)
     return symlink(name, tmp) == 0 ? rename(tmp, r->base_dir) : -1;
 }
 
+/* The image's id on the head, noted in images.tsv: the console names a
+ * rank's container (which its runtime reports by id) by this reference. */
+static void note_image(const struct accept_run *r, const char *ref)
+{
+    struct shcmd s = SHCMD_INIT;
+    struct ssh_result res;
+    struct buf err = BUF_INIT;
+    shcmd_exec(&s, config_str(r->c, CFG_RUNTIME), "image", "inspect", "--format", "{{.Id}}", "--",
+               ref, (char *)NULL);
+    if (node_run_local(&s, 60000, 1 << 16, &res, &err) == 0) {
+        char id[80];
+        text_clean(id, sizeof id, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
+        if (res.exit_status == 0 && id[0])
+            accept_note_image(r->accept_dir, id, ref);
+        ssh_result_free(&res);
+    }
+    shcmd_free(&s);
+    buf_free(&err);
+}
+
 /* Pulls the candidate on every node and asks each runtime which digests
  * it has for it: all must list the one asked for. */
 static int pull_everywhere(struct accept_run *r, const struct accept_ref *ref)
@@ -181,7 +202,10 @@ static int pull_everywhere(struct accept_run *r, const struct accept_ref *ref)
         }
     }
     cluster_close(&cl);
-    return bad || interrupt_pending() ? -1 : 0;
+    if (bad || interrupt_pending())
+        return -1;
+    note_image(r, ref->ref);
+    return 0;
 }
 
 /* Waits up to wait_s for no request running or waiting. */
@@ -237,6 +261,33 @@ static int suite(const struct accept_run *r, struct accept_evidence *ev)
                                    .dir = r->run_dir, .gates_ctx = r->ctx,
                                    .timeout_s = r->timeout_s};
     return accept_suite(&so, ev, stdout);
+}
+
+/* The suite's bench joins the history, under the image it measured; the
+ * record is returned for set_bench_baseline. */
+static void keep_bench(const struct accept_run *r, const char *image, const char *label,
+                       struct benchhist_rec *rec)
+{
+    struct buf path = BUF_INIT, err = BUF_INIT;
+    buf_printf(&path, "%s/bench.json", r->run_dir);
+    struct config cc;
+    if (config_copy(&cc, r->c) == 0) {
+        if (config_override(&cc, CFG_IMG, image, &err) < 0 ||
+            benchhist_record(&cc, buf_str(&r->api), buf_str(&r->key), label, buf_str(&path), rec,
+                             &err) < 0)
+            printf("note: %s\n", buf_str(&err));
+        config_free(&cc);
+    }
+    buf_free(&path);
+    buf_free(&err);
+}
+
+static void set_bench_baseline(const struct accept_run *r, const struct benchhist_rec *rec)
+{
+    struct buf err = BUF_INIT;
+    if (rec->n && benchhist_set_baseline(config_str(r->c, CFG_STATE_DIR), rec, &err) < 0)
+        printf("warning: %s\n", buf_str(&err));
+    buf_free(&err);
 }
 
 static void report(const struct accept_run *r, const struct accept_evidence *ev,
@@ -362,13 +413,18 @@ static int window(struct accept_run *r, bool force, int idle_wait)
         rc = roll_back(r, "the candidate did not launch", what, sizeof what);
     } else {
         suite(r, &ev);
+        static struct benchhist_rec rec;
+        keep_bench(r, r->cand, BENCHHIST_CANDIDATE, &rec);
         accept_judge(r->base_dir, r->run_dir, &ev, &r->t, &v);
         printf("verdict: %s%s%s\n", v.pass ? "pass" : "fail", v.pass ? "" : ": ", v.reasons);
-        if (v.pass && !interrupt_pending())
+        if (v.pass && !interrupt_pending()) {
             rc = promote(r, what, sizeof what);
-        else
+            if (rc == ACCEPT_PROMOTED)
+                set_bench_baseline(r, &rec);
+        } else {
             rc = roll_back(r, interrupt_pending() ? "interrupted" : "the candidate failed", what,
                            sizeof what);
+        }
     }
     if (!v.reasons[0] && rc != ACCEPT_PROMOTED)
         snprintf(v.reasons, sizeof v.reasons, "%s", ev.error[0] ? ev.error : what);
@@ -385,13 +441,18 @@ static int record_baseline(struct accept_run *r)
     interrupt_catch();
     struct accept_evidence ev;
     printf("baseline: measuring %s as it serves (nothing is stopped)\n", r->base_ref);
+    note_image(r, r->base_ref);
     int rc = suite(r, &ev);
+    static struct benchhist_rec rec;
+    keep_bench(r, r->base_ref, "baseline", &rec);
     char line[500];
     snprintf(line, sizeof line, "%s\n", r->base_ref);
     if (rc == 0 && (write_small(r->accept_dir, "accepted", line) < 0 || set_baseline(r) < 0)) {
         printf("cannot record the baseline in %s: %s\n", r->accept_dir, strerror(errno));
         rc = -1;
     }
+    if (rc == 0)
+        set_bench_baseline(r, &rec);
     report(r, &ev, NULL, rc == 0 ? "baseline recorded" : "baseline not recorded");
     if (rc == 0)
         printf("baseline recorded: %s\n", r->run_dir);
@@ -462,7 +523,7 @@ int cmd_accept(const struct config *c, int argc, char **argv)
     const char *dig = strstr(r.cand, "@sha256:");
     snprintf(r.run_dir, sizeof r.run_dir, "%s/%s-%.12s", r.accept_dir, stamp,
              dig ? dig + 8 : "unpinned");
-    accept_config_hash(c, r.hash);
+    config_hash(c, r.hash);
     api_base_url(c, &r.api);
     if (api_load_key(c, &r.key, &err) < 0)
         printf("warning: %s; trying without a key\n", buf_str(&err));

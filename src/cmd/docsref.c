@@ -51,12 +51,20 @@ const struct docsref_file DOCSREF_FILES[] = {
     {"STATE_DIR/console.log", REF_TOP,
      "what the console's own code writes to stderr while the screen is up"},
     {"STATE_DIR/bench/", REF_TOP,
-     "the console's bench results, bench-DATE.json (b; the jobs tab shows the newest)"},
+     "bench results, bench-DATE.json (b, or bench without --out; the jobs tab shows the "
+     "newest)"},
+    {"STATE_DIR/bench/history.jsonl", REF_TOP,
+     "every bench run of this deployment: time, label, image, digest, vLLM's version, the "
+     "configuration's hash, the figures (bench --history)"},
+    {"STATE_DIR/bench/baseline.json", REF_TOP,
+     "the accepted image's bench, which a newer run of the same configuration is held to "
+     "(ACCEPT_BENCH_TOL)"},
     {"STATE_DIR/gates/", REF_TOP, "the console's gates evidence, gates-DATE.json (g)"},
     {"STATE_DIR/accept/", REF_TOP,
      "accept's history: accepted (the accepted image), baseline (a link to the run whose "
-     "evidence is the baseline), and TIME-DIGEST12/ per run: report.md, report.json, "
-     "gates.json, bench.json, drift.tsv"},
+     "evidence is the baseline), images.tsv (image ids and the references they were pulled "
+     "by: the console names a rank's image by it), and TIME-DIGEST12/ per run: report.md, "
+     "report.json, gates.json, bench.json, drift.tsv"},
     {"STATE_DIR/incidents/", REF_TOP,
      "the evidence kept when a guard fired, the engine wedged or a rank exited (console, "
      "watch)"},

@@ -1,13 +1,16 @@
 /* `dsv41-top smoke | bench`: the serving checks, as commands. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "api.h"
 #include "apikey.h"
 #include "bench.h"
+#include "benchhist.h"
 #include "gates.h"
 #include "commands.h"
 #include "smoke.h"
@@ -43,7 +46,7 @@ static bool take_any_host(int *argc, char **argv)
  * wrote it is accepted) or the configuration, and the key - which goes only
  * to the configured API's host unless the operator says otherwise: a URL
  * typed by hand must not carry the deployment's key somewhere else. */
-static void target(const struct config *c, const char *url, bool any_host, struct buf *base,
+static bool target(const struct config *c, const char *url, bool any_host, struct buf *base,
                    struct buf *key)
 {
     struct buf conf = BUF_INIT;
@@ -64,13 +67,31 @@ static void target(const struct config *c, const char *url, bool any_host, struc
                         "--key-for-any-host sends it\n",
                 host[0] ? host : buf_str(base), want);
         buf_free(&conf);
-        return;
+        return false;
     }
+    bool ours = !url || strcmp(buf_str(base), buf_str(&conf)) == 0;
     buf_free(&conf);
     struct buf why = BUF_INIT;
     if (api_load_key(c, key, &why) < 0)
         fprintf(stderr, "warning: %s; trying without a key\n", buf_str(&why));
     buf_free(&why);
+    return ours;
+}
+
+/* STATE_DIR/bench/bench-YYYYmmdd-HHMMSS.json: where the console's jobs tab
+ * finds the newest runs. */
+static int default_out(const struct config *c, struct buf *out)
+{
+    const char *sd = config_str(c, CFG_STATE_DIR);
+    mkdir(sd, 0700);
+    buf_printf(out, "%s/bench", sd);
+    if (mkdir(buf_str(out), 0700) < 0 && errno != EEXIST)
+        return -1;
+    char stamp[40];
+    time_t now = time(NULL);
+    strftime(stamp, sizeof stamp, "/bench-%Y%m%d-%H%M%S.json", localtime(&now));
+    buf_puts(out, stamp);
+    return 0;
 }
 
 const struct usage_doc smoke_doc = {
@@ -120,13 +141,19 @@ const struct usage_doc bench_doc = {
     "aggregate at each concurrency (default 1 2) for prose and code, long-context runs (--ctx, "
     "none by default); no output caps; waits for an idle server before each step and, with "
     "--out, saves the JSON after each step. Prints TTFT, TPOT and ITL percentiles and the reference figures of the "
-    "measured deployment. Ctrl-C keeps what finished, marked interrupted.",
+    "measured deployment. Ctrl-C keeps what finished, marked interrupted. A run against this "
+    "deployment's API is kept in its history (STATE_DIR/bench/history.jsonl) with the image, "
+    "vLLM's version and the configuration's hash; one more than ACCEPT_BENCH_TOL below the "
+    "accepted baseline is a warning in status, watch and the console.",
     (const struct usage_exit[]){{0, "every request answered"},
                                 {1, "a request failed (each named in the JSON's errors)"},
                                 {2, "a usage error"},
                                 {-1, NULL}},
     (const struct usage_opt[]){
-        {"--out", "FILE", "the results as JSON (saved after each step)"},
+        {"--out", "FILE",
+         "the results as JSON, saved after each step (default STATE_DIR/bench/bench-DATE.json)"},
+        {"--history", NULL,
+         "the runs kept of this deployment (image, vLLM, configuration hash, figures); no run"},
         {"--label", "L", "a label kept in the results"},
         {"--prefill", "N...", "prompt lengths of the prefill runs (default 8192 32768)"},
         {"--no-prefill", NULL, "no prefill runs"},
@@ -211,6 +238,11 @@ int cmd_bench(const struct config *c, int argc, char **argv)
             n = o.nkinds ? 1 : -1;
         } else if (strcmp(a, "--greedy") == 0) {
             o.greedy = true;
+        } else if (strcmp(a, "--history") == 0) {
+            static struct benchhist h;
+            benchhist_load(config_str(c, CFG_STATE_DIR), &h);
+            benchhist_print(&h, stdout);
+            return 0;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             return usage(stdout, &bench_doc, 0);
         } else if (a[0] != '-' && !url) {
@@ -221,14 +253,24 @@ int cmd_bench(const struct config *c, int argc, char **argv)
         if (n < 0)
             return usage(stderr, &bench_doc, 2);
     }
-    struct buf base = BUF_INIT, key = BUF_INIT;
-    target(c, url, any_host, &base, &key);
+    struct buf base = BUF_INIT, key = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+    bool ours = target(c, url, any_host, &base, &key);
     o.base = buf_str(&base);
     o.key = buf_str(&key);
-    printf("bench: %s%s%s\n", o.base, o.label ? ", label " : "", o.label ? o.label : "");
+    if (!o.out && ours && default_out(c, &out) == 0)
+        o.out = buf_str(&out);
+    printf("bench: %s%s%s%s%s\n", o.base, o.label ? ", label " : "", o.label ? o.label : "",
+           o.out ? ", results in " : "", o.out ? o.out : "");
     int rc = bench_run(&o);
+    /* a run of this deployment joins its history; another server's does not */
+    static struct benchhist_rec rec;
+    if (ours && o.out && benchhist_record(c, o.base, o.key, o.label ? o.label : "cli", o.out,
+                                          &rec, &err) < 0)
+        printf("note: %s\n", buf_str(&err));
     apikey_scrub(&key);
     buf_free(&base);
+    buf_free(&out);
+    buf_free(&err);
     return rc;
 }
 

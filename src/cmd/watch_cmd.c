@@ -58,7 +58,7 @@ const struct usage_doc watch_doc = {
          "--unit | sudo tee /etc/systemd/system/dsv41-watch.service"},
         {NULL, NULL, NULL}}};
 
-#define MAX_FACTS (4 * CLUSTER_MAX_NODES + 4)
+#define MAX_FACTS (4 * CLUSTER_MAX_NODES + 5)
 
 struct fact {
     char key[48];
@@ -159,6 +159,12 @@ static int facts(const struct state *s, struct fact *f)
                 lv->at);
         else if (lv->have)
             add(f, &n, ALARM_NONE, "probe", "FAILED: %s", lv->why);
+        /* status' warning of a bench below the accepted baseline (benchhist.h) */
+        const char *bench = "no regression against the accepted baseline";
+        for (int i = 0; i < sv->nwarnings; i++)
+            if (strncmp(sv->warnings[i], "bench of ", 9) == 0)
+                bench = sv->warnings[i];
+        add(f, &n, ALARM_NONE, "bench", "%s", bench);
     }
     return n;
 }

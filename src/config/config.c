@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,10 @@ static const struct config_key KEYS[CFG_COUNT] = {
                          false, CK_NUM, false, 0, 1},
     [CFG_ACCEPT_KLD] = {"0.02", "accept: the largest mean KL divergence from the baseline, nats",
                         false, CK_NUM, false, 0, 100},
+    [CFG_CANDIDATE_IMG] = {"",
+                           "the image the console's A key accepts (NAME@sha256:DIGEST; "
+                           "dsv41-top accept)",
+                           false, CK_IMAGE, true, 0, 0},
     [CFG_API_KEY_FILE] = {"${STATE_DIR}/api_key", "API key file (mode 0600)", false, CK_MOUNT_PATH,
                           false, 0, 0},
     [CFG_API_URL] = {"", "API base URL (empty: http://127.0.0.1:PORT)", false, CK_URL, true, 0, 0},
@@ -564,6 +569,31 @@ void config_free(struct config *c)
 const char *config_name(enum config_id k)
 {
     return NAMES[k];
+}
+
+void config_hash(const struct config *c, char out[17])
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    unsigned char h[32];
+    unsigned int hl = 0;
+    EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+    /* what shapes the server's speed and answers: the checkpoint, the
+     * nodes, vLLM's arguments and environment - not the image (what is
+     * compared), paths, ports, ssh or the console's own settings */
+    static const enum config_id SHAPES[] = {
+        CFG_HF_REPO, CFG_REVISION, CFG_WORKER,   CFG_WORKERS,  CFG_TP,       CFG_PP,
+        CFG_MAX_LEN, CFG_MAX_SEQS, CFG_NSPEC,    CFG_BATCH,    CFG_GPU_UTIL, CFG_GRAPH_MODE,
+        CFG_KV_BYTES, CFG_PLAN_NAME, CFG_EXTRA,  CFG_EXTRA_ENV, CFG_VLLM_CMD,
+    };
+    for (size_t k = 0; k < sizeof SHAPES / sizeof *SHAPES; k++) {
+        int i = SHAPES[k];
+        EVP_DigestUpdate(md, NAMES[i], strlen(NAMES[i]) + 1);
+        EVP_DigestUpdate(md, c->values[i].value, strlen(c->values[i].value) + 1);
+    }
+    EVP_DigestFinal_ex(md, h, &hl);
+    EVP_MD_CTX_free(md);
+    for (int i = 0; i < 8; i++)
+        snprintf(out + 2 * i, 3, "%02x", h[i]);
 }
 
 int config_copy(struct config *dst, const struct config *src)

@@ -43,6 +43,11 @@ void config_dump(const struct config *c, FILE *f);
  * main() loaded. -1 with err when out of memory or the value is refused. */
 int config_copy(struct config *dst, const struct config *src);
 int config_override(struct config *c, enum config_id k, const char *value, struct buf *err);
+/* A hash of the settings that shape what the server does (the checkpoint's
+ * repository and revision, the nodes, TP/PP, vLLM's limits, arguments and
+ * environment; not IMG, paths, ports or the console's settings): 16 hex
+ * characters. Two bench runs or acceptances compare only under one hash. */
+void config_hash(const struct config *c, char out[17]);
 /* Sets KEY=VALUE in the config file at path, the file's other lines as they
  * were (the last KEY= line replaced, or one added), after copying the file
  * to path.bak; written to a temporary file, synced and renamed over, 0600

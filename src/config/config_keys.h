@@ -23,6 +23,7 @@
     X(ACCEPT_BENCH_TOL) \
     X(ACCEPT_TOP1) \
     X(ACCEPT_KLD) \
+    X(CANDIDATE_IMG) \
     X(API_KEY_FILE) \
     X(API_URL) \
     X(MEMGUARD_GIB) \

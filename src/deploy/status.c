@@ -1,5 +1,6 @@
 #include "status.h"
 
+#include "benchhist.h"
 #include "engine.h"
 #include "guards.h"
 #include "mono.h"
@@ -401,6 +402,12 @@ static void collect(const struct config *c, struct cluster *cl, struct status_re
                         r->nodes[i].cn->name, ct->image);
             }
         }
+    /* a bench of this configuration below the accepted baseline's (local files) */
+    char hash[17], why[320];
+    config_hash(c, hash);
+    if (benchhist_regression(config_str(c, CFG_STATE_DIR), hash,
+                             config_num(c, CFG_ACCEPT_BENCH_TOL) / 100, why, sizeof why) == 1)
+        WARNING(r, "%s", why);
     /* a rank down while /health answers is the wedge's cause: said first,
      * the metrics' verdict on the same hang (if any yet) after it */
     if (r->api.health_code == 200)

@@ -19,6 +19,7 @@ clean_ranks() {
 }
 stop_registry() { pkill_in_ns head "docker-registry serve"; }
 cleanup() {
+    [ -n "${T:-}" ] && tmux -L "$T" kill-server 2>/dev/null
     stop_registry
     on_host worker iptables -D OUTPUT -p tcp --dport 5000 -j REJECT 2>/dev/null
     clean_ranks
@@ -57,11 +58,12 @@ push_image() {
 }
 FAITHFUL=$(push_image faithful DSV41_SIM_BUILD=2)
 FAITHFUL3=$(push_image faithful3 DSV41_SIM_BUILD=3)
+FAITHFUL4=$(push_image faithful4 DSV41_SIM_BUILD=4)
 DRIFT=$(push_image drift DSV41_SIM_LOGPROB_DRIFT=1.0)
 NOREADY=$(push_image noready DSV41_SIM_NEVER_READY=1)
 SLOW=$(push_image slow DSV41_SIM_SLOWDOWN=1.25)
-check "registry: five candidates pushed, each by digest" eval \
-    '[ $(printf "%s\n" "$FAITHFUL" "$FAITHFUL3" "$DRIFT" "$NOREADY" "$SLOW" | grep -c "@sha256:[0-9a-f]\{64\}$") -eq 5 ]'
+check "registry: six candidates pushed, each by digest" eval \
+    '[ $(printf "%s\n" "$FAITHFUL" "$FAITHFUL3" "$FAITHFUL4" "$DRIFT" "$NOREADY" "$SLOW" | grep -c "@sha256:[0-9a-f]\{64\}$") -eq 6 ]'
 
 # The settings live in a config file (accept pins IMG there), not in the
 # environment head_env gives; the bench's tolerance is 10 %, not 5: this
@@ -119,13 +121,78 @@ check "faithful: drift identical" eval 'jq_is "$(cat "$run/report.json")" ".drif
 check "faithful: the bench table with the seed's figures" eval 'grep -q "| prefill 8192 | [0-9.]* | [0-9.]* | 2050.0 |" "$run/report.md"'
 check "faithful: it is now the baseline" eval '[ "$(readlink "$ACC/baseline")" = "$(basename "$run")" ]'
 
+# --- the bench history, and a bench below the accepted baseline -----------------------
+out=$(top_accept bench --history 2>&1)
+check "history: the baseline's and the candidate's bench, each with its digest" eval \
+    'printf "%s\n" "$out" | grep "candidate" | grep -q "sha256:$(printf %.12s "${FAITHFUL##*sha256:}")"'
+check "history: vLLM's version from /version" contains "$out" "0.11.1"
+# the slow image by hand under the same settings (IMG is not part of the configuration's hash)
+out=$(top_accept --set "IMG=$SLOW" launch --force 2>&1) ||
+    { not_ok "the slow image launched by hand"; printf '%s\n' "$out" | tail -20; }
+out=$(top_accept bench --prefill 8192 --reps 1 --conc 1 --kinds code --label slow 2>&1); rc=$?
+check "a bench of the slow image: kept" eval '[ $rc -eq 0 ] && top_accept bench --history | grep -q "^[0-9-]* [0-9:]* slow "'
+out=$(top_accept status 2>&1)
+check "status: the regression named, with the baseline's figure" eval \
+    'printf "%s\n" "$out" | grep -q "warning: bench of .* below the accepted baseline.s"'
+out=$(top_accept watch --once 2>&1)
+check "watch: the regression is a fact" eval 'printf "%s\n" "$out" | grep -q "bench.*below the accepted baseline"'
+out=$(top_accept launch --force 2>&1) ||
+    { not_ok "the faithful image back"; printf '%s\n' "$out" | tail -20; }
+
+# --- the console: each rank's image named, the last verdict, and A accepts ---------------
+if command -v tmux >/dev/null; then
+    T=dsv41-accept-$$ W=160 H=50
+    . "$IT_ROOT/tests/tui/tmux.sh"
+    cat > "$IT_DIR/accept-console.sh" <<EOS
+#!/bin/bash
+DSV41_IT_SLOT="$IT_SLOT"
+. "$IT_ROOT/tests/it/lib.sh"
+BIN="$BIN"
+on_host head env \$(head_env | tr ' ' '\n' | grep -v '^IMG=') DSV41_CONFIG="$CONF" \
+    TERM=tmux-256color LANG=C.UTF-8 CANDIDATE_IMG="$FAITHFUL3" "$BIN" --interval 0.5
+echo "console exited rc=\$?"
+sleep 600
+EOS
+    chmod +x "$IT_DIR/accept-console.sh"
+    new_session "$IT_DIR/accept-console.sh"
+    short=$(printf %.12s "${FAITHFUL##*sha256:}")
+    wait_for "healthy: " 300 >/dev/null
+    # the server pane, zoomed, every line of it: from the first log pane (the
+    # focus at start) Tab goes to the second, the nodes, the server
+    key Tab
+    key Tab
+    key Tab
+    key z
+    check "console: each rank's image by its digest, the accepted one said" \
+        wait_for "r0 head sha256:$short accepted" 100
+    check "console: the worker's too" wait_for "r1 worker sha256:$short accepted" 50
+    check "console: the last acceptance's verdict" wait_for "accept: pass, promoted" 50
+    check "console: the bench regression is a warning" wait_for "below the accepted baseline" 50
+    key z
+    key A
+    check "console: A asks first" wait_for "Accept the candidate $(printf %.12s "${FAITHFUL3##*sha256:}")" 50
+    key y
+    check "console: the acceptance runs as a job" wait_for "suite: " 300
+    key q
+    check "console: q is refused while it runs" wait_for "an acceptance is running" 50
+    promoted3() { for _ in $(seq 1200); do grep -qx "IMG=$FAITHFUL3" "$CONF" && return 0; sleep 0.2; done; return 1; }
+    check "console: the candidate promoted" promoted3
+    check "console: the job's last line, the report" wait_for "report: " 300
+    key 3
+    check "console: the jobs tab's bench table has the accepted column" wait_for "accepted" 50
+    tm kill-server 2>/dev/null
+else
+    not_ok "tmux is missing (make test-deps installs it)"
+fi
+check "console: the candidate serves" eval '[ "$(running_image)" = "$FAITHFUL3" ]'
+
 # --- each bad candidate rolls back, the baseline serving again --------------------------
 rolled_back() { # what output rc reason
     check "$1: rolled back, exit 1" [ "$3" -eq 1 ] || printf '%s\n' "$2" | tail -40
     check "$1: the reason" contains "$2" "$4"
-    check "$1: the baseline serves again" eval '[ "$(running_image)" = "$FAITHFUL" ]'
+    check "$1: the baseline serves again" eval '[ "$(running_image)" = "$FAITHFUL3" ]'
     check "$1: and passed smoke" contains "$2" "serves again and passed smoke"
-    check "$1: IMG unchanged" eval 'grep -qx "IMG=$FAITHFUL" "$CONF"'
+    check "$1: IMG unchanged" eval 'grep -qx "IMG=$FAITHFUL3" "$CONF"'
 }
 out=$(top_accept $ACCEPT "$DRIFT" 2>&1); rc=$?
 rolled_back drift "$out" $rc "drift: top-1 agreement"
@@ -138,14 +205,14 @@ check "slow: each figure measured beside the baseline's" contains "$out" "(toler
 
 # --- Ctrl-C mid-suite rolls back ---------------------------------------------------------
 log=$IT_DIR/accept-int.log
-top_accept $ACCEPT "$FAITHFUL3" >"$log" 2>&1 &
+top_accept $ACCEPT "$FAITHFUL4" >"$log" 2>&1 &
 for _ in $(seq 600); do grep -q "^suite: the six gates" "$log" && break; sleep 0.1; done
 pkill_in_ns head "$BIN accept" INT
 wait $!
 rc=$?
 out=$(cat "$log")
 rolled_back "Ctrl-C" "$out" $rc "SIGINT (Ctrl-C)"
-check "history: every run listed" eval '[ $(top_accept accept --list | grep -c "^2") -ge 6 ]'
+check "history: every run listed" eval '[ $(top_accept accept --list | grep -c "^2") -ge 7 ]'
 
 cleanup
 trap - EXIT
