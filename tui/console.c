@@ -357,12 +357,16 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
         dup2(saved_err, 2);
         close(saved_err);
     }
-    job_shutdown(&st);
+    int left = job_shutdown(&st);
     g_mon = NULL;
     monitor_stop(u->mon);
     cluster_close(cl);
     free(cl);
-    state_free(&st);
+    if (left) /* an acceptance still runs (its report keeps what happens) */
+        fprintf(stderr, "dsv41-top: the acceptance goes on without the console: dsv41-top "
+                        "accept --list shows its verdict\n");
+    else /* a job's thread left running reads into the state until we exit */
+        state_free(&st);
     strv_free(&u->box);
     free(u);
     return 0;

@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "benchtab.h"
 #include "deploy.h"
+#include "engine_image.h"
 #include "gates.h"
 #include "interrupt.h"
 #include "smoke.h"
@@ -37,6 +38,10 @@ int accept_ref_parse(const char *s, struct accept_ref *r, struct buf *err)
         buf_printf(err, "%s: a digest is sha256: and 64 lower-case hex digits after a name", s);
         return -1;
     }
+    /* the name goes to the runtime, the config file and the report: only a
+     * reference's characters (engine_image_ref_ok's rule) */
+    if (engine_image_ref_ok(s, err) < 0)
+        return -1;
     snprintf(r->ref, sizeof r->ref, "%s", s);
     snprintf(r->digest, sizeof r->digest, "sha256:%s", hex);
     return 0;
@@ -88,9 +93,8 @@ int accept_suite(const struct accept_suite_opts *o, struct accept_evidence *ev, 
     fprintf(out, "suite: vLLM %s at %s\n", ev->vllm_version, o->base);
 
     fprintf(out, "suite: smoke\n");
-    struct smoke_result res[SMOKE_CHECKS];
     ev->smoke_total = SMOKE_CHECKS;
-    ev->smoke_passed = smoke_run(o->base, o->key, o->timeout_s * 1000, out, res);
+    ev->smoke_passed = smoke_run(o->base, o->key, o->timeout_s * 1000, out, ev->smoke);
     if (stop_here(ev, "smoke"))
         goto done;
 

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "config.h"
 #include "outdrift.h"
+#include "smoke.h"
 
 /* NAME@sha256:<64 hex>; the digest's hex, lower case. */
 struct accept_ref {
@@ -44,6 +45,7 @@ struct accept_suite_opts {
 /* What a suite measured, as the verdict reads it. */
 struct accept_evidence {
     int smoke_passed, smoke_total;
+    struct smoke_result smoke[SMOKE_CHECKS]; /* each check with its evidence */
     int gates_passed;
     bool bench_ok;  /* bench.json written with every figure */
     int drift_windows; /* measured */

@@ -49,6 +49,64 @@ static void bench_table(const struct accept_report_in *in, struct buf *md, cJSON
     buf_free(&b);
 }
 
+/* Text for a Markdown table cell: cleaned, its '|' made '/'. */
+static void cell(char *out, size_t sz, const char *text)
+{
+    text_copy_field(out, sz, text, strlen(text));
+    for (char *p = out; *p; p++)
+        if (*p == '|')
+            *p = '/';
+}
+
+/* Each smoke check and gate with its verdict and evidence (gates.json's,
+ * copied whole into report.json). */
+static void checks_detail(const struct accept_report_in *in, struct buf *md, cJSON *j)
+{
+    const struct accept_evidence *ev = in->ev;
+    buf_puts(md, "\n## Smoke and gates\n\n| check | verdict | evidence |\n|---|---|---|\n");
+    cJSON *sm = cJSON_AddArrayToObject(j, "smoke");
+    for (int i = 0; i < ev->smoke_total && ev->smoke[i].name; i++) {
+        char e[300];
+        cell(e, sizeof e, ev->smoke[i].evidence);
+        buf_printf(md, "| smoke %s | %s | %s |\n", ev->smoke[i].name,
+                   ev->smoke[i].pass ? "PASS" : "FAIL", e);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", ev->smoke[i].name);
+        cJSON_AddBoolToObject(o, "pass", ev->smoke[i].pass);
+        cJSON_AddStringToObject(o, "evidence", ev->smoke[i].evidence);
+        cJSON_AddItemToArray(sm, o);
+    }
+    struct buf p = BUF_INIT, b = BUF_INIT;
+    buf_printf(&p, "%s/gates.json", in->dir);
+    cJSON *g = buf_read_file(&b, buf_str(&p), 1 << 24) == 0 ? cJSON_Parse(buf_str(&b)) : NULL;
+    cJSON *gates = cJSON_GetObjectItemCaseSensitive(g, "gates"), *e;
+    cJSON_ArrayForEach(e, gates)
+    {
+        cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        cJSON *ok = cJSON_GetObjectItemCaseSensitive(e, "pass");
+        cJSON *evd = cJSON_GetObjectItemCaseSensitive(e, "evidence");
+        cJSON *err = cJSON_GetObjectItemCaseSensitive(evd, "error");
+        cJSON *secs = cJSON_GetObjectItemCaseSensitive(evd, "seconds");
+        cJSON *pt = cJSON_GetObjectItemCaseSensitive(evd, "prompt_tokens");
+        cJSON *ct = cJSON_GetObjectItemCaseSensitive(evd, "completion_tokens");
+        char nm[40], why[200] = "";
+        cell(nm, sizeof nm, cJSON_IsString(name) ? name->valuestring : "?");
+        if (cJSON_IsString(err) && *err->valuestring)
+            cell(why, sizeof why, err->valuestring);
+        buf_printf(md, "| gate %s | %s | %.0f prompt, %.0f completion tokens in %.1f s%s%s |\n", nm,
+                   cJSON_IsTrue(ok) ? "PASS" : "FAIL", cJSON_IsNumber(pt) ? pt->valuedouble : -1,
+                   cJSON_IsNumber(ct) ? ct->valuedouble : -1,
+                   cJSON_IsNumber(secs) ? secs->valuedouble : -1, why[0] ? "; " : "", why);
+    }
+    if (!cJSON_IsArray(gates))
+        buf_puts(md, "| gates | n/a | no gates.json (the suite stopped before them) |\n");
+    else
+        cJSON_AddItemToObject(j, "gates", cJSON_Duplicate(gates, true));
+    cJSON_Delete(g);
+    buf_free(&p);
+    buf_free(&b);
+}
+
 static void drift_table(const struct accept_verdict *v, struct buf *md, cJSON *j)
 {
     const struct outdrift_report *r = &v->drift;
@@ -98,10 +156,7 @@ static int write_file(const char *dir, const char *name, const char *text, struc
 {
     struct buf p = BUF_INIT;
     buf_printf(&p, "%s/%s", dir, name);
-    FILE *f = fopen(buf_str(&p), "w");
-    int rc = f && fputs(text, f) >= 0 ? 0 : -1;
-    if (f && fclose(f) != 0)
-        rc = -1;
+    int rc = buf_write_file(buf_str(&p), text, strlen(text), 0600);
     if (rc < 0)
         buf_printf(err, "cannot write %s: %s", buf_str(&p), strerror(errno));
     buf_free(&p);
@@ -154,6 +209,7 @@ int accept_report(const struct accept_report_in *in, struct buf *err)
     cJSON_AddNumberToObject(ck, "gates_passed", ev->gates_passed);
     cJSON_AddBoolToObject(ck, "bench_ok", ev->bench_ok);
     cJSON_AddNumberToObject(ck, "drift_windows", ev->drift_windows);
+    checks_detail(in, &md, j);
     bench_table(in, &md, j);
     if (v)
         drift_table(v, &md, j);
@@ -183,8 +239,8 @@ int accept_list(const char *accept_dir, FILE *out)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < 1024)
-        if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
-            names[n++] = strdup(e->d_name);
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && (names[n] = strdup(e->d_name)))
+            n++;
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, by_name);
     fprintf(out, "%-28s %-9s %-14s %s\n", "run", "verdict", "done", "candidate");
@@ -199,7 +255,9 @@ int accept_list(const char *accept_dir, FILE *out)
             text_copy_field(v[k], sizeof v[k], cJSON_IsString(s) ? s->valuestring : "n/a",
                             cJSON_IsString(s) ? strlen(s->valuestring) : 3);
         }
-        fprintf(out, "%-28s %-9s %-14s %s\n", names[i], v[0], v[1], v[2]);
+        char run[64];
+        text_copy_field(run, sizeof run, names[i], strlen(names[i]));
+        fprintf(out, "%-28s %-9s %-14s %s\n", run, v[0], v[1], v[2]);
         cJSON_Delete(j);
         buf_free(&p);
         buf_free(&b);

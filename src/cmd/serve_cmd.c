@@ -262,9 +262,10 @@ int cmd_bench(const struct config *c, int argc, char **argv)
     printf("bench: %s%s%s%s%s\n", o.base, o.label ? ", label " : "", o.label ? o.label : "",
            o.out ? ", results in " : "", o.out ? o.out : "");
     int rc = bench_run(&o);
-    /* a run of this deployment joins its history; another server's does not */
+    /* a finished run of this deployment joins its history; another server's,
+     * or one cut short (its figures would read as a regression), does not */
     static struct benchhist_rec rec;
-    if (ours && o.out && benchhist_record(c, o.base, o.key, o.label ? o.label : "cli", o.out,
+    if (rc == 0 && ours && o.out && benchhist_record(c, o.base, o.key, o.label ? o.label : "cli", o.out,
                                           &rec, &err) < 0)
         printf("note: %s\n", buf_str(&err));
     apikey_scrub(&key);

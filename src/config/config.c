@@ -574,6 +574,10 @@ const char *config_name(enum config_id k)
 void config_hash(const struct config *c, char out[17])
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (!md) {
+        snprintf(out, 17, "n/a");
+        return;
+    }
     unsigned char h[32];
     unsigned int hl = 0;
     EVP_DigestInit_ex(md, EVP_sha256(), NULL);

@@ -1,5 +1,6 @@
 /* config_file: one setting written into the operator's config file (accept
- * pins IMG there), every other line kept byte for byte. */
+ * pins IMG there), every other line kept byte for byte; written whole and
+ * renamed over (buf_write_file), so a crash leaves the old file or the new. */
 #include "config.h"
 
 #include <errno.h>
@@ -45,32 +46,6 @@ static void put_value(struct buf *b, const char *v)
     buf_puts(b, "\"");
 }
 
-static int write_all(const char *path, const char *data, size_t len, mode_t mode, struct buf *err)
-{
-    struct buf tmp = BUF_INIT;
-    buf_printf(&tmp, "%s.tmp", path);
-    int fd = open(buf_str(&tmp), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    bool ok = fd >= 0;
-    for (size_t off = 0; ok && off < len;) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        ok = w > 0;
-        off += ok ? (size_t)w : 0;
-    }
-    ok = ok && fchmod(fd, mode) == 0 && fsync(fd) == 0;
-    if (fd >= 0 && close(fd) != 0)
-        ok = false;
-    if (!ok || rename(buf_str(&tmp), path) != 0) {
-        buf_printf(err, "cannot write %s: %s", path, strerror(errno));
-        unlink(buf_str(&tmp));
-        buf_free(&tmp);
-        return -1;
-    }
-    buf_free(&tmp);
-    return 0;
-}
-
 int config_file_set(const char *path, const char *key, const char *value, struct buf *err)
 {
     if (strpbrk(value, "\n\r")) {
@@ -80,11 +55,23 @@ int config_file_set(const char *path, const char *key, const char *value, struct
     struct buf old = BUF_INIT, out = BUF_INIT, bak = BUF_INIT;
     struct stat st;
     mode_t mode = 0600;
+    /* a config file that is a link (to a dotfiles checkout): its target is
+     * the file to change, the link stays */
+    char *real = realpath(path, NULL);
+    if (real)
+        path = real;
     bool exists = stat(path, &st) == 0;
     if (exists)
         mode = st.st_mode & 07777;
     if (exists && buf_read_file(&old, path, 1 << 20) < 0) {
         buf_printf(err, "cannot read %s: %s", path, strerror(errno));
+        free(real);
+        return -1;
+    }
+    if (exists && strlen(buf_str(&old)) != old.len) {
+        buf_printf(err, "%s holds a NUL byte: not a config file this can edit", path);
+        buf_free(&old);
+        free(real);
         return -1;
     }
     /* the last line that sets it is the one that counts when loading */
@@ -115,12 +102,17 @@ int config_file_set(const char *path, const char *key, const char *value, struct
     buf_free(&line);
     int rc = 0;
     buf_printf(&bak, "%s.bak", path);
-    if (exists)
-        rc = write_all(buf_str(&bak), buf_str(&old), old.len, mode, err);
-    if (rc == 0)
-        rc = write_all(path, buf_str(&out), out.len, mode, err);
+    if (exists && buf_write_file(buf_str(&bak), buf_str(&old), old.len, mode) < 0) {
+        buf_printf(err, "cannot write %s: %s", buf_str(&bak), strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0 && buf_write_file(path, buf_str(&out), out.len, mode) < 0) {
+        buf_printf(err, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
     buf_free(&old);
     buf_free(&out);
     buf_free(&bak);
+    free(real);
     return rc;
 }

@@ -23,7 +23,9 @@ bool job_running(struct state *s, const char *name);
 unsigned job_newest_running(struct state *s, char *name, size_t sz);
 /* Asks a running job to stop (SIGTERM, then SIGKILL after 5 s). */
 int job_cancel(struct state *s, unsigned id);
-/* Cancels every running job and waits for their threads (at exit). */
-void job_shutdown(struct state *s);
+/* Cancels every running job and waits for their threads (at exit); an
+ * acceptance is left to finish its window on its own. Returns the jobs left
+ * running: their threads still read into s, which must then not be freed. */
+int job_shutdown(struct state *s);
 
 #endif

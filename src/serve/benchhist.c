@@ -17,16 +17,18 @@
 
 int benchhist_figures(struct benchhist_rec *r, const char *bench_json)
 {
-    static struct benchtab t; /* a few KB; callers are not concurrent */
-    memset(&t, 0, sizeof t);
-    if (benchtab_add(&t, 0, bench_json, "run") < 0)
+    struct benchtab *t = calloc(1, sizeof *t); /* any thread may ask: nothing static */
+    if (!t || benchtab_add(t, 0, bench_json, "run") < 0) {
+        free(t);
         return -1;
+    }
     r->n = 0;
-    for (int i = 0; i < t.nrows && r->n < BENCHTAB_ROWS; i++)
-        if (t.row[i].v[0] >= 0) {
-            snprintf(r->name[r->n], sizeof r->name[r->n], "%s", t.row[i].name);
-            r->v[r->n++] = t.row[i].v[0];
+    for (int i = 0; i < t->nrows && r->n < BENCHTAB_ROWS; i++)
+        if (t->row[i].v[0] >= 0) {
+            snprintf(r->name[r->n], sizeof r->name[r->n], "%s", t->row[i].name);
+            r->v[r->n++] = t->row[i].v[0];
         }
+    free(t);
     return 0;
 }
 
@@ -152,22 +154,15 @@ int benchhist_record(const struct config *c, const char *base, const char *key, 
 
 int benchhist_set_baseline(const char *state_dir, const struct benchhist_rec *r, struct buf *err)
 {
-    struct buf path = BUF_INIT, tmp = BUF_INIT;
+    struct buf path = BUF_INIT;
     char *js = to_json(r);
     int rc = -1;
-    if (js && bench_dir(state_dir, "baseline.json", &path) == 0) {
-        buf_printf(&tmp, "%s.tmp", buf_str(&path));
-        FILE *f = fopen(buf_str(&tmp), "w");
-        if (f && fprintf(f, "%s\n", js) > 0 && fclose(f) == 0)
-            rc = rename(buf_str(&tmp), buf_str(&path));
-        else if (f)
-            fclose(f);
-    }
+    if (js && bench_dir(state_dir, "baseline.json", &path) == 0)
+        rc = buf_write_file(buf_str(&path), js, strlen(js), 0600);
     if (rc < 0)
         buf_printf(err, "cannot write the bench baseline %s: %s", buf_str(&path), strerror(errno));
     free(js);
     buf_free(&path);
-    buf_free(&tmp);
     return rc;
 }
 
@@ -182,7 +177,7 @@ int benchhist_load(const char *state_dir, struct benchhist *h)
         return 0;
     char *line = NULL;
     size_t cap = 0;
-    static struct benchhist_rec rec;
+    struct benchhist_rec rec; /* the UI thread and the monitor's both read the history */
     while (getline(&line, &cap, f) > 0) {
         if (from_json(line, &rec) < 0)
             continue;

@@ -16,7 +16,8 @@
 #include "drift_windows.h" /* made by the build from src/serve/drift_windows.txt */
 #include "text.h"
 
-#define MAX_BODY (64u << 20) /* 512 positions of 21 entries: about 1 MiB; room to spare */
+#define MAX_BODY (8u << 20) /* 512 positions of 21 entries: about 1 MiB; room to spare */
+#define MAX_POSITIONS 16384 /* a window is ~512 tokens: more is no answer to it */
 
 /* ---- the shipped windows ---------------------------------------------------------- */
 
@@ -152,6 +153,10 @@ int outdrift_parse(const char *json, size_t len, struct outdrift_window *w)
         return fail(w, "the answer has no choices[0].prompt_logprobs (is this vLLM?)");
     }
     int n = cJSON_GetArraySize(plp);
+    if (n > MAX_POSITIONS) {
+        cJSON_Delete(j);
+        return fail(w, "more prompt positions than any window has (a broken answer)");
+    }
     w->pos = calloc((size_t)(n ? n : 1), sizeof *w->pos);
     if (!w->pos) {
         cJSON_Delete(j);
@@ -230,43 +235,31 @@ void outdrift_free(struct outdrift_set *s)
 
 int outdrift_save(const struct outdrift_set *s, const char *path, struct buf *err)
 {
-    struct buf tmp = BUF_INIT;
-    buf_printf(&tmp, "%s.tmp", path);
-    FILE *f = fopen(buf_str(&tmp), "w");
-    if (!f) {
-        buf_printf(err, "cannot write %s: %s", buf_str(&tmp), strerror(errno));
-        buf_free(&tmp);
-        return -1;
-    }
-    fprintf(f, "# outdrift measurement 1 windows-sha256 %s\n", s->windows_sha);
+    struct buf t = BUF_INIT;
+    buf_printf(&t, "# outdrift measurement 1 windows-sha256 %s\n", s->windows_sha);
     for (int i = 0; i < s->n; i++) {
         const struct outdrift_window *w = &s->w[i];
         if (w->error[0]) {
             char clean[256];
             text_clean(clean, sizeof clean, w->error, strlen(w->error));
-            fprintf(f, "%s\terror\t%s\n", w->name, clean);
+            buf_printf(&t, "%s\terror\t%s\n", w->name, clean);
             continue;
         }
-        fprintf(f, "%s\tpositions\t%d\n", w->name, w->npos);
+        buf_printf(&t, "%s\tpositions\t%d\n", w->name, w->npos);
         for (int p = 0; p < w->npos; p++) {
             if (!w->pos[p].n)
                 continue;
-            fprintf(f, "%s\t%d\t", w->name, p);
+            buf_printf(&t, "%s\t%d\t", w->name, p);
             for (int k = 0; k < w->pos[p].n; k++)
-                fprintf(f, "%s%ld:%.9g", k ? " " : "", w->pos[p].id[k], w->pos[p].lp[k]);
-            fputc('\n', f);
+                buf_printf(&t, "%s%ld:%.9g", k ? " " : "", w->pos[p].id[k], w->pos[p].lp[k]);
+            buf_puts(&t, "\n");
         }
     }
-    int bad = ferror(f) | (fflush(f) != 0) | (fsync(fileno(f)) != 0);
-    bad |= fclose(f) != 0;
-    if (bad || rename(buf_str(&tmp), path) != 0) {
+    int rc = buf_write_file(path, buf_str(&t), t.len, 0600);
+    if (rc < 0)
         buf_printf(err, "cannot write %s: %s", path, strerror(errno));
-        unlink(buf_str(&tmp));
-        buf_free(&tmp);
-        return -1;
-    }
-    buf_free(&tmp);
-    return 0;
+    buf_free(&t);
+    return rc;
 }
 
 static struct outdrift_window *find_window(struct outdrift_set *s, const char *name)
@@ -294,7 +287,7 @@ static int load_line(struct outdrift_set *s, char *line)
         }
         char *end;
         long n = strtol(rest, &end, 10);
-        if (*end || n < 0 || n > 1 << 20 || !(w->pos = calloc((size_t)n + 1, sizeof *w->pos)))
+        if (*end || n < 0 || n > MAX_POSITIONS || !(w->pos = calloc((size_t)n + 1, sizeof *w->pos)))
             return -1;
         w->npos = (int)n;
         return 0;
@@ -468,12 +461,25 @@ int outdrift_compare(const struct outdrift_set *base, const struct outdrift_set 
             continue;
         }
         struct wsum w = {0};
-        for (int p = 0; p < c->npos; p++) {
-            if (!b->pos[p].n || !c->pos[p].n)
+        int short_at = -1;
+        for (int p = 0; p < c->npos && short_at < 0; p++) {
+            if (!b->pos[p].n)
                 continue;
+            /* fewer entries than the baseline's would shrink the KLD's
+             * buckets: an answer that thin is no measurement */
+            if (c->pos[p].n != b->pos[p].n) {
+                short_at = p;
+                break;
+            }
             w.n++;
             w.top1 += outdrift_top1_same(&b->pos[p], &c->pos[p]);
             w.kld += outdrift_kld(&b->pos[p], &c->pos[p]);
+        }
+        if (short_at >= 0) {
+            snprintf(sc->note, sizeof sc->note,
+                     "position %d: %d entries, the baseline %d: not compared", short_at,
+                     c->pos[short_at].n, b->pos[short_at].n);
+            continue;
         }
         if (!w.n) {
             snprintf(sc->note, sizeof sc->note, "no position with logprobs on both");

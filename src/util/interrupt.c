@@ -10,7 +10,7 @@
 static atomic_int g_token;
 static atomic_int g_sig;
 static atomic_int g_catching;
-static atomic_int g_taken; /* the signal interrupt_take took */
+static atomic_int g_taken; /* nonzero once interrupt_take ran: the signal it took, or -1 */
 static void (*_Atomic g_usr)(int);
 /* The self-pipe: one byte written when the first caught signal comes, never
  * read, so its read end stays readable from then on, as the token stays set */
@@ -23,7 +23,7 @@ static void on_signal(int sig)
      * SIGTERM is no such choice - an ssh hangup often comes twice - and
      * must not cut a clean-up (the console's guard handover) short. */
     if (!atomic_load(&g_catching) ||
-        (sig == SIGINT && (atomic_load(&g_sig) == SIGINT || atomic_load(&g_taken) == SIGINT))) {
+        (sig == SIGINT && (atomic_load(&g_sig) == SIGINT || atomic_load(&g_taken)))) {
         signal(sig, SIG_DFL);
         raise(sig);
         return;
@@ -77,9 +77,8 @@ void interrupt_catch(void)
 int interrupt_take(void)
 {
     int sig = atomic_load(&g_sig);
-    if (!sig)
-        return 0;
-    atomic_store(&g_taken, sig);
+    /* clean-up mode from now on, whether a signal or a failure began it */
+    atomic_store(&g_taken, sig ? sig : -1);
     char b[16];
     while (g_pipe[0] >= 0 && read(g_pipe[0], b, sizeof b) > 0)
         ;

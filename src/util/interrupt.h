@@ -21,10 +21,10 @@ void interrupt_install(void);
 void interrupt_catch(void);
 /* The signal that came (SIGINT, SIGTERM, SIGHUP), 0 when none. */
 int interrupt_pending(void);
-/* For a clean-up whose own steps stop on an interrupt (accept's rollback):
- * returns the pending signal and clears it (flag, token and fd), so those
- * steps run; from then on SIGTERM and SIGHUP are ignored and a Ctrl-C ends
- * the process, as a second one would. 0 when none was pending. */
+/* For a clean-up whose own steps stop on an interrupt (accept's rollback),
+ * whatever began it: returns the pending signal (0 when none) and clears it
+ * (flag, token and fd), so those steps run; from then on SIGTERM and SIGHUP
+ * are ignored and a Ctrl-C ends the process, as a second one would. */
 int interrupt_take(void);
 /* Nonzero once a signal came; for the modules' cancel tokens. Commands
  * may also set it to stop their own workers. */

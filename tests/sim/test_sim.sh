@@ -127,6 +127,23 @@ check "non-stream: usage" [ "$(printf '%s' "$body" | jq -r '.usage.prompt_tokens
 body=$(curl -s -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":[1,2,3,4,5,6,7,8],"max_tokens":3}' "http://127.0.0.1:$PORT/v1/completions")
 check "completions: token-id prompt counted" [ "$(printf '%s' "$body" | jq -r '.usage.prompt_tokens')" = 8 ]
 check "completions: max_tokens gives finish length" [ "$(printf '%s' "$body" | jq -r '.choices[0].finish_reason')" = length ]
+# prompt_logprobs as vLLM answers them (sim_logprobs.c cites the shape)
+plp='{"model":"m","prompt":"The quick brown fox jumps","max_tokens":1,"temperature":0,"prompt_logprobs":5}'
+a=$(curl -s -H "Authorization: Bearer $KEY" -d "$plp" "http://127.0.0.1:$PORT/v1/completions")
+b=$(curl -s -H "Authorization: Bearer $KEY" -d "$plp" "http://127.0.0.1:$PORT/v1/completions")
+check "prompt_logprobs: a position per prompt token, the first null" \
+    eval '[ "$(printf "%s" "$a" | jq -c "[.choices[0].prompt_logprobs | length, .[0]]")" = "[7,null]" ]'
+check "prompt_logprobs: ranks 1..k, plus the prompt token's own when outside them" \
+    eval '[ "$(printf "%s" "$a" | jq -c "[.choices[0].prompt_logprobs[1:][] | [.[].rank] | map(select(. <= 5)) | sort] | unique")" = "[[1,2,3,4,5]]" ]'
+check "prompt_logprobs: logprobs <= 0, keys token ids" \
+    eval 'printf "%s" "$a" | jq -e "[.choices[0].prompt_logprobs[1:][] | to_entries[] | (.value.logprob <= 0) and (.key | test(\"^[0-9]+\$\"))] | all" >/dev/null'
+check "prompt_logprobs: the same prompt, the same answer" [ "$(printf '%s' "$a" | jq -c .choices[0].prompt_logprobs)" = "$(printf '%s' "$b" | jq -c .choices[0].prompt_logprobs)" ]
+code=$(curl -s -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"x","prompt_logprobs":21}' "http://127.0.0.1:$PORT/v1/completions")
+check "prompt_logprobs above --max-logprobs (20): 400, vLLM's message" eval \
+    '[ $code = 400 ] && grep -q "greater than max allowed: 20" "$T/body"'
+code=$(curl -s -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"x","prompt_logprobs":2,"stream":true}' "http://127.0.0.1:$PORT/v1/completions")
+check "prompt_logprobs with stream: 400" eval '[ $code = 400 ] && grep -q "not available when .stream=True." "$T/body"'
+check "/version: vLLM's shape" [ "$(curl -s "http://127.0.0.1:$PORT/version" | jq -r .version)" = 0.11.1 ]
 long=$(head -c 40000 /dev/zero | tr '\0' 'a')
 code=$(curl -s -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer $KEY" -d "{\"model\":\"m\",\"prompt\":\"$long\"}" "http://127.0.0.1:$PORT/v1/completions")
 check "too long: 400" [ "$code" = 400 ]

@@ -129,6 +129,16 @@ static void compares_and_bootstraps(void **state)
     struct outdrift_report r2;
     assert_int_equal(outdrift_compare(&a, &c, &r2, &err), 0);
     assert_true(fabs(r2.all.kld - r.all.kld) < 1e-7 && r2.all.top1 == r.all.top1);
+    /* an answer thinner than the baseline's (fewer entries) is no measurement:
+     * its buckets would make the KLD small */
+    struct outdrift_pos thin = dist(1, ids, (double[]){0.5});
+    static struct outdrift_set d;
+    fill(&d, 8, 11, &p, &thin, 5);
+    struct outdrift_report r3;
+    assert_int_equal(outdrift_compare(&a, &d, &r3, &err), 0);
+    assert_int_equal(r3.compared, 7);
+    assert_true(r3.win[5].top1 < 0 && strstr(r3.win[5].note, "1 entries, the baseline 3"));
+    outdrift_free(&d);
     /* a measurement of other windows is never compared */
     c.windows_sha[0] = 'f';
     assert_int_equal(outdrift_compare(&a, &c, &r2, &err), -1);
