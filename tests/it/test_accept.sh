@@ -219,7 +219,16 @@ wait $!
 rc=$?
 out=$(cat "$log")
 rolled_back "Ctrl-C" "$out" $rc "SIGINT (Ctrl-C)"
-check "history: every run listed" eval '[ $(top_accept accept --list | grep -c "^2") -ge 7 ]'
+# --- a rank that dies mid-suite: the same rollback ------------------------------------------
+log=$IT_DIR/accept-dead.log
+top_accept $ACCEPT "$FAITHFUL4" >"$log" 2>&1 &
+for _ in $(seq 600); do grep -q "^suite: the six gates" "$log" && break; sleep 0.1; done
+on_host head podman kill dsv41-r0 >/dev/null 2>&1
+wait $!
+rc=$?
+out=$(cat "$log")
+rolled_back "a dead rank" "$out" $rc "the candidate failed"
+check "history: every run listed" eval '[ $(top_accept accept --list | grep -c "^2") -ge 8 ]'
 
 cleanup
 trap - EXIT
