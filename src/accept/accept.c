@@ -80,16 +80,8 @@ int accept_suite(const struct accept_suite_opts *o, struct accept_evidence *ev, 
         snprintf(ev->error, sizeof ev->error, "cannot make %s: %s", o->dir, strerror(errno));
         return -1;
     }
-    struct buf body = BUF_INIT, err = BUF_INIT, path = BUF_INIT;
-    /* the server's own version: vllm/entrypoints/openai/api_server.py, GET /version */
-    if (api_get(o->base, "/version", o->key, 10000, &body, &err) == 200) {
-        cJSON *j = cJSON_Parse(buf_str(&body));
-        cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
-        if (cJSON_IsString(v))
-            text_copy_field(ev->vllm_version, sizeof ev->vllm_version, v->valuestring,
-                            strlen(v->valuestring));
-        cJSON_Delete(j);
-    }
+    struct buf err = BUF_INIT, path = BUF_INIT;
+    api_version(o->base, o->key, 10000, ev->vllm_version, sizeof ev->vllm_version);
     fprintf(out, "suite: vLLM %s at %s\n", ev->vllm_version, o->base);
 
     fprintf(out, "suite: smoke\n");
@@ -135,7 +127,6 @@ int accept_suite(const struct accept_suite_opts *o, struct accept_evidence *ev, 
     outdrift_free(&set);
     stop_here(ev, "the drift windows");
 done:
-    buf_free(&body);
     buf_free(&err);
     buf_free(&path);
     return ev->error[0] ? -1 : 0;
@@ -156,20 +147,33 @@ static void reason(struct accept_verdict *v, const char *fmt, ...)
     v->pass = false;
 }
 
+int accept_bench_pair(const char *base_dir, const char *cand_dir, struct benchtab *t)
+{
+    const char *dirs[2] = {base_dir, cand_dir}, *names[2] = {"baseline", "candidate"};
+    struct buf p = BUF_INIT, b = BUF_INIT;
+    int got = 0;
+    memset(t, 0, sizeof *t);
+    for (int k = 0; k < 2; k++) {
+        path_in(&p, dirs[k], "bench.json");
+        if (buf_read_file(&b, buf_str(&p), 1 << 24) == 0 &&
+            benchtab_add(t, k, buf_str(&b), names[k]) == 0)
+            got |= 1 << k;
+        buf_reset(&b);
+    }
+    buf_free(&p);
+    buf_free(&b);
+    return got;
+}
+
 /* Each bench figure against the baseline's; names the ones too far below. */
 static void judge_bench(const char *base_dir, const char *cand_dir, double tol,
                         struct accept_verdict *v)
 {
-    struct buf p = BUF_INIT, a = BUF_INIT, b = BUF_INIT;
-    path_in(&p, base_dir, "bench.json");
-    int ra = buf_read_file(&a, buf_str(&p), 1 << 24);
-    path_in(&p, cand_dir, "bench.json");
-    int rb = buf_read_file(&b, buf_str(&p), 1 << 24);
     static struct benchtab t;
-    memset(&t, 0, sizeof t);
-    if (ra < 0 || benchtab_add(&t, 0, buf_str(&a), "baseline") < 0)
+    int got = accept_bench_pair(base_dir, cand_dir, &t);
+    if (!(got & 1))
         reason(v, "the baseline has no bench figures (record it: accept --baseline)");
-    else if (rb < 0 || benchtab_add(&t, 1, buf_str(&b), "candidate") < 0)
+    else if (!(got & 2))
         reason(v, "the candidate's bench wrote no figures");
     else
         for (int i = 0; i < t.nrows; i++) {
@@ -180,9 +184,6 @@ static void judge_bench(const char *base_dir, const char *cand_dir, double tol,
             else if (x > 0 && y < 0)
                 reason(v, "bench %s: not measured on the candidate", t.row[i].name);
         }
-    buf_free(&p);
-    buf_free(&a);
-    buf_free(&b);
 }
 
 void accept_judge(const char *base_dir, const char *cand_dir, const struct accept_evidence *ev,

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "benchtab.h"
 #include "buf.h"
 #include "config.h"
 #include "outdrift.h"
@@ -82,6 +83,14 @@ struct accept_report_in {
     const char *what;
 };
 int accept_report(const struct accept_report_in *in, struct buf *err);
+
+/* The baseline's bench.json (column 0) and the candidate's (column 1) as
+ * one table, for the verdict and the report alike: bit 1 set when the
+ * baseline's was read, bit 2 the candidate's. */
+int accept_bench_pair(const char *base_dir, const char *cand_dir, struct benchtab *t);
+/* DIR/NAME written whole (buf_write_file: 0600, renamed over); -1 with
+ * errno kept and, when err is not NULL, the path in it. */
+int accept_write(const char *dir, const char *name, const char *text, struct buf *err);
 
 /* The history: one line per run folder, oldest first. */
 int accept_list(const char *accept_dir, FILE *out);

@@ -15,16 +15,8 @@
 
 static void bench_table(const struct accept_report_in *in, struct buf *md, cJSON *j)
 {
-    struct buf p = BUF_INIT, a = BUF_INIT, b = BUF_INIT;
     static struct benchtab t;
-    memset(&t, 0, sizeof t);
-    buf_printf(&p, "%s/bench.json", in->base_dir);
-    if (buf_read_file(&a, buf_str(&p), 1 << 24) == 0)
-        benchtab_add(&t, 0, buf_str(&a), "baseline");
-    buf_reset(&p);
-    buf_printf(&p, "%s/bench.json", in->dir);
-    if (buf_read_file(&b, buf_str(&p), 1 << 24) == 0)
-        benchtab_add(&t, 1, buf_str(&b), "candidate");
+    accept_bench_pair(in->base_dir, in->dir, &t); /* a column not read stays n/a */
     buf_puts(md, "\n## Bench (tok/s)\n\n| figure | baseline | candidate | seed's figure |\n"
                  "|---|---:|---:|---:|\n");
     cJSON *rows = cJSON_AddArrayToObject(j, "bench");
@@ -44,9 +36,6 @@ static void bench_table(const struct accept_report_in *in, struct buf *md, cJSON
                 cJSON_AddNullToObject(r, names[k]);
         cJSON_AddItemToArray(rows, r);
     }
-    buf_free(&p);
-    buf_free(&a);
-    buf_free(&b);
 }
 
 /* Text for a Markdown table cell: cleaned, its '|' made '/'. */
@@ -152,14 +141,16 @@ static void drift_table(const struct accept_verdict *v, struct buf *md, cJSON *j
     }
 }
 
-static int write_file(const char *dir, const char *name, const char *text, struct buf *err)
+int accept_write(const char *dir, const char *name, const char *text, struct buf *err)
 {
     struct buf p = BUF_INIT;
     buf_printf(&p, "%s/%s", dir, name);
     int rc = buf_write_file(buf_str(&p), text, strlen(text), 0600);
-    if (rc < 0)
-        buf_printf(err, "cannot write %s: %s", buf_str(&p), strerror(errno));
+    int e = errno;
+    if (rc < 0 && err)
+        buf_printf(err, "cannot write %s: %s", buf_str(&p), strerror(e));
     buf_free(&p);
+    errno = e;
     return rc;
 }
 
@@ -214,9 +205,9 @@ int accept_report(const struct accept_report_in *in, struct buf *err)
     if (v)
         drift_table(v, &md, j);
     char *js = cJSON_Print(j);
-    int rc = js ? write_file(in->dir, "report.json", js, err) : -1;
+    int rc = js ? accept_write(in->dir, "report.json", js, err) : -1;
     if (rc == 0)
-        rc = write_file(in->dir, "report.md", buf_str(&md), err);
+        rc = accept_write(in->dir, "report.md", buf_str(&md), err);
     free(js);
     cJSON_Delete(j);
     buf_free(&md);

@@ -18,15 +18,6 @@
 #include "mono.h"
 #include "smoke.h"
 
-static int write_small(const char *dir, const char *name, const char *text)
-{
-    struct buf p = BUF_INIT;
-    buf_printf(&p, "%s/%s", dir, name);
-    int rc = buf_write_file(buf_str(&p), text, strlen(text), 0600);
-    buf_free(&p);
-    return rc;
-}
-
 /* Points baseline at the run folder (a relative link, swapped in by rename). */
 static int set_baseline(const struct accept_run *r)
 {
@@ -43,10 +34,8 @@ bool accept_wait_idle(const struct accept_run *r)
     bool said = false;
     for (;;) {
         struct buf body = BUF_INIT, err = BUF_INIT;
-        struct metrics m;
         long code = api_get(buf_str(&r->api), "/metrics", NULL, 3000, &body, &err);
-        bool idle = code == 200 && metrics_parse(buf_str(&body), &m) > 0 && m.running.ok &&
-                    m.running.v == 0 && (!m.waiting.ok || m.waiting.v == 0);
+        bool idle = code == 200 && metrics_text_idle(buf_str(&body));
         /* nothing listens: nothing to wait for; a timeout is a busy server */
         bool down = code == 0 && strstr(buf_str(&err), "onnect") != NULL &&
                     strstr(buf_str(&err), "imed out") == NULL;
@@ -204,7 +193,7 @@ static int promote(struct accept_run *r, struct buf *err)
     int rc = config_file_set(buf_str(&path), "IMG", r->cand, err);
     char line[500];
     snprintf(line, sizeof line, "%s\n", r->cand);
-    if (rc == 0 && (write_small(r->accept_dir, "accepted", line) < 0 || set_baseline(r) < 0)) {
+    if (rc == 0 && (accept_write(r->accept_dir, "accepted", line, NULL) < 0 || set_baseline(r) < 0)) {
         buf_printf(err, "cannot record the acceptance in %s: %s", r->accept_dir, strerror(errno));
         /* the config file as it was: the rollback relaunches the baseline */
         if (existed ? rename(buf_str(&bak), buf_str(&path)) : unlink(buf_str(&path)))
@@ -321,7 +310,7 @@ int accept_record_baseline(struct accept_run *r)
     char why[400] = "", line[500];
     bool ok = complete(&ev, why, sizeof why);
     snprintf(line, sizeof line, "%s\n", r->base_ref);
-    if (ok && (write_small(r->accept_dir, "accepted", line) < 0 || set_baseline(r) < 0)) {
+    if (ok && (accept_write(r->accept_dir, "accepted", line, NULL) < 0 || set_baseline(r) < 0)) {
         snprintf(why, sizeof why, "cannot record the baseline in %.300s: %s", r->accept_dir,
                  strerror(errno));
         ok = false;

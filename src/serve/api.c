@@ -346,3 +346,18 @@ void api_call_free(struct api_call *call)
     sse_free(&call->sse);
     buf_free(&call->raw);
 }
+
+void api_version(const char *base, const char *key, int timeout_ms, char *out, size_t sz)
+{
+    struct buf body = BUF_INIT, err = BUF_INIT;
+    snprintf(out, sz, "n/a");
+    if (api_get(base, "/version", key, timeout_ms, &body, &err) == 200) {
+        cJSON *j = cJSON_Parse(buf_str(&body));
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
+        if (cJSON_IsString(v))
+            text_copy_field(out, sz, v->valuestring, strlen(v->valuestring));
+        cJSON_Delete(j);
+    }
+    buf_free(&body);
+    buf_free(&err);
+}

@@ -37,6 +37,9 @@ int api_load_key(const struct config *c, struct buf *key, struct buf *why);
 long api_get(const char *base, const char *path, const char *key, int timeout_ms, struct buf *body,
              struct buf *err);
 void api_check_health(const struct config *c, int timeout_ms, struct api_health *h);
+/* The server's vLLM version (GET /version, {"version": ...}: vllm/entrypoints/
+ * openai/api_server.py), cleaned, into out; "n/a" when it does not say. */
+void api_version(const char *base, const char *key, int timeout_ms, char *out, size_t sz);
 
 /* One completion request (chat or text, streamed or not). Many run at once
  * through libcurl multi in the calling thread (api_run). */

@@ -90,10 +90,8 @@ static void wait_idle(const struct bench_opts *o)
 {
     for (int i = 0; i < 480; i++) {
         struct buf body = BUF_INIT, err = BUF_INIT;
-        struct metrics m;
         bool idle = api_get(o->base, "/metrics", NULL, 3000, &body, &err) == 200 &&
-                    metrics_parse(buf_str(&body), &m) > 0 && m.running.ok && m.running.v == 0 &&
-                    (!m.waiting.ok || m.waiting.v == 0);
+                    metrics_text_idle(buf_str(&body));
         bool none = body.len == 0;
         buf_free(&body);
         buf_free(&err);

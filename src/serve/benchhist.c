@@ -135,18 +135,7 @@ int benchhist_record(const struct config *c, const char *base, const char *key, 
     snprintf(r->digest, sizeof r->digest, "%s", "unpinned");
     if (at)
         snprintf(r->digest, sizeof r->digest, "sha256:%.12s", at + 8);
-    snprintf(r->vllm, sizeof r->vllm, "n/a");
-    /* vllm/entrypoints/openai/api_server.py: GET /version, {"version": ...} */
-    buf_reset(&b);
-    struct buf e = BUF_INIT;
-    if (api_get(base, "/version", key, 5000, &b, &e) == 200) {
-        cJSON *j = cJSON_Parse(buf_str(&b));
-        cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "version");
-        if (cJSON_IsString(v))
-            text_copy_field(r->vllm, sizeof r->vllm, v->valuestring, strlen(v->valuestring));
-        cJSON_Delete(j);
-    }
-    buf_free(&e);
+    api_version(base, key, 5000, r->vllm, sizeof r->vllm);
     buf_free(&b);
     config_hash(c, r->hash);
     return benchhist_append(config_str(c, CFG_STATE_DIR), r, err);

@@ -225,3 +225,10 @@ void metrics_rates(const struct metrics *p, const struct metrics *c, double dt,
     if (r->spec_mean_accept_len.ok)
         r->spec_mean_accept_len.v += 1;
 }
+
+bool metrics_text_idle(const char *text)
+{
+    struct metrics m;
+    return metrics_parse(text, &m) > 0 && m.running.ok && m.running.v == 0 &&
+           (!m.waiting.ok || m.waiting.v == 0);
+}

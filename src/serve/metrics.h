@@ -33,6 +33,9 @@ struct metrics_rates {
 /* Returns the number of vLLM samples found; -1 when the text is not
  * Prometheus exposition at all. */
 int metrics_parse(const char *text, struct metrics *m);
+/* A scrape's text says no request runs or waits (the running gauge must be
+ * there: a page without it says nothing). bench and accept wait for this. */
+bool metrics_text_idle(const char *text);
 /* The name (without "_total") the page gave a figure under, e.g.
  * metrics_name(m, &m->kv_usage) is "vllm:gpu_cache_usage_perc" on vLLM
  * before 0.11; NULL when the figure is n/a. */

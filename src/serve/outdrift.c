@@ -270,10 +270,17 @@ static struct outdrift_window *find_window(struct outdrift_set *s, const char *n
     return NULL;
 }
 
+/* One line: NAME<TAB>WHAT<TAB>REST, its newline cut; the fields split in
+ * place, an empty one refused. */
 static int load_line(struct outdrift_set *s, char *line)
 {
-    char *name = strtok(line, "\t"), *what = strtok(NULL, "\t"), *rest = strtok(NULL, "\n");
-    if (!name || !what || !rest || strlen(name) >= 48)
+    line[strcspn(line, "\n")] = '\0';
+    char *name = line, *what = strchr(name, '\t'), *rest = what ? strchr(what + 1, '\t') : NULL;
+    if (!rest)
+        return -1;
+    *what++ = '\0';
+    *rest++ = '\0';
+    if (!*name || !*what || !*rest || strlen(name) >= 48)
         return -1;
     struct outdrift_window *w = find_window(s, name);
     if (strcmp(what, "error") == 0 || strcmp(what, "positions") == 0) {
@@ -297,19 +304,22 @@ static int load_line(struct outdrift_set *s, char *line)
     if (!w || w->error[0] || *end || at < 0 || at >= w->npos)
         return -1;
     struct outdrift_pos *p = &w->pos[at];
-    for (char *tok = strtok(rest, " "); tok; tok = strtok(NULL, " ")) {
+    /* ID:LOGPROB pairs, one space between */
+    for (char *tok = rest;;) {
         char *colon = strchr(tok, ':');
         if (!colon || p->n == OUTDRIFT_K)
             return -1;
         p->id[p->n] = strtol(tok, &end, 10);
-        if (end != colon)
+        if (end != colon || end == tok)
             return -1;
         p->lp[p->n] = strtod(colon + 1, &end);
-        if (*end || !isfinite(p->lp[p->n]))
+        if ((*end && *end != ' ') || end == colon + 1 || !isfinite(p->lp[p->n]))
             return -1;
         p->n++;
+        if (!*end)
+            return 0;
+        tok = end + 1;
     }
-    return 0;
 }
 
 int outdrift_load(struct outdrift_set *s, const char *path, struct buf *err)
