@@ -9,22 +9,24 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 SAN     ?=
 
-PKGS      := ncursesw libssh2 libibverbs libcurl libcjson openssl zlib
+PKGS      := ncursesw libssh2 libibverbs libcurl libcjson openssl zlib libmicrohttpd
 TEST_PKGS := cmocka
 SIM_PKGS  := libmicrohttpd libcjson openssl zlib
 
 # What make deps installs: what a head needs to build and run dsv41-top (the
 # compiler, pkg-config, the -dev packages of PKGS), nothing else.
 DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-dev \
-            libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev
+            libcurl4-openssl-dev libcjson-dev libssl-dev zlib1g-dev libmicrohttpd-dev
 # What make test-deps adds for make test and make demo: the unit tests' and the
 # simulator's libraries, the test hosts (sshd, podman, nginx, iptables, a registry), the
 # shells the quoting is tested in, clang and valgrind, FUSE, the package's
-# checker. Never on the operator's path: a head with docker gets none of it.
-TEST_DEB_PKGS := libcmocka-dev libmicrohttpd-dev openssh-server openssh-client podman runc \
+# checker, Prometheus (the exporter's test scrapes with it). Never on the
+# operator's path: a head with docker gets none of it.
+TEST_DEB_PKGS := libcmocka-dev openssh-server openssh-client podman runc \
             uidmap tmux clang libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc \
             util-linux htop file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light docker-registry \
-            aria2 valgrind systemd libfuse3-dev fuse3 groff-base man-db dpkg-dev lintian lcov
+            aria2 valgrind systemd libfuse3-dev fuse3 groff-base man-db dpkg-dev lintian lcov \
+            prometheus
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))
@@ -56,7 +58,7 @@ SIM_LIBS    = $(shell pkg-config --libs $(SIM_PKGS))
 # src/ is one folder per subsystem, lowest first; each is an archive, so a
 # program links the folders it needs and the linker takes what it uses. The
 # include direction between them is checked by tests/check_layout.sh.
-SUBSYSTEMS := util config ssh container nodes guard serve verify download transfer deploy accept live cmd
+SUBSYSTEMS := util config ssh container nodes guard serve verify download transfer deploy accept live ops cmd
 INCLUDES   := $(addprefix -Isrc/,$(SUBSYSTEMS)) -Itui -I$(BUILD)/gen
 # The static helpers' mains: each links its own folder and util, nothing else.
 HELPER_MAINS := src/guard/guardd.c src/verify/verifyd.c src/transfer/xferd.c
@@ -419,7 +421,8 @@ MAN_DEST    = $(PREFIX)/share/man/man$(subst .,,$(suffix $(1)))/$(1)
 INSTALLED := $(addprefix $(PREFIX)/bin/,$(BIN_FILES)) \
              $(addprefix $(SHARE)/themes/,$(THEME_FILES)) $(addprefix $(SHARE)/pi/,$(PI_FILES)) \
              $(foreach p,$(MAN_PAGES),$(call MAN_DEST,$(p))) \
-             $(BASH_COMP) $(ZSH_COMP) $(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))
+             $(BASH_COMP) $(ZSH_COMP) $(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS)) \
+             $(SHARE)/grafana/dsv41.json
 
 # DESTDIR reaches the recipes' shell as itself ("$$DESTDIR", quoted): a path
 # with a blank in it stays one path
@@ -428,7 +431,7 @@ install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
 	install -d "$$DESTDIR$(PREFIX)/bin" "$$DESTDIR$(SHARE)/themes" "$$DESTDIR$(SHARE)/pi" \
 	  "$$DESTDIR$(PREFIX)/share/man/man1" "$$DESTDIR$(PREFIX)/share/man/man8" \
 	  "$$DESTDIR$(PREFIX)/share/bash-completion/completions" \
-	  "$$DESTDIR$(dir $(ZSH_COMP))" "$$DESTDIR$(SHARE)/systemd"
+	  "$$DESTDIR$(dir $(ZSH_COMP))" "$$DESTDIR$(SHARE)/systemd" "$$DESTDIR$(SHARE)/grafana"
 	for b in $(BIN_FILES); do install -m 0755 $(BUILD)/$$b "$$DESTDIR$(PREFIX)/bin/$$b" || exit 1; done
 	for t in $(THEME_FILES); do install -m 0644 themes/$$t "$$DESTDIR$(SHARE)/themes/" || exit 1; done
 	install -m 0755 pi/install.sh "$$DESTDIR$(SHARE)/pi/install.sh"
@@ -439,10 +442,12 @@ install: $(addprefix $(BUILD)/,$(BIN_FILES)) $(GEN_DOCS)
 	@# the units as templates: launch --install-units and doctor --fix fill in
 	@# the guard's per node (src/guard/units.c), watch --unit the head's watch
 	for u in $(SYSTEMD_UNITS); do install -m 0644 dist/systemd/$$u "$$DESTDIR$(SHARE)/systemd/" || exit 1; done
+	install -m 0644 dist/grafana/dsv41.json "$$DESTDIR$(SHARE)/grafana/dsv41.json"
 
 uninstall:
 	for f in $(INSTALLED); do rm -f "$$DESTDIR$$f" || exit 1; done
 	-rmdir "$$DESTDIR$(SHARE)/themes" "$$DESTDIR$(SHARE)/pi" "$$DESTDIR$(SHARE)/systemd" \
+	  "$$DESTDIR$(SHARE)/grafana" \
 	  "$$DESTDIR$(SHARE)" 2>/dev/null
 
 # The README's table of what lands where, from the lists above.
@@ -456,7 +461,8 @@ install-table:
 	@echo '| the completions (bash, zsh) | $(call md_paths,$(BASH_COMP) $(ZSH_COMP)) |'
 	@echo '| colour themes (`--theme NAME`) | $(call md_paths,$(addprefix $(SHARE)/themes/,$(THEME_FILES))) |'
 	@echo '| the Pi files (`dsv41-top pi` names them) | $(call md_paths,$(addprefix $(SHARE)/pi/,$(PI_FILES))) |'
-	@echo '| systemd unit templates (filled in by `launch --install-units`, `watch --unit`) | $(call md_paths,$(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))) |'
+	@echo '| systemd unit templates (filled in by `launch --install-units`, `watch --unit`, `exporter --unit`) | $(call md_paths,$(addprefix $(SHARE)/systemd/,$(SYSTEMD_UNITS))) |'
+	@echo '| the Grafana dashboard (import it; `exporter` and vLLM scraped) | $(call md_paths,$(SHARE)/grafana/dsv41.json) |'
 
 # make deb: a Debian package (DGX OS is Ubuntu) of what make install puts
 # under /usr, built with Debian's hardening flags (dpkg-buildflags) into

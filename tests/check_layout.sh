@@ -2,7 +2,7 @@
 # The include direction of src/'s folders: a file includes headers of its own
 # folder and of lower layers only, never of a higher one or of a sibling on
 # its own layer. util <- {config, ssh, container} <- nodes <- {guard, serve, verify} <-
-# {download, deploy} <- {transfer, accept, live} <- tui <- cmd <- src/main.c. Every source folder is known
+# {download, deploy} <- {transfer, accept, live} <- {tui, ops} <- cmd <- src/main.c. Every source folder is known
 # here (a new one must be given its layer), and every header name is unique.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,7 +10,7 @@ cd "$root" || exit 2
 declare -A LAYER=(
     [src/util]=0 [src/config]=1 [src/ssh]=1 [src/container]=1 [src/nodes]=2
     [src/guard]=3 [src/serve]=3 [src/verify]=3
-    [src/download]=4 [src/deploy]=4 [src/transfer]=5 [src/accept]=5 [src/live]=5 [tui]=6 [src/cmd]=7 [src]=8
+    [src/download]=4 [src/deploy]=4 [src/transfer]=5 [src/accept]=5 [src/live]=5 [tui]=6 [src/ops]=6 [src/cmd]=7 [src]=8
 )
 fail=0
 bad() { echo "FAIL - $1"; fail=1; }

@@ -28,12 +28,15 @@ int cmd_pi(const struct config *c, int argc, char **argv);
 int cmd_key(const struct config *c, int argc, char **argv);
 int cmd_watch(const struct config *c, int argc, char **argv);
 int cmd_incidents(const struct config *c, int argc, char **argv);
+int cmd_exporter(const struct config *c, int argc, char **argv);
+/* `watch --unit`, `exporter --unit`: the head's unit filled in, on stdout. */
+int cmd_print_head_unit(const struct config *c, const char *unit, const char *cmd);
 
 /* Each command's documentation (usage.h), beside its parser: main.c's
  * table, --help, the man page and the completions are printed from these. */
 extern const struct usage_doc launch_doc, stop_doc, restart_doc, logs_doc, status_doc, smoke_doc,
     bench_doc, gates_doc, guard_doc, verify_doc, download_doc, assemble_doc, copy_doc, pi_doc,
-    watch_doc, incidents_doc, doctor_doc, config_doc, key_doc, accept_doc;
+    watch_doc, incidents_doc, doctor_doc, config_doc, key_doc, accept_doc, exporter_doc;
 
 /* Node cn's copy of the checkpoint against the head's manifest, reported as
  * `verify --node` does (copy-to-peer's last step): 0 every file matches, 1

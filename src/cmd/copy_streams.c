@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "mono.h"
 #include "interrupt.h"
 #include "peer_cmd.h"
@@ -22,7 +25,25 @@ struct xfer_out {
     int64_t prev[XFER_MAX_STREAMS];
     double prev_t;
     char streams[128]; /* "8/8 streams, 41.2 MB-57.0 MB/s each" */
+    char progress[700]; /* STATE_DIR/copy-progress: the exporter's (opsfiles.h) */
 };
+
+/* "PID LANDED NEED EPOCH NODE", replaced whole each second while the copy
+ * runs, removed at its end: what the exporter shows of a copy. */
+static void progress_file(const struct xfer_out *x, const struct xfer_peer_progress *p)
+{
+    if (!x->progress[0] || x->dry_run)
+        return;
+    char node[64], line[200];
+    text_clean(node, sizeof node, x->o->node, strlen(x->o->node));
+    for (char *q = node; *q; q++)
+        if (*q == ' ')
+            *q = '_';
+    int n = snprintf(line, sizeof line, "%ld %lld %lld %lld %s\n", (long)getpid(),
+                     (long long)p->landed, (long long)p->need, (long long)time(NULL), node);
+    if (n > 0 && n < (int)sizeof line)
+        buf_write_file(x->progress, line, (size_t)n, 0600); /* best effort: a figure only */
+}
 
 /* --json: one object per line, {"event": kind, "node": NAME, ...fields} */
 static cJSON *json_event(const struct xfer_out *x, const char *kind)
@@ -83,6 +104,7 @@ static void xfer_tick(void *arg, const struct xfer_peer_progress *p)
     x->sent = p->s.sent;
     /* each stream's rate over the last second or so */
     if (p->elapsed_s - x->prev_t >= 1) {
+        progress_file(x, p);
         double dt = p->elapsed_s - x->prev_t, lo = -1, hi = 0;
         cJSON *j = x->json ? json_event(x, "progress") : NULL, *rates = NULL;
         if (j) {
@@ -166,11 +188,13 @@ int copy_streams(const struct config *c, struct cluster_node *cn, const char *sr
     o->node = cn->name;
     progress_out_init(&o->out, json ? 0 : o->every_s, stdout);
     struct xfer_out x = {.o = o, .dry_run = dry_run, .json = json};
+    snprintf(x.progress, sizeof x.progress, "%s/copy-progress", config_str(c, CFG_STATE_DIR));
     struct xfer_peer_out out = {.text = xfer_text, .file = xfer_file, .tick = xfer_tick, .arg = &x};
     struct buf err = BUF_INIT, what = BUF_INIT;
     double t0 = mono_s();
     int r = xfer_peer_run(c, cn, src, plan, NULL, streams, dry_run, interrupt_token(), &out, &err);
     progress_out_clear(&o->out);
+    unlink(x.progress);
     char secs[32], bytes[32];
     progress_duration(secs, sizeof secs, mono_s() - t0);
     progress_bytes(bytes, sizeof bytes, (double)x.sent);

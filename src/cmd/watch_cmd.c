@@ -20,6 +20,7 @@
 #include "job.h"
 #include "commands.h"
 #include "monitor.h"
+#include "ops.h"
 #include "mono.h"
 #include "state.h"
 #include "text.h"
@@ -220,18 +221,18 @@ static int worst(const struct fact *f, int n)
     return ALARM_NONE;
 }
 
-static int print_unit(const struct config *c)
+int cmd_print_head_unit(const struct config *c, const char *unit, const char *cmd)
 {
     struct buf text = BUF_INIT, err = BUF_INIT;
-    int rc = units_watch_text(c, &text, &err);
+    int rc = units_head_text(c, unit, &text, &err);
     if (rc == 0 && geteuid() == 0)
-        fprintf(stderr, "dsv41-top watch --unit: User=root: watch will run as root, with root's ssh "
+        fprintf(stderr, "dsv41-top %s --unit: User=root: it will run as root, with root's ssh "
                         "keys; run this as the operator whose keys reach the workers (then pipe "
-                        "it into sudo tee) unless root is the one\n");
+                        "it into sudo tee) unless root is the one\n", cmd);
     if (rc == 0)
         fputs(buf_str(&text), stdout);
     else
-        fprintf(stderr, "dsv41-top watch --unit: %s\n", buf_str(&err));
+        fprintf(stderr, "dsv41-top %s --unit: %s\n", cmd, buf_str(&err));
     buf_free(&text);
     buf_free(&err);
     return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
@@ -261,7 +262,7 @@ int cmd_watch(const struct config *c, int argc, char **argv)
         }
     }
     if (unit)
-        return print_unit(c);
+        return cmd_print_head_unit(c, UNITS_WATCH, "watch");
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line reaches a pipe or journald as it happens */
     struct cluster *cl = calloc(1, sizeof *cl);
     static struct state st;
@@ -281,10 +282,20 @@ int cmd_watch(const struct config *c, int argc, char **argv)
     struct monitor *m = monitor_start(c, cl, &st, (int)(interval * 1000));
     g_mon = m;
     int rc = 0;
+    struct ops *ops = NULL;
+    struct buf oerr = BUF_INIT;
     if (!m) {
         fprintf(stderr, "dsv41-top watch: cannot start sampling (out of memory or threads)\n");
         rc = 2;
+    } else if (!once && ops_start(c, &st, true, &ops, &oerr) < 0) {
+        /* alerts and supervision only where it runs on: --once is a look */
+        fprintf(stderr, "dsv41-top watch: %s\n", buf_str(&oerr));
+        rc = 2;
+        g_mon = NULL;
+        monitor_stop(m);
+        m = NULL;
     }
+    buf_free(&oerr);
     static struct fact prev[MAX_FACTS], cur[MAX_FACTS];
     int nprev = 0;
     uint64_t said = 0;
@@ -346,7 +357,8 @@ int cmd_watch(const struct config *c, int argc, char **argv)
         }
     }
     g_mon = NULL;
-    job_shutdown(&st); /* a stop job a guard's firing started */
+    ops_stop(ops); /* before the jobs: it starts them */
+    job_shutdown(&st); /* a stop job a guard's firing started, a relaunch */
     monitor_stop(m);
     cluster_close(cl);
     free(cl);

@@ -130,6 +130,40 @@ static const struct config_key KEYS[CFG_COUNT] = {
          CK_INT, false, 0, 86400},
     [CFG_PROBE_DEADLINE_S] = {"30", "the liveness probe's token must come within this: else wedged",
                               false, CK_INT, false, 1, 3600},
+    [CFG_EXPORTER_LISTEN] = {"127.0.0.1:9841",
+                             "`exporter`'s address: IPV4:PORT or [IPV6]:PORT (beyond loopback it "
+                             "requires EXPORTER_TOKEN_FILE)",
+                             false, CK_WORDS, false, 0, 0},
+    [CFG_EXPORTER_TOKEN_FILE] = {"",
+                                 "a file (mode 0600) holding the bearer token `exporter` asks "
+                                 "of a scrape (empty: none, loopback only)",
+                                 false, CK_LOCAL_PATH, true, 0, 0},
+    [CFG_ALERT_WEBHOOK] = {"",
+                           "an alert's URL: each event POSTed there (JSON, or text with "
+                           "ALERT_FORMAT=text for ntfy-style services)",
+                           true, CK_URL, true, 0, 0},
+    [CFG_ALERT_FORMAT] = {"json", "ALERT_WEBHOOK's body: json, or text (a line, and a Title header)",
+                          false, CK_WORD, false, 0, 0},
+    [CFG_ALERT_CMD] = {"",
+                       "a program run for each event (words as a shell splits them, no shell), "
+                       "the event as JSON on its stdin",
+                       false, CK_COMMAND, true, 0, 0},
+    [CFG_ALERT_RATE] = {"5", "alerts of one kind at most this many in 10 minutes (the rest counted)",
+                        false, CK_INT, false, 1, 1000},
+    [CFG_SUPERVISE] = {"0",
+                       "watch relaunches the deployment after a rank's exit or a wedge (every "
+                       "rank stopped first)",
+                       false, CK_BOOL, false, 0, 0},
+    [CFG_SUPERVISE_MAX] = {"3", "relaunches an hour at most; then the supervisor stops and alerts",
+                           false, CK_INT, false, 1, 100},
+    [CFG_SUPERVISE_AFTER_GUARD] = {"0",
+                                   "relaunch after a memory guard fired too (else every rank "
+                                   "stays stopped)",
+                                   false, CK_BOOL, false, 0, 0},
+    [CFG_SUPERVISE_BACKOFF_S] = {"30",
+                                 "seconds before a relaunch, doubled for each one already in "
+                                 "the last hour",
+                                 false, CK_INT, false, 0, 3600},
     [CFG_READY_TIMEOUT] = {"2700", "seconds launch waits for the API (first boot ~12 min)", false,
                            CK_INT, false, 1, 7 * 86400},
     [CFG_STOP_TIMEOUT] =

@@ -6,6 +6,7 @@
 #include "mono.h"
 #include "phase.h"
 #include "ranks.h"
+#include "suprec.h"
 #include "wedge.h"
 #include "text.h"
 #include "usage.h"
@@ -408,6 +409,18 @@ static void collect(const struct config *c, struct cluster *cl, struct status_re
     if (benchhist_regression(config_str(c, CFG_STATE_DIR), hash,
                              config_num(c, CFG_ACCEPT_BENCH_TOL) / 100, why, sizeof why) == 1)
         WARNING(r, "%s", why);
+    /* what the supervisor did lately (SUPERVISE=1 in watch): its relaunches
+     * of the last hour and why, or that it stopped trying */
+    struct suprec *sup = malloc(sizeof *sup);
+    if (sup) {
+        suprec_load(config_str(c, CFG_STATE_DIR), time(NULL), sup);
+        if (sup->gave_up && time(NULL) - sup->last_at < 3600)
+            WARNING(r, "supervisor stopped the deployment: %s", sup->last);
+        else if (sup->nhour)
+            WARNING(r, "supervisor: %d relaunch%s in the last hour, the last %s", sup->nhour,
+                    sup->nhour == 1 ? "" : "es", sup->last);
+        free(sup);
+    }
     /* a rank down while /health answers is the wedge's cause: said first,
      * the metrics' verdict on the same hang (if any yet) after it */
     if (r->api.health_code == 200)

@@ -328,12 +328,12 @@ static int unit_text(const struct config *c, struct cluster *cl, struct cluster_
     return rc;
 }
 
-int units_watch_text(const struct config *c, struct buf *text, struct buf *err)
+int units_head_text(const struct config *c, const char *unit, struct buf *text, struct buf *err)
 {
     struct buf tmpl = BUF_INIT;
     char self[PATH_MAX], user[64], home[PATH_MAX];
     int rc = -1;
-    if (units_template(UNITS_WATCH, &tmpl, err) < 0)
+    if (units_template(unit, &tmpl, err) < 0)
         goto out;
     if (dirs_exe_dir(self, sizeof self) < 0 ||
         account_lookup(geteuid(), user, sizeof user, home, sizeof home) < 0) {

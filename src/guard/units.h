@@ -20,6 +20,7 @@
 
 #define UNITS_GUARD "dsv41-guard.service"
 #define UNITS_WATCH "dsv41-watch.service"
+#define UNITS_EXPORTER "dsv41-exporter.service"
 
 /* What systemd says about the guard's unit on a node. */
 struct units_state {
@@ -102,9 +103,10 @@ enum units_result units_install_node(const struct config *c, struct cluster *cl,
  * `guard --daemon` guards it). */
 int units_install(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out);
 
-/* dsv41-watch.service for this head, filled in: this binary's directory,
- * this account, the config file and STATE_DIR, and the settings the
- * environment or --set gave (secrets never). 0; -1 with why in err. */
-int units_watch_text(const struct config *c, struct buf *text, struct buf *err);
+/* A unit of the head's (UNITS_WATCH, UNITS_EXPORTER) filled in: this
+ * binary's directory, this account, the config file and STATE_DIR, and the
+ * settings the environment or --set gave (secrets never). 0; -1 with why
+ * in err. */
+int units_head_text(const struct config *c, const char *unit, struct buf *text, struct buf *err);
 
 #endif

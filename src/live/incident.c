@@ -12,6 +12,7 @@
 
 #include "api.h"
 #include "dirs.h"
+#include "events.h"
 #include "mono.h"
 #include "shcmd.h"
 #include "strv.h"
@@ -22,7 +23,8 @@
 /* What the state held when a trigger was seen, copied under its lock. */
 struct capture {
     time_t t;
-    char slug[24];    /* guard-fired, wedged, rank-exited */
+    char slug[24];    /* guard-fired, wedged, rank-exited (events.h's kinds) */
+    char evnode[32];  /* the node it happened on; "" the engine's */
     char what[480];   /* one line */
     int nnodes;
     char node[CLUSTER_MAX_NODES][32];
@@ -54,6 +56,7 @@ struct incident {
     char last_dir[800]; /* the writer's own */
     char last_slug[24];
     time_t last_t;
+    uint64_t last_event; /* the event of the incident being recorded */
 };
 
 /* A new file in dir, 0600, or NULL (said on stderr: the console's log). */
@@ -280,6 +283,9 @@ static void coalesce(struct incident *in, const struct capture *cp)
             }
         }
         snprintf(in->last_slug, sizeof in->last_slug, "%s", cp->slug);
+        /* its alert and the supervisor see the cause, not the symptom
+         * (when the event has not been acted on yet: EVENTS_SETTLE_S) */
+        events_update(in->s, in->last_event, cp->slug, cp->what, in->last_dir);
         const char *o = buf_str(&old);
         size_t first = strcspn(o, "\n");
         buf_printf(&text, "%s at %s (first seen as: %.*s)%s", cp->what, when, (int)first, o,
@@ -336,8 +342,11 @@ static void write_capture(struct incident *in, struct capture *cp)
     }
     if (made < 0) {
         state_say(in->s, "cannot record the incident under %s: %s", top, strerror(errno));
+        events_push(in->s, cp->slug, cp->evnode, NULL, cp->what);
         return;
     }
+    /* the event before the files: an alert names the directory at once */
+    in->last_event = events_push(in->s, cp->slug, cp->evnode, dir, cp->what);
     write_summary(in, cp, dir);
     for (int i = 0; i < cp->nnodes; i++) {
         char name[40];
@@ -444,7 +453,8 @@ struct incident *incident_start(const struct config *c, struct cluster *cl, stru
 }
 
 /* The copy, with the state locked. */
-static struct capture *capture(struct incident *in, const char *slug, const char *what)
+static struct capture *capture(struct incident *in, const char *slug, const char *node,
+                               const char *what)
 {
     const struct state *s = in->s;
     struct capture *cp = calloc(1, sizeof *cp);
@@ -452,6 +462,7 @@ static struct capture *capture(struct incident *in, const char *slug, const char
         return NULL;
     cp->t = time(NULL);
     snprintf(cp->slug, sizeof cp->slug, "%s", slug);
+    snprintf(cp->evnode, sizeof cp->evnode, "%s", node);
     snprintf(cp->what, sizeof cp->what, "%s", what);
     cp->nnodes = s->nnodes;
     for (int i = 0; i < s->nnodes && i < CLUSTER_MAX_NODES; i++) {
@@ -484,8 +495,10 @@ static void enqueue(struct incident *in, struct capture *cp)
         pthread_cond_signal(&in->cv);
     }
     pthread_mutex_unlock(&in->mu);
-    if (cp)
-        capture_free(cp); /* a storm of triggers: the first ones are kept */
+    if (cp) { /* a storm of triggers: the first ones are kept, the rest told */
+        events_push(in->s, cp->slug, cp->evnode, NULL, cp->what);
+        capture_free(cp);
+    }
 }
 
 void incident_check(struct incident *in)
@@ -504,7 +517,7 @@ void incident_check(struct incident *in)
         enum guard_view g = sn->guard;
         if (in->primed && g == GUARD_VIEW_FIRED && in->guard[i] != GUARD_VIEW_FIRED) {
             snprintf(what, sizeof what, "memory guard fired on %s: %s", sn->name, sn->guard_event);
-            found[nf++] = capture(in, "guard-fired", what);
+            found[nf++] = capture(in, "guard-fired", sn->name, what);
         }
         in->guard[i] = g;
         if (!sn->snap.reachable || !sn->snap.ct_sampled)
@@ -514,14 +527,14 @@ void incident_check(struct incident *in)
         if (in->primed && in->running[i] && ct && !ct->running) {
             snprintf(what, sizeof what, "rank r%d on %s exited with code %d%s", s->ranks[i].rank,
                      sn->name, ct->exit_code, ct->oom_killed ? ", OOM-killed" : "");
-            found[nf++] = capture(in, "rank-exited", what);
+            found[nf++] = capture(in, "rank-exited", sn->name, what);
         }
         in->running[i] = run;
     }
     bool wedged = s->server.wedged[0] != '\0';
     if (in->primed && wedged && !in->wedged) {
         snprintf(what, sizeof what, "engine wedged: %s", s->server.wedged);
-        found[nf++] = capture(in, "wedged", what);
+        found[nf++] = capture(in, "wedged", "", what);
     }
     in->wedged = wedged;
     if (s->server.have && s->server.metrics_ok) {

@@ -1,4 +1,5 @@
 #include "job.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -221,6 +222,28 @@ bool job_running(struct state *s, const char *name)
         r |= s->jobs[i].id && s->jobs[i].status == JOB_RUNNING && strcmp(s->jobs[i].name, name) == 0;
     state_unlock(s);
     return r;
+}
+
+enum job_status job_result(struct state *s, unsigned id, int *exit_code, struct strv *tail,
+                           int lines)
+{
+    state_lock(s);
+    struct state_job *sj = find(s, id);
+    enum job_status st = sj ? sj->status : JOB_FAILED;
+    if (exit_code)
+        *exit_code = sj ? sj->exit_code : -1;
+    if (sj && tail && st != JOB_RUNNING) {
+        uint64_t from = sj->out.end > (uint64_t)lines ? sj->out.end - (uint64_t)lines : 0;
+        if (from < sj->out.first)
+            from = sj->out.first;
+        for (uint64_t k = from; k < sj->out.end; k++) {
+            const struct logline *l = logbuf_get(&sj->out, k);
+            if (l)
+                strv_addf(tail, "%.*s", (int)l->len, l->text);
+        }
+    }
+    state_unlock(s);
+    return st;
 }
 
 unsigned job_newest_running(struct state *s, char *name, size_t sz)

@@ -19,6 +19,11 @@ void job_set_base_args(char **args, int n);
 unsigned job_start(struct state *s, const char *name, char *const argv[]);
 /* True when a job of that name is running. */
 bool job_running(struct state *s, const char *name);
+/* Job id's status (JOB_FAILED when it is no longer kept), its exit code,
+ * and once it ended its last lines appended to tail (when not NULL). */
+struct strv;
+enum job_status job_result(struct state *s, unsigned id, int *exit_code, struct strv *tail,
+                           int lines);
 /* The newest running job's id (its name into name), or 0 when none runs. */
 unsigned job_newest_running(struct state *s, char *name, size_t sz);
 /* Asks a running job to stop (SIGTERM, then SIGKILL after 5 s). */

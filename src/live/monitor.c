@@ -7,6 +7,7 @@
 #include "api.h"
 #include "dlview.h"
 #include "drift.h"
+#include "events.h"
 #include "guardview.h"
 #include "incident.h"
 #include "liveview.h"
@@ -49,6 +50,7 @@ struct monitor {
     struct dlview *dv;
     struct liveview *lv;
     struct incident *inc;
+    struct events_watch ev;
     /* the fabric each node's running rank started with (its env file), read
      * when a rank's StartedAt is new */
     struct drift_start started[CLUSTER_MAX_NODES];
@@ -272,6 +274,7 @@ static void sample(struct monitor *m, bool full)
     watch_fabric(m);
     guardview_poll(m->gv);
     incident_check(m->inc); /* after the guards: a firing is in the state */
+    events_check(&m->ev, s);
     state_changed(s);
 }
 

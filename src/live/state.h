@@ -129,6 +129,19 @@ struct state_download {
     int in_parts;                    /* shards still in .partNN pieces, no journal */
 };
 
+/* Something an operator is told of headless (events.h): alerts, the
+ * supervisor and the exporter read these by sequence number. */
+#define STATE_EVENTS 64
+struct state_event {
+    uint64_t seq;
+    time_t t;
+    double at;          /* monotonic seconds when it was pushed (or last updated) */
+    char kind[24];      /* events.h: EVENT_KINDS */
+    char node[32];      /* "" when it is the deployment's */
+    char what[480];     /* one line, cleaned */
+    char incident[800]; /* its incident directory; "" none */
+};
+
 struct state {
     pthread_mutex_t mu;
     uint64_t version;
@@ -145,6 +158,8 @@ struct state {
     unsigned next_job_id;
     unsigned jobs_ended; /* bumped when a job ends: the monitor looks at the containers */
     struct logbuf messages;
+    struct state_event events[STATE_EVENTS]; /* a ring: events_end pushed ever */
+    uint64_t events_end;
     char status_line[256];
     time_t status_at;
 };

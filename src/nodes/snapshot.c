@@ -165,8 +165,10 @@ int snapshot_parse(const char *text, const char *marker, const struct rdma_overr
     }
     if ((v = section(text, marker, "psi"))) {
         struct memsig_psi psi;
-        if (memsig_parse_psi(v, strlen(v), &psi) == 0)
+        if (memsig_parse_psi(v, strlen(v), &psi) == 0) {
             s->psi_full = (struct pval){true, psi.full_avg10};
+            s->psi_some = (struct pval){psi.some_ok, psi.some_avg10};
+        }
         free(v);
     }
     char *page = section(text, marker, "page");

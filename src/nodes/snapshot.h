@@ -31,6 +31,7 @@ struct snapshot {
     struct probe_mem mem;
     struct pval oom_kill;
     struct pval psi_full;    /* PSI memory full avg10, percent */
+    struct pval psi_some;    /* PSI memory some avg10, percent */
     struct pval frag_blocks; /* free blocks of 4 MiB or more (buddyinfo order >= 10) */
     int ngpu;
     struct probe_gpu gpu[SNAP_MAX_GPUS];

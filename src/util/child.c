@@ -10,10 +10,19 @@ extern char **environ;
 int child_spawn(const char *path, bool search, char *const argv[], int out_fd, int err_fd,
                 pid_t *pid)
 {
+    return child_spawn_in(path, search, argv, -1, out_fd, err_fd, pid);
+}
+
+int child_spawn_in(const char *path, bool search, char *const argv[], int in_fd, int out_fd,
+                   int err_fd, pid_t *pid)
+{
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (in_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
     posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     posix_spawnattr_init(&at);

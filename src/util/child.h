@@ -14,5 +14,8 @@
  * an errno. */
 int child_spawn(const char *path, bool search, char *const argv[], int out_fd, int err_fd,
                 pid_t *pid);
+/* The same with stdin from in_fd (-1: /dev/null). */
+int child_spawn_in(const char *path, bool search, char *const argv[], int in_fd, int out_fd,
+                   int err_fd, pid_t *pid);
 
 #endif

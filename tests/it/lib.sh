@@ -54,7 +54,7 @@ kill_in_ns() { # head|worker comm [signal]
 pgrep_in_ns() { # head|worker ERE
     local p cmd
     for p in $(ip netns pids "$NS_PREFIX$1" 2>/dev/null); do
-        cmd=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null) || continue
+        cmd=$(tr '\0' ' ' 2>/dev/null < "/proc/$p/cmdline") || continue
         [[ $cmd =~ $2 ]] && echo "$p"
     done
     return 0

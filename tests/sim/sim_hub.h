@@ -39,5 +39,7 @@ const struct hub_entry *hub_rev_file(const struct hub_rev *v, const char *path);
 
 /* `dsv41-sim hub ...`: serves until SIGTERM. */
 int hub_main(int argc, char **argv);
+/* `dsv41-sim receiver`: an alert webhook recording what it gets (sim_receiver.c). */
+int receiver_main(int argc, char **argv);
 
 #endif

@@ -314,6 +314,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc > 1 && strcmp(argv[1], "hub") == 0)
         return hub_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "receiver") == 0)
+        return receiver_main(argc - 1, argv + 1);
     struct sim_opts o;
     if (sim_parse_args(argc, argv, &o) < 0)
         return 2;
