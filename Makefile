@@ -20,13 +20,14 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libssh2-1-dev libibverbs-d
 # What make test-deps adds for make test and make demo: the unit tests' and the
 # simulator's libraries, the test hosts (sshd, podman, nginx, iptables, a registry), the
 # shells the quoting is tested in, clang and valgrind, FUSE, the package's
-# checker, Prometheus (the exporter's test scrapes with it). Never on the
+# checker, Prometheus (the exporter's test scrapes with it; make bench times
+# a scrape beside node_exporter's). Never on the
 # operator's path: a head with docker gets none of it.
 TEST_DEB_PKGS := libcmocka-dev openssh-server openssh-client podman runc \
             uidmap tmux clang libclang-rt-14-dev iproute2 curl jq netcat-openbsd procps psmisc \
             util-linux htop file bsdutils coreutils rsync iptables fish tcsh zsh nginx-light docker-registry \
             aria2 valgrind systemd libfuse3-dev fuse3 groff-base man-db dpkg-dev lintian lcov \
-            prometheus
+            prometheus prometheus-node-exporter
 
 comma := ,
 BUILD := build$(if $(SAN),-$(subst $(comma),-,$(SAN)))

@@ -58,7 +58,7 @@ declare -A FILE_CMDS=(
     [src/cmd/deploy_cmd.c]="launch stop restart logs" [src/cmd/serve_cmd.c]="smoke bench gates"
     [src/cmd/guard_cmd.c]=guard [src/cmd/verify_cmd.c]=verify [src/cmd/download_cmd.c]=download
     [src/cmd/assemble_cmd.c]=assemble [src/cmd/peer_cmd.c]=copy-to-peer [src/cmd/pi_cmd.c]=pi
-    [src/cmd/watch_cmd.c]=watch [src/cmd/incidents_cmd.c]=incidents [src/cmd/doctor.c]=doctor
+    [src/cmd/watch_cmd.c]=watch [src/cmd/exporter_cmd.c]=exporter [src/cmd/incidents_cmd.c]=incidents [src/cmd/doctor.c]=doctor
     [src/cmd/config_cmd.c]=config [src/cmd/status_cmd.c]=status [tui/console.c]=console
     [src/cmd/key_cmd.c]=key
     [src/main.c]=main

@@ -68,6 +68,12 @@ const struct docsref_file DOCSREF_FILES[] = {
     {"STATE_DIR/incidents/", REF_TOP,
      "the evidence kept when a guard fired, the engine wedged or a rank exited (console, "
      "watch)"},
+    {"STATE_DIR/supervise.tsv", REF_TOP,
+     "what the supervisor did (SUPERVISE=1 in watch): a line per relaunch, stop or give-up, "
+     "with its cause (status, the exporter)"},
+    {"STATE_DIR/copy-progress", REF_TOP,
+     "a running copy-to-peer's bytes landed and to land, rewritten each second (the "
+     "exporter)"},
     {"UNIT_DIR/dsv41-guard.service", REF_TOP,
      "the guard's systemd unit on every node (launch --install-units, doctor --fix)"},
     {"MODEL_DIR/sha256-manifest.txt", REF_TOP,

@@ -105,7 +105,7 @@ char *alert_json(const struct state_event *e, const char *host, unsigned suppres
 void alert_text(const struct state_event *e, const char *host, unsigned suppressed,
                 struct buf *body, char *title, size_t titlesz)
 {
-    snprintf(title, titlesz, "dsv41-top on %s: %s%s%s", host, e->kind, e->node[0] ? " on " : "",
+    snprintf(title, titlesz, "%s: %s%s%s (dsv41-top)", host, e->kind, e->node[0] ? " on " : "",
              e->node);
     char when[40];
     iso_time(e->t, when, sizeof when);

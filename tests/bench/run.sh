@@ -90,6 +90,27 @@ printf '%-44s %10s\n' "dsv41-top status, cold (connects)" "$cold ms"
 printf '%-44s %10s   (p90 %s ms)\n' "dsv41-top status, warm session (median)" "$warm ms" "$p90"
 printf '%-44s %10s   goal <= 0.2: %s\n' "ratio warm status / fresh ssh" "$ratio" "$goal"
 
+echo "== a scrape: dsv41-top exporter (both nodes) vs prometheus-node-exporter (this node), 200 each"
+EP=$(test_ports)
+# shellcheck disable=SC2046
+on_host head env $(head_env) "$root/build/dsv41-top" exporter --listen "127.0.0.1:$EP" >/dev/null 2>&1 &
+on_host head prometheus-node-exporter --web.listen-address="127.0.0.1:$((EP + 1))" >/dev/null 2>&1 &
+scrape_ms() { # url: 200 scrapes, each one's total time in ms, sorted
+    for _ in $(seq 200); do curl -s -o /dev/null -w '%{time_total}\n' "$1"; done |
+        awk '{printf "%.3f\n", $1 * 1000}' | sort -n
+}
+for _ in $(seq 100); do on_host head curl -s "http://127.0.0.1:$EP/metrics" | grep -q '^dsv41_ranks_up 2' && break; sleep 0.2; done
+for _ in $(seq 50); do on_host head curl -sf -o /dev/null "http://127.0.0.1:$((EP + 1))/metrics" && break; sleep 0.2; done
+ours=$(on_host head bash -c "$(declare -f scrape_ms); scrape_ms http://127.0.0.1:$EP/metrics")
+peer=$(on_host head bash -c "$(declare -f scrape_ms); scrape_ms http://127.0.0.1:$((EP + 1))/metrics")
+pick() { printf '%s\n' "$1" | awk -v q="$2" '{a[NR]=$1} END {i = int(NR * q); if (i < 1) i = 1; print a[i]}'; }
+o50=$(pick "$ours" 0.5) o99=$(pick "$ours" 0.99) p50=$(pick "$peer" 0.5) p99=$(pick "$peer" 0.99)
+goal=$(awk -v a="$o99" 'BEGIN {print (a < 10) ? "met" : "NOT met"}')
+printf '%-44s %10s   (p99 %s ms)\n' "prometheus-node-exporter scrape (median)" "$p50 ms" "$p99"
+printf '%-44s %10s   (p99 %s ms)  goal p99 < 10 ms: %s\n' "dsv41-top exporter scrape (median)" "$o50 ms" "$o99" "$goal"
+pkill_in_ns head "dsv41-top exporter --listen 127.0.0.1:$EP"
+pkill_in_ns head "prometheus-node-exporter --web.listen-address"
+
 echo "== sampling the worker at 1 Hz for ${SAMPLE_S}s: CPU on the head"
 # shellcheck disable=SC2046
 out=$(on_host head env $(head_env) "$BENCH" sample "$SAMPLE_S" 1000)

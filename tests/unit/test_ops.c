@@ -213,7 +213,7 @@ static void alert_limits_and_json(void **st)
     char title[200];
     snprintf(e.incident, sizeof e.incident, "/s/incidents/x");
     alert_text(&e, "spark-head", 0, &body, title, sizeof title);
-    assert_string_equal(title, "dsv41-top on spark-head: guard-fired");
+    assert_string_equal(title, "spark-head: guard-fired (dsv41-top)");
     assert_non_null(strstr(buf_str(&body), "incident: /s/incidents/x\n"));
     buf_free(&body);
 }
