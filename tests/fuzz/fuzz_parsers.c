@@ -38,6 +38,9 @@
 #include "jscan.h"
 #include "engine.h"
 #include "engine_frames.h"
+#include "opsfiles.h"
+#include "promtext.h"
+#include "suprec.h"
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -48,7 +51,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 /* The parsers, by the selector byte that starts an input. `make fuzz`
  * runs each on its own (DSV41_FUZZ_TARGET=N: the selector is N whatever
  * the first byte says) for a set time with its own corpus. */
-#define TARGETS 34
+#define TARGETS 36
 /* read by tests/fuzz/run.sh (each target's name and corpus), not here */
 __attribute__((unused)) static const char *const TARGET_NAME[TARGETS] = {
     "meminfo-vmstat", "gpu-csv",     "compute-apps", "inspect",     "rdma-sysfs",  "snapshot",
@@ -56,7 +59,8 @@ __attribute__((unused)) static const char *const TARGET_NAME[TARGETS] = {
     "manifest",       "verify-wire", "rsync",        "known-hosts", "shell-quote", "setting",
     "hub-tree",       "link-header", "ranges",       "copy-plan",   "copy-report", "frame",
     "guard-signals",  "ssh-config",  "boot-log-alike-env", "shell-words", "http1-response",
-    "jscan",          "engine-frames", "engine-inspect", "download-plan", "copy-state"};
+    "jscan",          "engine-frames", "engine-inspect", "download-plan", "copy-state",
+    "supervise-record", "exporter-page"};
 static int g_target = -1;
 
 /* copy-state's files, in a directory of this run's, removed at its end */
@@ -397,6 +401,75 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         hub_tree_free(&t);
         buf_free(&err);
+        break;
+    }
+    case 34: {
+        /* the supervisor's record, as a file anyone with STATE_DIR could have
+         * edited: counts within their arrays, the line shown cleaned */
+        struct suprec r;
+        suprec_parse(s, 1800000000, &r);
+        if (r.ncauses > SUPREC_CAUSES || r.nhour > SUPREC_HOUR_MAX || strlen(r.last) >= sizeof r.last)
+            abort();
+        for (const char *q = r.last; *q; q++)
+            if ((unsigned char)*q < 0x20 || *q == 0x7f)
+                abort();
+        break;
+    }
+    case 35: {
+        /* the exporter's page with remote names (an RDMA device, its netdev,
+         * a bench's test name, a guard's line): every line a comment or one
+         * sample - a label value never breaks out of its quotes */
+        static struct state st;
+        static bool init;
+        if (!init && state_init(&st) < 0)
+            abort();
+        init = true;
+        st.nnodes = 1;
+        st.nranks = 1;
+        struct state_node *n = &st.nodes[0];
+        memset(n, 0, sizeof *n);
+        n->configured = n->have = n->snap.reachable = true;
+        snprintf(n->name, sizeof n->name, "%s", s);
+        n->snap.nports = 1;
+        snprintf(n->snap.ports[0].dev, sizeof n->snap.ports[0].dev, "%s", s);
+        snprintf(n->snap.ports[0].netdev, sizeof n->snap.ports[0].netdev, "%s", s);
+        snprintf(n->snap.ports[0].rate, sizeof n->snap.ports[0].rate, "%s", s);
+        n->snap.ports[0].rcv_bytes = (struct pval){true, 1};
+        n->snap.ports[0].state_num = 4;
+        snprintf(n->guard_desc, sizeof n->guard_desc, "%s", s);
+        n->guard = GUARD_VIEW_OK;
+        struct opsfiles f = {.read = true, .have_bench = true, .accept_pass = -1};
+        f.bench.n = 1;
+        snprintf(f.bench.name[0], sizeof f.bench.name[0], "%s", s);
+        snprintf(f.bench.label, sizeof f.bench.label, "%s", s);
+        struct ops_counts k = {0};
+        struct buf page = BUF_INIT;
+        promtext_render(&st, &f, &k, &page);
+        for (const char *l = buf_str(&page); *l;) {
+            size_t len = strcspn(l, "\n");
+            if (*l != '#') {
+                /* name, then {...} with every quote escaped or a pair, then " value" */
+                const char *q = l;
+                while (q < l + len && *q != '{' && *q != ' ')
+                    q++;
+                if (q < l + len && *q == '{') {
+                    bool in = false;
+                    for (q++; q < l + len && (in || *q != '}'); q++) {
+                        if (in && *q == '\\')
+                            q++;
+                        else if (*q == '"')
+                            in = !in;
+                    }
+                    if (q >= l + len || in)
+                        abort();
+                    q++;
+                }
+                if (q >= l + len || *q != ' ')
+                    abort();
+            }
+            l += len + (l[len] == '\n');
+        }
+        buf_free(&page);
         break;
     }
     case 33: {
