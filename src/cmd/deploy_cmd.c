@@ -15,6 +15,7 @@
 #include "logstream.h"
 #include "ranks.h"
 #include "runtime.h"
+#include "suprec.h"
 #include "text.h"
 #include "usage.h"
 
@@ -128,6 +129,8 @@ static int stop_all(const struct config *c, bool force, bool now)
     struct cluster cl;
     if (cluster_open_for("stop", c, &cl) < 0)
         return 2;
+    /* an operator's stop (or a supervisor's own, its child): suprec.h */
+    suprec_mark_stop(config_str(c, CFG_STATE_DIR));
     int bad;
     if (now) {
         bad = ranks_stop_all(c, &cl, force, stdout);

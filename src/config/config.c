@@ -146,8 +146,8 @@ static const struct config_key KEYS[CFG_COUNT] = {
                           false, CK_WORD, false, 0, 0},
     [CFG_ALERT_CMD] = {"",
                        "a program run for each event (words as a shell splits them, no shell), "
-                       "the event as JSON on its stdin",
-                       false, CK_COMMAND, true, 0, 0},
+                       "the event as JSON on its stdin (a secret: its words may hold a token)",
+                       true, CK_COMMAND, true, 0, 0},
     [CFG_ALERT_RATE] = {"5", "alerts of one kind at most this many in 10 minutes (the rest counted)",
                         false, CK_INT, false, 1, 1000},
     [CFG_SUPERVISE] = {"0",

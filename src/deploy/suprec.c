@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,16 +61,70 @@ void suprec_parse(const char *text, time_t now, struct suprec *r)
     }
 }
 
+/* The file's last max bytes from a line's start: the record only grows,
+ * and what counts (the last hour, the newest line) is at its end. */
+static int read_tail(const char *path, size_t max, struct buf *b)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > (off_t)max ? size - (off_t)max : 0;
+    char chunk[65536];
+    ssize_t n;
+    if (lseek(fd, from, SEEK_SET) < 0) {
+        close(fd);
+        return -1;
+    }
+    while ((n = read(fd, chunk, sizeof chunk)) > 0 && b->len < max)
+        buf_append(b, chunk, (size_t)n);
+    close(fd);
+    if (from > 0) { /* the first line is cut: dropped */
+        const char *nl = memchr(buf_str(b), '\n', b->len);
+        size_t skip = nl ? (size_t)(nl - buf_str(b)) + 1 : b->len;
+        memmove(b->data, b->data + skip, b->len - skip);
+        b->len -= skip;
+        b->data[b->len] = '\0';
+    }
+    return 0;
+}
+
 void suprec_load(const char *state_dir, time_t now, struct suprec *r)
 {
     struct buf path = BUF_INIT, b = BUF_INIT;
     buf_printf(&path, "%s/%s", state_dir, SUPREC_FILE);
-    if (buf_read_file(&b, buf_str(&path), 1 << 20) == 0)
+    if (read_tail(buf_str(&path), 1 << 20, &b) == 0)
         suprec_parse(buf_str(&b), now, r);
     else
         memset(r, 0, sizeof *r);
     buf_free(&path);
     buf_free(&b);
+}
+
+void suprec_mark_stop(const char *state_dir)
+{
+    struct buf path = BUF_INIT;
+    buf_printf(&path, "%s/%s", state_dir, SUPREC_STOP_FILE);
+    char line[64];
+    int n = snprintf(line, sizeof line, "%lld %ld\n", (long long)time(NULL), (long)getppid());
+    /* best effort: without it a supervisor may relaunch what was stopped on
+     * purpose, which it then says; a stop must not fail for it */
+    if (buf_write_file(buf_str(&path), line, (size_t)n, 0600) < 0 && errno != ENOENT)
+        fprintf(stderr, "dsv41-top: cannot write %s: %s\n", buf_str(&path), strerror(errno));
+    buf_free(&path);
+}
+
+bool suprec_last_stop(const char *state_dir, time_t *at, long *ppid)
+{
+    struct buf path = BUF_INIT, b = BUF_INIT;
+    buf_printf(&path, "%s/%s", state_dir, SUPREC_STOP_FILE);
+    long long t = 0;
+    bool ok = buf_read_file(&b, buf_str(&path), 256) == 0 &&
+              sscanf(buf_str(&b), "%lld %ld", &t, ppid) == 2 && t > 0;
+    *at = (time_t)t;
+    buf_free(&path);
+    buf_free(&b);
+    return ok;
 }
 
 /* One field of a line: no tab, no newline, no escape. */
@@ -92,6 +147,7 @@ int suprec_append(const char *state_dir, const char *action, const char *cause, 
         buf_free(&path);
         return -1;
     }
+    fchmod(fd, 0600); /* a file someone made wider is brought back */
     char a[24], c[24], w[480];
     field(a, sizeof a, action);
     field(c, sizeof c, cause);

@@ -36,4 +36,12 @@ void suprec_load(const char *state_dir, time_t now, struct suprec *r);
 int suprec_append(const char *state_dir, const char *action, const char *cause, const char *what,
                   struct buf *err);
 
+/* STATE_DIR/last-stop: "EPOCH PPID", written by `stop` and `restart` before
+ * they stop anything. The supervisor's own stops are its children (PPID is
+ * its pid); any other is an operator's, which it never undoes. */
+#define SUPREC_STOP_FILE "last-stop"
+void suprec_mark_stop(const char *state_dir);
+/* The newest stop's time and its parent's pid; false when none is known. */
+bool suprec_last_stop(const char *state_dir, time_t *at, long *ppid);
+
 #endif

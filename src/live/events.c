@@ -47,14 +47,17 @@ uint64_t events_push(struct state *s, const char *kind, const char *node, const 
     return seq;
 }
 
-bool events_update(struct state *s, uint64_t seq, const char *kind, const char *what,
-                   const char *incident)
+bool events_update(struct state *s, uint64_t seq, const char *kind, const char *node,
+                   const char *what, const char *incident)
 {
     state_lock(s);
     struct state_event *e = &s->events[seq % STATE_EVENTS];
-    bool have = seq < s->events_end && e->seq == seq;
-    if (have)
+    /* settled is as good as read: a reader may have it (EVENTS_SETTLE_S) */
+    bool have = seq < s->events_end && e->seq == seq && mono_s() - e->at < EVENTS_SETTLE_S;
+    if (have) {
+        snprintf(e->node, sizeof e->node, "%s", node ? node : "");
         fill(e, kind, what, incident);
+    }
     state_unlock(s);
     return have;
 }

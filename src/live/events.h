@@ -31,10 +31,12 @@
 /* Pushes an event (takes the lock); its sequence number. what is cleaned. */
 uint64_t events_push(struct state *s, const char *kind, const char *node, const char *incident,
                      const char *what);
-/* The event seq, when still in the ring, takes a new kind, line and
- * directory (an incident renamed to its likelier cause); false when gone. */
-bool events_update(struct state *s, uint64_t seq, const char *kind, const char *what,
-                   const char *incident);
+/* The event seq, when still in the ring, takes a new kind, node, line and
+ * directory (an incident renamed to its likelier cause); false when gone.
+ * An event already read is not changed for its readers: the caller pushes
+ * a new one then. */
+bool events_update(struct state *s, uint64_t seq, const char *kind, const char *node,
+                   const char *what, const char *incident);
 /* Up to max events from *next on, oldest first, those pushed at least
  * settle_s ago (monotonic) only, in order: it stops at the first younger
  * one. *next moves past what was read; events the ring dropped before they

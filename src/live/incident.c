@@ -285,7 +285,8 @@ static void coalesce(struct incident *in, const struct capture *cp)
         snprintf(in->last_slug, sizeof in->last_slug, "%s", cp->slug);
         /* its alert and the supervisor see the cause, not the symptom
          * (when the event has not been acted on yet: EVENTS_SETTLE_S) */
-        events_update(in->s, in->last_event, cp->slug, cp->what, in->last_dir);
+        if (!events_update(in->s, in->last_event, cp->slug, cp->evnode, cp->what, in->last_dir))
+            in->last_event = events_push(in->s, cp->slug, cp->evnode, in->last_dir, cp->what);
         const char *o = buf_str(&old);
         size_t first = strcspn(o, "\n");
         buf_printf(&text, "%s at %s (first seen as: %.*s)%s", cp->what, when, (int)first, o,

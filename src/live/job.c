@@ -16,8 +16,7 @@
 #include "text.h"
 
 
-static char **g_base;
-static int g_nbase;
+static struct strv g_base; /* our own copy, under g_mu: set by one thread, read by any */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static int g_threads; /* job threads still running */
@@ -31,8 +30,11 @@ struct job_ctx {
 
 void job_set_base_args(char **args, int n)
 {
-    g_base = args;
-    g_nbase = n;
+    pthread_mutex_lock(&g_mu);
+    strv_free(&g_base);
+    for (int i = 0; i < n; i++)
+        strv_add(&g_base, args[i]);
+    pthread_mutex_unlock(&g_mu);
 }
 
 static struct state_job *find(struct state *s, unsigned id)
@@ -141,16 +143,21 @@ static int spawn(char *const argv[], int out_fd, pid_t *pid)
     int argc = 0;
     while (argv[argc])
         argc++;
-    char **full = calloc((size_t)(1 + g_nbase + argc + 1), sizeof *full);
-    if (!full)
+    /* the base words are held while the child is made (child_spawn copies them) */
+    pthread_mutex_lock(&g_mu);
+    char **full = calloc((size_t)(1 + g_base.n + argc + 1), sizeof *full);
+    if (!full) {
+        pthread_mutex_unlock(&g_mu);
         return -1;
+    }
     int k = 0;
     full[k++] = self;
-    for (int i = 0; i < g_nbase; i++)
-        full[k++] = g_base[i];
+    for (int i = 0; i < g_base.n; i++)
+        full[k++] = g_base.v[i];
     for (int i = 0; i < argc; i++)
         full[k++] = argv[i];
     int rc = child_spawn("/proc/self/exe", false, full, out_fd, out_fd, pid);
+    pthread_mutex_unlock(&g_mu);
     free(full);
     errno = rc;
     return rc == 0 ? 0 : -1;

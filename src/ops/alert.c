@@ -44,6 +44,7 @@ struct alerter {
     double stop_by;
     struct pending q[ALERT_QUEUE];
     int nq;
+    bool busy; /* q[0] is being delivered, outside the lock: it stays where it is */
     uint64_t sent, failed, dropped;
 };
 
@@ -261,6 +262,7 @@ static void *sender(void *arg)
             wait_until(a, a->stop ? (p.next < a->stop_by ? p.next : a->stop_by) : p.next);
             continue;
         }
+        a->busy = true;
         pthread_mutex_unlock(&a->mu);
         char why[300] = "";
         if (a->url && !p.hook_done)
@@ -280,6 +282,7 @@ static void *sender(void *arg)
                           p.next - now);
         }
         pthread_mutex_lock(&a->mu);
+        a->busy = false;
         if (done || now - p.first >= ALERT_GIVE_UP_S) {
             if (done)
                 a->sent++;
@@ -368,8 +371,9 @@ void alert_post(struct alerter *a, const struct state_event *e)
         pthread_mutex_unlock(&a->mu);
         return;
     }
-    if (a->nq == ALERT_QUEUE) { /* a receiver down for long: the oldest goes */
-        memmove(a->q, a->q + 1, sizeof a->q[0] * (ALERT_QUEUE - 1));
+    if (a->nq == ALERT_QUEUE) { /* a receiver down for long: the oldest waiting goes */
+        int drop = a->busy ? 1 : 0;
+        memmove(a->q + drop, a->q + drop + 1, sizeof a->q[0] * (size_t)(ALERT_QUEUE - drop - 1));
         a->nq--;
         a->dropped++;
     }

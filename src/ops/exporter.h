@@ -17,10 +17,10 @@
 #include "config.h"
 #include "ops.h"
 
-#define EXPORTER_CONNS 16
-#define EXPORTER_PER_IP 8
+#define EXPORTER_CONNS 128
+#define EXPORTER_PER_IP 4
 #define EXPORTER_REQ_BYTES (16 * 1024)
-#define EXPORTER_IDLE_S 15
+#define EXPORTER_IDLE_S 5
 #define EXPORTER_TOKEN_MAX 512
 
 struct exporter;

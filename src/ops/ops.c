@@ -22,7 +22,7 @@ struct ops {
     struct state *s;
     struct alerter *alerts;
     struct supervisor *sv;
-    struct strv base; /* the jobs' global options */
+    struct strv base; /* the jobs' global options, until job.c copied them */
     pthread_t th;
     pthread_mutex_t mu; /* files, counts, stop */
     pthread_cond_t cv;
@@ -63,14 +63,19 @@ static void take_events(struct ops *o)
         for (int i = 0; i < n; i++) {
             supervise_event(o->sv, &ev[i]); /* first: the alert says what it did */
             alert_post(o->alerts, &ev[i]);
-            int k = events_kind_index(ev[i].kind);
+            int k = events_kind_index(ev[i].kind), node = -1;
+            if (k == 0) { /* guard-fired: counted by node */
+                state_lock(o->s);
+                for (int j = 0; j < o->s->nnodes && j < CLUSTER_MAX_NODES; j++)
+                    if (strcmp(o->s->nodes[j].name, ev[i].node) == 0)
+                        node = j;
+                state_unlock(o->s);
+            }
             pthread_mutex_lock(&o->mu);
             if (k >= 0)
                 o->counts.events[k]++;
-            if (k == 0) /* guard-fired */
-                for (int j = 0; j < o->s->nnodes && j < CLUSTER_MAX_NODES; j++)
-                    if (strcmp(o->s->nodes[j].name, ev[i].node) == 0)
-                        o->counts.guard_firings[j]++;
+            if (node >= 0)
+                o->counts.guard_firings[node]++;
             pthread_mutex_unlock(&o->mu);
         }
     }
@@ -119,7 +124,8 @@ static void base_args(struct ops *o)
             strv_add(&o->base, "--set");
             strv_addf(&o->base, "%s=%s", o->c->values[i].key, o->c->values[i].value);
         }
-    job_set_base_args(o->base.v, o->base.n);
+    job_set_base_args(o->base.v, o->base.n); /* copied there */
+    strv_free(&o->base);
 }
 
 int ops_start(const struct config *c, struct state *s, bool supervise, struct ops **out,
@@ -195,10 +201,12 @@ void ops_stop(struct ops *o)
     pthread_cond_signal(&o->cv);
     pthread_mutex_unlock(&o->mu);
     pthread_join(o->th, NULL);
-    take_events(o); /* what settled meanwhile still goes out */
-    alert_stop(o->alerts);
+    /* what settled meanwhile is still told, but nothing more is started:
+     * the jobs are cut at exit (job_shutdown) */
     supervise_stop(o->sv);
-    job_set_base_args(NULL, 0);
+    o->sv = NULL;
+    take_events(o);
+    alert_stop(o->alerts);
     strv_free(&o->base);
     pthread_mutex_destroy(&o->mu);
     pthread_cond_destroy(&o->cv);

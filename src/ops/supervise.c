@@ -35,6 +35,7 @@ struct supervisor {
     time_t done[DONE_MAX];
     int ndone;
     time_t quiet_until; /* events before this are what our own stop and launch did */
+    time_t began;       /* when the fault this relaunch answers was seen */
 };
 
 double supervise_next_wait(const time_t *done, int n, time_t now, int max, int backoff_s)
@@ -99,12 +100,25 @@ static void restart_incident(struct supervisor *sv, const char *line, const stru
     buf_free(&path);
 }
 
-static unsigned start_stop(struct supervisor *sv)
+/* 0 with sv->job the stop (0: one already running, the guard's own -
+ * guardview - waited for by name); -1 when none could start (said). */
+static int start_stop(struct supervisor *sv)
 {
+    sv->job = 0;
     if (job_running(sv->s, "stop"))
-        return 0; /* the guard's own (guardview): waited for by name */
+        return 0;
     char *argv[] = {"stop", "--now", NULL};
-    return job_start(sv->s, "stop", argv);
+    sv->job = job_start(sv->s, "stop", argv);
+    return sv->job ? 0 : -1;
+}
+
+/* Someone else ran stop (or restart) since the fault: their intent wins. */
+static bool operator_stopped(struct supervisor *sv)
+{
+    time_t at;
+    long ppid;
+    return suprec_last_stop(config_str(sv->c, CFG_STATE_DIR), &at, &ppid) && at >= sv->began &&
+           ppid != (long)getpid();
 }
 
 /* Does the deployment still need a relaunch? A rank's container that
@@ -150,9 +164,25 @@ static void append(struct state_event *e, const char *text)
 static void hold(struct supervisor *sv, const char *why)
 {
     record(sv, strcmp(sv->cause, "guard-fired") == 0 ? "stopped" : "gave-up", why);
-    sv->job = start_stop(sv);
     sv->relaunch = false;
     sv->ph = SV_STOPPING;
+    if (start_stop(sv) < 0) { /* tried again at each step until one starts */
+        sv->job = 0;
+        sv->ph = SV_WAITING;
+        sv->due = mono_s() + 1;
+    }
+}
+
+/* The operator stopped or relaunched it meanwhile: nothing more of ours. */
+static void yield_to_operator(struct supervisor *sv)
+{
+    if (sv->ph == SV_LAUNCHING && sv->job)
+        job_cancel(sv->s, sv->job);
+    record(sv, "stopped", "the deployment was stopped by an operator meanwhile: no relaunch");
+    state_say(sv->s, "supervise: stopped by an operator meanwhile: not relaunched");
+    sv->ph = SV_HELD;
+    sv->job = 0;
+    sv->quiet_until = time(NULL);
 }
 
 /* A relaunch scheduled, or the cap: what it did, appended to the event. */
@@ -173,6 +203,7 @@ static void schedule(struct supervisor *sv, struct state_event *e)
         return;
     }
     sv->ph = SV_WAITING;
+    sv->relaunch = true;
     sv->due = mono_s() + w;
     int recent = 0;
     for (int i = 0; i < sv->ndone; i++)
@@ -205,6 +236,7 @@ void supervise_event(struct supervisor *sv, struct state_event *e)
     snprintf(sv->cause, sizeof sv->cause, "%s", guard ? "guard-fired" : e->kind);
     snprintf(sv->what, sizeof sv->what, "%s", e->what);
     sv->retry = false;
+    sv->began = e->t;
     if (guard && !sv->after_guard) {
         hold(sv, "a memory guard fired: every rank stopped and left stopped "
                  "(SUPERVISE_AFTER_GUARD=0)");
@@ -248,15 +280,28 @@ void supervise_step(struct supervisor *sv)
     case SV_WAITING:
         if (mono_s() < sv->due)
             return;
-        if (!sv->retry && !still_broken(sv, &stopped)) {
+        if (operator_stopped(sv)) {
+            yield_to_operator(sv);
+            return;
+        }
+        if (sv->relaunch && !sv->after_guard && guard_fired_now(sv)) {
+            /* a firing seen after the fault it caused: the memory would run out again */
+            snprintf(sv->cause, sizeof sv->cause, "guard-fired");
+            hold(sv, "a memory guard fired: every rank stopped and left stopped "
+                     "(SUPERVISE_AFTER_GUARD=0)");
+            return;
+        }
+        if (sv->relaunch && !sv->retry && !still_broken(sv, &stopped)) {
             state_say(sv->s, "supervise: %s", stopped ? "every rank was stopped meanwhile: no relaunch"
                                                       : "the deployment recovered: no relaunch");
             sv->ph = stopped ? SV_HELD : SV_IDLE;
             return;
         }
-        sv->job = start_stop(sv);
-        sv->relaunch = true;
         sv->ph = SV_STOPPING;
+        if (start_stop(sv) < 0) {
+            sv->ph = SV_WAITING;
+            sv->due = mono_s() + 5;
+        }
         return;
     case SV_STOPPING:
         if (!job_over(sv, &st, &code, NULL))
@@ -264,6 +309,25 @@ void supervise_step(struct supervisor *sv)
         if (!sv->relaunch) {
             sv->ph = SV_HELD;
             sv->quiet_until = time(NULL);
+            return;
+        }
+        if (operator_stopped(sv)) {
+            yield_to_operator(sv);
+            return;
+        }
+        if (!sv->after_guard && guard_fired_now(sv)) {
+            snprintf(sv->cause, sizeof sv->cause, "guard-fired");
+            record(sv, "stopped", "a memory guard fired: every rank left stopped "
+                                  "(SUPERVISE_AFTER_GUARD=0)");
+            sv->ph = SV_HELD;
+            sv->quiet_until = time(NULL);
+            return;
+        }
+        if (st != JOB_OK) { /* a node the stop could not reach: a launch would meet it too */
+            state_say(sv->s, "supervise: the stop before the relaunch failed (exit %d): tried again",
+                      code);
+            sv->retry = true;
+            schedule(sv, NULL);
             return;
         }
         if (sv->ndone == DONE_MAX) {
@@ -280,15 +344,21 @@ void supervise_step(struct supervisor *sv)
         }
         return;
     case SV_LAUNCHING: {
+        if (operator_stopped(sv)) {
+            yield_to_operator(sv);
+            return;
+        }
         struct strv tail = STRV_INIT;
         if (!job_over(sv, &st, &code, &tail)) {
             strv_free(&tail);
             return;
         }
         bool ok = st == JOB_OK;
-        char line[600], dir[800];
+        char line[600], dir[800], last[300] = "no output";
+        if (tail.n) /* a node's bytes: cleaned before a file or an alert */
+            text_clean(last, sizeof last, tail.v[tail.n - 1], strlen(tail.v[tail.n - 1]));
         snprintf(line, sizeof line, "relaunched after %s: launch %s%s", sv->cause,
-                 ok ? "serves again" : "failed: ", ok ? "" : tail.n ? tail.v[tail.n - 1] : "no output");
+                 ok ? "serves again" : "failed: ", ok ? "" : last);
         record(sv, "restart", line);
         restart_incident(sv, line, &tail, dir, sizeof dir);
         events_push(sv->s, "restart", NULL, dir, line);

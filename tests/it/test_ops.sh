@@ -17,7 +17,7 @@ for h in $HOSTS; do on_host "$h" podman rm -f -a -t 0 >/dev/null 2>&1; done
 STATE=$IT_DIR/head/state
 rm -rf "$STATE/incidents" "$STATE/supervise.tsv"
 P=$(test_ports)
-EXP=$((P + 1)) EXP_TOK=$((P + 2)) PROM=$((P + 3)) RECV=$((P + 4))
+EXP=$((P + 1)) EXP_TOK=$((P + 2)) PROM=$((P + 3)) RECV=$((P + 4)) RECV2=$((P + 5))
 W=$IT_DIR/ops
 rm -rf "$W"
 mkdir -p "$W"
@@ -26,6 +26,7 @@ cleanup() {
     pkill_in_ns head "dsv41-top (exporter|watch)"
     pkill_in_ns head "prometheus --config.file=$W/"
     pkill_in_ns head "dsv41-sim receiver --port $RECV"
+    pkill_in_ns head "dsv41-sim receiver --port $RECV2"
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 }
 trap cleanup EXIT
@@ -34,7 +35,11 @@ out=$(top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=500 launch 2>&1); rc=$?
 check "launch for the exporter" [ $rc -eq 0 ] || printf '%s\n' "$out" | tail -5
 
 # --- the exporter -------------------------------------------------------------------
-top_head exporter --listen "127.0.0.1:$EXP" --interval 0.5 >"$W/exporter.out" 2>"$W/exporter.err" &
+# its alerts as an ntfy-style service takes them (text, a Title header)
+on_host head "$SIM" receiver --port "$RECV2" --out "$W/ntfy.jsonl" >/dev/null 2>&1 &
+pids+=($!)
+top_head "ALERT_WEBHOOK=http://127.0.0.1:$RECV2/ntfy" ALERT_FORMAT=text \
+    exporter --listen "127.0.0.1:$EXP" --interval 1 >"$W/exporter.out" 2>"$W/exporter.err" &
 pids+=($!)
 page() { on_host head curl -s --max-time 5 "$@"; }
 up() { for _ in $(seq 200); do page -o /dev/null "http://127.0.0.1:$EXP/metrics" && return 0; sleep 0.1; done; return 1; }
@@ -134,6 +139,9 @@ while IFS= read -r e; do
     [ "$(q "${e//\$node/.*}" | jq -r .status)" = success ] || { echo "    Prometheus refuses: $e"; bad=1; }
 done <<< "$exprs"
 check "dashboard: Prometheus takes every query" [ $bad -eq 0 ]
+# each exporter samples every node: the token's and Prometheus go, the machine is shared
+pkill_in_ns head "prometheus --config.file=$W/"
+pkill_in_ns head "dsv41-top exporter --listen $HEAD_IP:$EXP_TOK"
 
 # --- alerts and supervision under watch ------------------------------------------------
 on_host head "$SIM" receiver --port "$RECV" --out "$W/hook.jsonl" --fail 1 >"$W/receiver.out" 2>&1 &
@@ -141,7 +149,7 @@ pids+=($!)
 recv_up() { for _ in $(seq 100); do grep -q "receiver on" "$W/receiver.out" && return 0; sleep 0.1; done; return 1; }
 check "the alert receiver listens" recv_up
 # a relaunch is watch's own `launch` job: the simulator's short boot goes with it
-top_head SUPERVISE=1 SUPERVISE_MAX=1 SUPERVISE_BACKOFF_S=1 EXTRA_ENV=DSV41_SIM_BOOT_MS=500 \
+top_head SUPERVISE=1 SUPERVISE_MAX=2 SUPERVISE_BACKOFF_S=1 EXTRA_ENV=DSV41_SIM_BOOT_MS=500 \
     "ALERT_WEBHOOK=http://127.0.0.1:$RECV/hook" "ALERT_CMD=tee -a $W/cmd.jsonl" \
     watch --json --interval 0.5 >"$W/watch.jsonl" 2>"$W/watch.err" &
 pids+=($!)
@@ -159,7 +167,10 @@ t_kill=$(date +%s)
 on_host worker podman kill dsv41-r1 >/dev/null
 check "killed rank: an alert of its exit" wait_alert rank-exited || echo "    alerts: $(alerts)"
 check "killed rank: relaunched, an alert of the restart" wait_alert restart || { echo "    alerts: $(alerts)"; tail -20 "$W/watch.jsonl"; }
+# (a launch that fails on a loaded machine is tried again: a second restart)
 check "killed rank: the deployment serves again" serving
+kills=1
+restarts() { jq -r 'select(.answered == 200) | .body | fromjson | .kind' "$W/hook.jsonl" | grep -cx restart; }
 check "alert: a receiver's 503 tried again, the same event" eval \
     '[ "$(jq -r "[.answered, (.body | fromjson | .seq)] | @tsv" "$W/hook.jsonl" | head -2 | cut -f2 | uniq | wc -l)" = 1 ] && [ "$(head -1 "$W/hook.jsonl" | jq .answered)" = 503 ]'
 check "alert: the webhook's body is JSON, said so" eval '[ "$(head -1 "$W/hook.jsonl" | jq -r .content_type)" = application/json ]'
@@ -173,21 +184,32 @@ r=$(jq -c 'select(.answered == 200 and (.body | fromjson | .kind == "restart")) 
 check "restart: an incident of its own" eval 'd=$(printf "%s" "$r" | jq -r .incident); [ -d "$d" ] && grep -q "relaunched after rank-exited" "$d/summary.txt"'
 check "restart: recorded in supervise.tsv" grep -q "restart	rank-exited" "$STATE/supervise.tsv"
 check "restart: status shows it and why" contains "$(top_head status 2>&1)" "relaunched after rank-exited"
-exp_restarts() { for _ in $(seq 100); do page "http://127.0.0.1:$EXP/metrics" | grep -q '^dsv41_supervise_restarts_total{cause="rank-exited"} 1$' && return 0; sleep 0.1; done; return 1; }
+exp_restarts() { for _ in $(seq 100); do page "http://127.0.0.1:$EXP/metrics" | grep -Eq '^dsv41_supervise_restarts_total\{cause="rank-exited"\} [12]$' && return 0; sleep 0.2; done; return 1; }
 check "restart: the exporter counts it by cause" exp_restarts
 
-# the hourly cap (SUPERVISE_MAX=1): the next exit is not relaunched; every rank stopped
-# past the first incident's 30 s, so that this exit is an incident of its own
+# the hourly cap (SUPERVISE_MAX=2): exits are relaunched until two relaunches were made in
+# the hour, the next one is not, and every rank is stopped. Each kill past the previous
+# incident's 30 s, so that it is an incident of its own.
+while [ "$(restarts)" -lt 2 ] && [ $kills -lt 3 ]; do
+    while [ "$(date +%s)" -le $((t_kill + 32)) ]; do sleep 0.5; done
+    t_kill=$(date +%s)
+    n=$(restarts)
+    on_host worker podman kill dsv41-r1 >/dev/null
+    kills=$((kills + 1))
+    check "killed again ($kills): relaunched" wait_alert restart $((n + 1)) || echo "    alerts: $(alerts)"
+    check "killed again ($kills): serves" serving
+done
 while [ "$(date +%s)" -le $((t_kill + 32)) ]; do sleep 0.5; done
 t_kill=$(date +%s)
 on_host worker podman kill dsv41-r1 >/dev/null
+kills=$((kills + 1))
 check "cap: an alert that the supervisor stopped" wait_alert supervise-stopped || echo "    alerts: $(alerts)"
 none_running() { for _ in $(seq 300); do
     [ -z "$(on_host head podman ps -q --filter name=dsv41-r)" ] && [ -z "$(on_host worker podman ps -q --filter name=dsv41-r)" ] && return 0
     sleep 0.2; done; return 1; }
 check "cap: every rank stopped" none_running
 sleep 4
-check "cap: no second restart" [ "$(jq -r 'select(.answered == 200) | .body | fromjson | .kind' "$W/hook.jsonl" | grep -cx restart)" = 1 ]
+check "cap: SUPERVISE_MAX relaunches, no more" [ "$(restarts)" = 2 ]
 check "cap: gave-up recorded" grep -q "gave-up	rank-exited" "$STATE/supervise.tsv"
 
 # a guard's firing: every rank stopped, one alert, no relaunch (SUPERVISE_AFTER_GUARD=0)
@@ -209,9 +231,33 @@ check "guard fires: the alert says the ranks stay stopped" contains "$g" "not re
 check "guard fires: no relaunch" eval '[ -z "$(on_host head podman ps -q --filter name=dsv41-r)" ]'
 on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
 
+# an acceptance's verdict: its run's report as accept writes it (report.json's verdict)
+A=$STATE/accept/$(date +%Y%m%d-%H%M%S)-0123456789ab
+mkdir -p "$A"
+printf '{"verdict":"pass","done":"promoted"}\n' > "$A/report.json"
+check "acceptance: an alert of the verdict" wait_alert acceptance || echo "    alerts: $(alerts)"
+check "acceptance: the verdict in it" contains "$(jq -r 'select(.answered == 200) | .body' "$W/hook.jsonl" | tail -1)" "acceptance: pass, promoted"
+rm -rf "$STATE/accept"
+
+# a node that stops answering (its sshd stopped)
+sshd_signal() { for p in $(ip netns pids "$NS_WORKER"); do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] && kill "-$1" "$p"; done; }
+sshd_signal STOP
+check "unreachable: an alert naming the node" wait_alert node-unreachable || echo "    alerts: $(alerts)"
+sshd_signal CONT
+u=$(jq -c 'select(.answered == 200 and (.body | fromjson | .kind == "node-unreachable")) | .body | fromjson' "$W/hook.jsonl" | head -1)
+check "unreachable: the worker" eval 'printf "%s" "$u" | jq -e ".node == \"worker\"" >/dev/null'
+
+# the exporter's own alerts, in text: a Title, the line, the incident
+t=$(jq -c 'select(.title | test("rank-exited on worker"))' "$W/ntfy.jsonl" | head -1)
+check "text alerts (the exporter's): a Title, text/plain, the incident named" eval \
+    'printf "%s" "$t" | jq -e "(.content_type | startswith(\"text/plain\")) and (.body | test(\"rank r1 on worker exited\")) and (.body | test(\"incident: /\"))" >/dev/null' ||
+    head -3 "$W/ntfy.jsonl"
+
 # every alert went to both receivers, once each, in order
+want="$(for _ in $(seq $kills); do printf 'rank-exited '; done)supervise-stopped guard-fired acceptance node-unreachable "
 check "alerts: the webhook got each once, in order" eval \
-    '[ "$(alerts)" = "rank-exited restart rank-exited supervise-stopped guard-fired " ]' || echo "    webhook: $(alerts)"
+    '[ "$(alerts | sed "s/restart //g")" = "$want" ] && alerts | grep -q "^rank-exited restart "' ||
+    echo "    webhook: $(alerts)"
 cmd_kinds() { jq -r .kind "$W/cmd.jsonl" | grep -vx guard-warning | tr '\n' ' '; }
 check "alerts: ALERT_CMD got the same, JSON on stdin" eval '[ "$(cmd_kinds)" = "$(alerts)" ]' ||
     echo "    cmd: $(cmd_kinds)"
@@ -221,6 +267,7 @@ pkill_in_ns head "dsv41-top watch --json"
 pkill_in_ns head "dsv41-top exporter"
 pkill_in_ns head "prometheus --config.file=$W/"
 pkill_in_ns head "dsv41-sim receiver --port $RECV"
+pkill_in_ns head "dsv41-sim receiver --port $RECV2"
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 pids=()
 check "watch and exporter: nothing on stderr but their own messages" eval \

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alert.h"
@@ -164,7 +165,7 @@ static void events_ring(void **st)
     uint64_t next = 0, lost = 0;
     /* not settled yet */
     assert_int_equal(events_read(&g_s, &next, 60, ev, 4, &lost), 0);
-    assert_true(events_update(&g_s, a, "guard-fired", "memory guard fired", "/d/1-g"));
+    assert_true(events_update(&g_s, a, "guard-fired", "worker", "memory guard fired", "/d/1-g"));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, &lost), 1);
     assert_string_equal(ev[0].kind, "guard-fired");
     assert_string_equal(ev[0].incident, "/d/1-g");
@@ -177,7 +178,7 @@ static void events_ring(void **st)
     /* a reader left behind skips what the ring dropped, counted */
     for (int i = 0; i < STATE_EVENTS + 3; i++)
         events_push(&g_s, "guard-warning", "head", NULL, "w");
-    assert_false(events_update(&g_s, b, "x", "y", "z"));
+    assert_false(events_update(&g_s, b, "x", "w", "y", "z"));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, &lost), 4);
     assert_int_equal(lost, 3);
     assert_int_equal(events_kind_index("restart"), 8);
@@ -253,6 +254,45 @@ static void record_parse(void **st)
     assert_int_equal(r.ncauses + r.nhour + r.gave_up, 0);
 }
 
+/* A record past 1 MiB: its newest lines still count; the stop mark. */
+static void record_file(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/dsv41-test-suprecXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[200];
+    snprintf(path, sizeof path, "%s/%s", dir, SUPREC_FILE);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 30000; i++)
+        fprintf(f, "1700000000\trestart\twedged\tan old relaunch, long ago, padded to be long\n");
+    fclose(f);
+    time_t now = time(NULL);
+    struct buf err = BUF_INIT;
+    assert_int_equal(suprec_append(dir, "restart", "rank-exited", "new\tone\x1b[2J", &err), 0);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true(sb.st_size > (1 << 20));
+    assert_int_equal((int)(sb.st_mode & 0777), 0600);
+    struct suprec r;
+    suprec_load(dir, now, &r);
+    assert_int_equal(r.nhour, 1);
+    assert_non_null(strstr(r.last, "restart: new"));
+    assert_non_null(strstr(r.last, "one"));
+    assert_null(strchr(r.last, '\t'));
+    assert_null(strchr(r.last, 0x1b));
+    time_t at;
+    long ppid;
+    assert_false(suprec_last_stop(dir, &at, &ppid));
+    suprec_mark_stop(dir);
+    assert_true(suprec_last_stop(dir, &at, &ppid));
+    assert_true(ppid == (long)getppid() && at >= now);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s", dir, SUPREC_STOP_FILE);
+    unlink(path);
+    rmdir(dir);
+    buf_free(&err);
+}
+
 static void incident_names(void **st)
 {
     (void)st;
@@ -269,7 +309,8 @@ int main(void)
         cmocka_unit_test(page_of_a_state),  cmocka_unit_test(listen_addresses),
         cmocka_unit_test(token_file_and_bearer), cmocka_unit_test(events_ring),
         cmocka_unit_test(alert_limits_and_json), cmocka_unit_test(supervise_cap),
-        cmocka_unit_test(record_parse),     cmocka_unit_test(incident_names),
+        cmocka_unit_test(record_parse),     cmocka_unit_test(record_file),
+        cmocka_unit_test(incident_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
