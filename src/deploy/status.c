@@ -32,11 +32,40 @@ struct collect_job {
     int timeout_ms;
     int nranks;
     bool lite, quick;
+    double *step_ms;
 };
+
+const char *const status_step_names[STATUS_STEPS] = {"sample", "guard", "unit", "alike", "drift"};
+
+/* One of a node's asks after its sample (guard, unit, alike, drift), timed:
+ * each is an exec of its own on the node's session, and each pays for the
+ * node's login shell (make bench prints the figures: docs/deploy.md). */
+static void probe_one(struct collect_job *j, int step)
+{
+    double t = mono_s();
+    if (step == 1) {
+        *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
+    } else if (step == 2) {
+        struct buf ue = BUF_INIT;
+        char dir[512];
+        if (cluster_state_dir(j->c, j->cn, dir, sizeof dir, &ue) < 0)
+            dir[0] = '\0';
+        units_probe_in(j->cn, dir, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
+        buf_free(&ue);
+    } else if (step == 3) {
+        alike_collect(j->c, j->cn, j->alike);
+    } else {
+        const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
+        if (ct && ct->running)
+            drift_read(j->c, j->cn, j->started);
+    }
+    j->step_ms[step] = (mono_s() - t) * 1e3;
+}
 
 static void *collect_one(void *arg)
 {
     struct collect_job *j = arg;
+    double t = mono_s();
     if (!j->cn->sampler)
         j->cn->sampler = sampler_start(&j->cn->node, j->runtime, j->nranks, &j->cn->ov);
     if (j->cn->sampler && j->quick && !j->cn->node.local) { /* local: no session to hang */
@@ -49,19 +78,11 @@ static void *collect_one(void *arg)
                  j->cn->node.name);
     }
     node_reachable(&j->cn->node, j->down_since, NULL, 0);
-    if (j->guard && j->snap->reachable) {
-        *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
-        struct buf ue = BUF_INIT;
-        char dir[512];
-        if (cluster_state_dir(j->c, j->cn, dir, sizeof dir, &ue) < 0)
-            dir[0] = '\0';
-        units_probe_in(j->cn, dir, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
-        buf_free(&ue);
-        alike_collect(j->c, j->cn, j->alike);
-        const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
-        if (ct && ct->running)
-            drift_read(j->c, j->cn, j->started);
-    }
+    j->step_ms[0] = (mono_s() - t) * 1e3;
+    if (!j->guard || !j->snap->reachable)
+        return NULL;
+    for (int k = 1; k < STATUS_STEPS; k++)
+        probe_one(j, k);
     return NULL;
 }
 
@@ -335,16 +356,21 @@ static void collect(const struct config *c, struct cluster *cl, struct status_re
                                        (int)t * 1000 + 10000,
                                        cl->n,
                                        way->lite,
-                                       way->quick};
+                                       way->quick,
+                                       r->nodes[i].step_ms};
         if (!cl->nodes[i].configured)
             continue;
         started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;
         if (!started[i])
             collect_one(&jobs[i]);
     }
+    double t0 = mono_s();
     api_check_health(c, 3000, &r->api);
+    r->api_ms = (mono_s() - t0) * 1e3;
+    t0 = mono_s();
     if (r->api.health_code == 200)
         scrape_metrics(c, r, way->one_scrape);
+    r->metrics_ms = (mono_s() - t0) * 1e3;
     for (int i = 0; i < cl->n; i++)
         if (started[i])
             pthread_join(th[i], NULL);

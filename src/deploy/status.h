@@ -17,6 +17,10 @@
 
 #define STATUS_MAX_NOTES 32
 
+#define STATUS_STEPS 5
+/* The names of the steps of step_ms, in order. */
+extern const char *const status_step_names[STATUS_STEPS];
+
 struct status_report {
     int n;
     struct {
@@ -29,7 +33,11 @@ struct status_report {
         struct units_state unit; /* dsv41-guard.service; asked with the guard */
         struct alike_print alike; /* kernel, driver, image, CUDA, NCCL; asked with the guard */
         struct drift_start started; /* the fabric its running rank started with; asked with the guard */
+        /* how long each step took, ms (make bench's per-step figures): the
+         * sample, the guard, its unit, the nodes-alike facts, the drift */
+        double step_ms[STATUS_STEPS];
     } nodes[CLUSTER_MAX_NODES];
+    double api_ms, metrics_ms; /* the head's own steps */
     struct api_health api;
     bool metrics_ok;
     struct metrics metrics;

@@ -25,6 +25,7 @@ struct capture {
     time_t t;
     char slug[24];    /* guard-fired, wedged, rank-exited (events.h's kinds) */
     char evnode[32];  /* the node it happened on; "" the engine's */
+    bool after_launch; /* a rank started since the trigger before: a new deployment's */
     char what[480];   /* one line */
     int nnodes;
     char node[CLUSTER_MAX_NODES][32];
@@ -43,6 +44,7 @@ struct incident {
     bool primed;
     enum guard_view guard[CLUSTER_MAX_NODES];
     bool running[CLUSTER_MAX_NODES];
+    bool launched; /* a rank went from not running to running since the last trigger */
     bool wedged;
     bool have_prev;
     struct metrics prev;
@@ -319,7 +321,10 @@ static void coalesce(struct incident *in, const struct capture *cp)
 
 static void write_capture(struct incident *in, struct capture *cp)
 {
-    if (in->last_dir[0] && cp->t - in->last_t <= INCIDENT_COALESCE_S) {
+    /* what follows within the window belongs to the incident - unless the
+     * ranks were launched again in between (a supervisor's relaunch, an
+     * operator's): then it is the new deployment's own */
+    if (in->last_dir[0] && !cp->after_launch && cp->t - in->last_t <= INCIDENT_COALESCE_S) {
         coalesce(in, cp);
         return;
     }
@@ -530,6 +535,7 @@ void incident_check(struct incident *in)
                      sn->name, ct->exit_code, ct->oom_killed ? ", OOM-killed" : "");
             found[nf++] = capture(in, "rank-exited", sn->name, what);
         }
+        in->launched |= in->primed && run && !in->running[i];
         in->running[i] = run;
     }
     bool wedged = s->server.wedged[0] != '\0';
@@ -544,8 +550,13 @@ void incident_check(struct incident *in)
     }
     in->primed = true;
     state_unlock(s);
-    for (int k = 0; k < nf; k++)
+    for (int k = 0; k < nf; k++) {
+        if (found[k])
+            found[k]->after_launch = in->launched && k == 0;
         enqueue(in, found[k]);
+    }
+    if (nf)
+        in->launched = false;
 }
 
 void incident_stop(struct incident *in)

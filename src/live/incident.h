@@ -7,7 +7,9 @@
  * guard log and kernel log tail, and the exact launch configuration (the
  * settings with secrets hidden, each rank's env file). What follows within
  * 30 s (the ranks a guard killed, the wedge a dead rank causes) is added to
- * the same summary rather than a directory of its own. A thread of its own
+ * the same summary rather than a directory of its own - unless a rank was
+ * started in between (a relaunch: what fails next is the new deployment's
+ * own incident, and the supervisor's next event). A thread of its own
  * writes, so a slow node never stalls the sampling. */
 #ifndef DSV41_INCIDENT_H
 #define DSV41_INCIDENT_H

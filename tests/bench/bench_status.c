@@ -44,16 +44,35 @@ int main(int argc, char **argv)
         double t0 = mono_s();
         status_collect(&c, &cl, r); /* cold: connects */
         double cold = mono_s() - t0;
-        for (int i = 0; i < n && t && r; i++) {
+        /* where the time goes: each step's median, per node, and the head's own */
+        enum { STEPS = STATUS_STEPS + 2 };
+        double *step = calloc((size_t)n * STEPS * 2, sizeof *step);
+        for (int i = 0; i < n && t && r && step; i++) {
             t0 = mono_s();
             status_collect(&c, &cl, r);
             t[i] = mono_s() - t0;
             if (!r->nodes[1].snap.reachable)
                 rc = 1;
+            for (int k = 0; k < 2; k++)
+                for (int q = 0; q < STATUS_STEPS; q++)
+                    step[(k * STEPS + q) * n + i] = r->nodes[k].step_ms[q];
+            step[STATUS_STEPS * n + i] = r->api_ms;
+            step[(STATUS_STEPS + 1) * n + i] = r->metrics_ms;
         }
         qsort(t, (size_t)n, sizeof *t, cmp);
         printf("cold_ms %.2f\nwarm_median_ms %.2f\nwarm_p90_ms %.2f\n", cold * 1e3,
                t[n / 2] * 1e3, t[n * 9 / 10] * 1e3);
+        for (int k = 0; k < 2 && step; k++)
+            for (int q = 0; q < STEPS; q++) {
+                if (k == 1 && q >= STATUS_STEPS)
+                    continue; /* the API and the metrics are the head's alone */
+                double *v = &step[(k * STEPS + q) * n];
+                qsort(v, (size_t)n, sizeof *v, cmp);
+                printf("step %s %s %.2f\n", k ? "worker" : "head",
+                       q < STATUS_STEPS ? status_step_names[q] : q == STATUS_STEPS ? "api" : "metrics",
+                       v[n / 2]);
+            }
+        free(step);
         free(t);
         free(r);
     } else {

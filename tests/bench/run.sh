@@ -89,6 +89,8 @@ printf '%-44s %10s\n' "fresh ssh cat /proc/meminfo (median)" "$ssh_med ms"
 printf '%-44s %10s\n' "dsv41-top status, cold (connects)" "$cold ms"
 printf '%-44s %10s   (p90 %s ms)\n' "dsv41-top status, warm session (median)" "$warm ms" "$p90"
 printf '%-44s %10s   goal <= 0.2: %s\n' "ratio warm status / fresh ssh" "$ratio" "$goal"
+# where a warm status' time goes: each step's median (the nodes' steps run side by side)
+printf '%s\n' "$out" | awk '/^step / {printf "    %-40s %10s ms\n", $2 " " $3, $4}'
 
 echo "== a scrape: dsv41-top exporter (both nodes) vs prometheus-node-exporter (this node), 200 each"
 EP=$(test_ports)

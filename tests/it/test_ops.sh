@@ -98,7 +98,7 @@ on_host head prometheus --config.file="$W/prometheus.yml" --storage.tsdb.path="$
     --web.listen-address="127.0.0.1:$PROM" >"$W/prometheus.log" 2>&1 &
 pids+=($!)
 q() { page -G "http://127.0.0.1:$PROM/api/v1/query" --data-urlencode "query=$1"; }
-qv() { q "$1" | jq -r '.data.result[0].value[1] // "none"'; }
+qv() { q "$1" | jq -r '.data.result[0].value[1] // "none"' 2>/dev/null; }
 scraped() { for _ in $(seq 300); do [ "$(qv 'min(up)')" = 1 ] && [ "$(q up | jq '.data.result | length')" = 3 ] && return 0; sleep 0.2; done; return 1; }
 check "prometheus: scrapes the exporter, the token's and vLLM's page" scraped ||
     { q up | jq -c '.data.result[] | [.metric.job, .value[1]]'; tail -5 "$W/prometheus.log"; }
@@ -113,8 +113,10 @@ check "PromQL: the worker's MemAvailable within 10 % of /proc/meminfo's ($v, $re
 check "PromQL: both ranks up" [ "$(qv 'dsv41_ranks_up{job="dsv41"}')" = 2 ]
 check "PromQL: the worker's rank" [ "$(qv 'dsv41_rank_up{job="dsv41",node="worker",rank="1"}')" = 1 ]
 check "PromQL: the API up, not wedged" eval '[ "$(qv "dsv41_api_up{job=\"dsv41\"}")" = 1 ] && [ "$(qv "dsv41_engine_wedged{job=\"dsv41\"}")" = 0 ]'
-check "PromQL: the guards ok" [ "$(qv 'sum(dsv41_guard_state{job="dsv41",state=~"ok|warn"})')" = 2 ]
+check "PromQL: each node's guard in one state" [ "$(qv 'count(dsv41_guard_state{job="dsv41"} == 1)')" = 2 ]
 check "PromQL: the token's exporter, the same figures" [ "$(qv 'dsv41_ranks_up{job="dsv41-token"}')" = 2 ]
+# each exporter samples every node and polls their guards: one is enough from here on
+pkill_in_ns head "dsv41-top exporter --listen $HEAD_IP:$EXP_TOK"
 check "PromQL: vLLM's own series beside ours" [ "$(qv 'count(vllm:num_requests_running)')" != none ]
 
 # --- the dashboard: every series it queries is ours or vLLM's ---------------------------
@@ -139,9 +141,22 @@ while IFS= read -r e; do
     [ "$(q "${e//\$node/.*}" | jq -r .status)" = success ] || { echo "    Prometheus refuses: $e"; bad=1; }
 done <<< "$exprs"
 check "dashboard: Prometheus takes every query" [ $bad -eq 0 ]
-# each exporter samples every node: the token's and Prometheus go, the machine is shared
 pkill_in_ns head "prometheus --config.file=$W/"
-pkill_in_ns head "dsv41-top exporter --listen $HEAD_IP:$EXP_TOK"
+
+# --- the exporter's alerts, as an ntfy-style service takes them -------------------------
+# an acceptance's verdict: its run's report as accept writes it (report.json's verdict)
+A=$STATE/accept/$(date +%Y%m%d-%H%M%S)-0123456789ab
+mkdir -p "$A"
+printf '{"verdict":"pass","done":"promoted"}\n' > "$A/report.json"
+text_alert() { for _ in $(seq 600); do grep -q acceptance "$W/ntfy.jsonl" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+check "exporter: an alert of the acceptance's verdict" text_alert
+t=$(grep acceptance "$W/ntfy.jsonl" | head -1)
+check "exporter's alert in text: a Title, text/plain, the verdict" eval \
+    'printf "%s" "$t" | jq -e "(.title | contains(\"acceptance\")) and (.title | endswith(\"(dsv41-top)\")) and (.content_type | startswith(\"text/plain\")) and (.body | contains(\"acceptance: pass, promoted\"))" >/dev/null' ||
+    printf '    %s\n' "$t"
+rm -rf "$STATE/accept"
+# its restarts' figures are read again at the end; the supervisor's phase runs without it
+pkill_in_ns head "dsv41-top exporter --listen 127.0.0.1:$EXP"
 
 # --- alerts and supervision under watch ------------------------------------------------
 on_host head "$SIM" receiver --port "$RECV" --out "$W/hook.jsonl" --fail 1 >"$W/receiver.out" 2>&1 &
@@ -163,7 +178,6 @@ wait_alert() { # kind [count]: waits for the count-th alert of that kind
 }
 serving() { for _ in $(seq 300); do top_head smoke --timeout 30 >/dev/null 2>&1 && return 0; sleep 0.5; done; return 1; }
 
-t_kill=$(date +%s)
 on_host worker podman kill dsv41-r1 >/dev/null
 check "killed rank: an alert of its exit" wait_alert rank-exited || echo "    alerts: $(alerts)"
 check "killed rank: relaunched, an alert of the restart" wait_alert restart || { echo "    alerts: $(alerts)"; tail -20 "$W/watch.jsonl"; }
@@ -184,23 +198,17 @@ r=$(jq -c 'select(.answered == 200 and (.body | fromjson | .kind == "restart")) 
 check "restart: an incident of its own" eval 'd=$(printf "%s" "$r" | jq -r .incident); [ -d "$d" ] && grep -q "relaunched after rank-exited" "$d/summary.txt"'
 check "restart: recorded in supervise.tsv" grep -q "restart	rank-exited" "$STATE/supervise.tsv"
 check "restart: status shows it and why" contains "$(top_head status 2>&1)" "relaunched after rank-exited"
-exp_restarts() { for _ in $(seq 100); do page "http://127.0.0.1:$EXP/metrics" | grep -Eq '^dsv41_supervise_restarts_total\{cause="rank-exited"\} [12]$' && return 0; sleep 0.2; done; return 1; }
-check "restart: the exporter counts it by cause" exp_restarts
 
 # the hourly cap (SUPERVISE_MAX=2): exits are relaunched until two relaunches were made in
-# the hour, the next one is not, and every rank is stopped. Each kill past the previous
-# incident's 30 s, so that it is an incident of its own.
+# the hour, the next one is not, and every rank is stopped. A relaunched deployment's exit
+# is an incident of its own at once (no 30 s window to wait out: incident.h).
 while [ "$(restarts)" -lt 2 ] && [ $kills -lt 3 ]; do
-    while [ "$(date +%s)" -le $((t_kill + 32)) ]; do sleep 0.5; done
-    t_kill=$(date +%s)
     n=$(restarts)
     on_host worker podman kill dsv41-r1 >/dev/null
     kills=$((kills + 1))
     check "killed again ($kills): relaunched" wait_alert restart $((n + 1)) || echo "    alerts: $(alerts)"
     check "killed again ($kills): serves" serving
 done
-while [ "$(date +%s)" -le $((t_kill + 32)) ]; do sleep 0.5; done
-t_kill=$(date +%s)
 on_host worker podman kill dsv41-r1 >/dev/null
 kills=$((kills + 1))
 check "cap: an alert that the supervisor stopped" wait_alert supervise-stopped || echo "    alerts: $(alerts)"
@@ -215,7 +223,6 @@ check "cap: gave-up recorded" grep -q "gave-up	rank-exited" "$STATE/supervise.ts
 # a guard's firing: every rank stopped, one alert, no relaunch (SUPERVISE_AFTER_GUARD=0)
 out=$(top_head EXTRA_ENV=DSV41_SIM_BOOT_MS=500 launch 2>&1)
 check "relaunched by hand: serves" serving
-while [ "$(date +%s)" -le $((t_kill + 32)) ]; do sleep 0.5; done
 n_before=$(wc -l < "$W/hook.jsonl")
 G=$IT_DIR/worker/state/bin/dsv41-guard
 on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
@@ -231,14 +238,6 @@ check "guard fires: the alert says the ranks stay stopped" contains "$g" "not re
 check "guard fires: no relaunch" eval '[ -z "$(on_host head podman ps -q --filter name=dsv41-r)" ]'
 on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
 
-# an acceptance's verdict: its run's report as accept writes it (report.json's verdict)
-A=$STATE/accept/$(date +%Y%m%d-%H%M%S)-0123456789ab
-mkdir -p "$A"
-printf '{"verdict":"pass","done":"promoted"}\n' > "$A/report.json"
-check "acceptance: an alert of the verdict" wait_alert acceptance || echo "    alerts: $(alerts)"
-check "acceptance: the verdict in it" contains "$(jq -r 'select(.answered == 200) | .body' "$W/hook.jsonl" | tail -1)" "acceptance: pass, promoted"
-rm -rf "$STATE/accept"
-
 # a node that stops answering (its sshd stopped)
 sshd_signal() { for p in $(ip netns pids "$NS_WORKER"); do [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] && kill "-$1" "$p"; done; }
 sshd_signal STOP
@@ -247,17 +246,19 @@ sshd_signal CONT
 u=$(jq -c 'select(.answered == 200 and (.body | fromjson | .kind == "node-unreachable")) | .body | fromjson' "$W/hook.jsonl" | head -1)
 check "unreachable: the worker" eval 'printf "%s" "$u" | jq -e ".node == \"worker\"" >/dev/null'
 
-# the exporter's own alerts, in text: a Title, the line, the incident
-t=$(jq -c 'select(.title | test("rank-exited on worker"))' "$W/ntfy.jsonl" | head -1)
-check "text alerts (the exporter's): a Title, text/plain, the incident named" eval \
-    'printf "%s" "$t" | jq -e "(.content_type | startswith(\"text/plain\")) and (.body | test(\"rank r1 on worker exited\")) and (.body | test(\"incident: /\"))" >/dev/null' ||
-    head -3 "$W/ntfy.jsonl"
-
 # every alert went to both receivers, once each, in order
-want="$(for _ in $(seq $kills); do printf 'rank-exited '; done)supervise-stopped guard-fired acceptance node-unreachable "
-check "alerts: the webhook got each once, in order" eval \
-    '[ "$(alerts | sed "s/restart //g")" = "$want" ] && alerts | grep -q "^rank-exited restart "' ||
+# in order: what the test did; a wedge a slow machine adds beside a dead rank is its own
+# event (the supervisor, busy with the relaunch, leaves it) and ignored here
+want="$(for _ in $(seq $kills); do printf 'rank-exited '; done)supervise-stopped guard-fired node-unreachable "
+check "alerts: the webhook got each in order" eval \
+    '[ "$(alerts | sed "s/restart //g; s/wedged //g")" = "$want" ] && alerts | grep -q "^rank-exited restart "' ||
     echo "    webhook: $(alerts)"
+check "alerts: each event once" eval \
+    '[ "$(jq -r "select(.answered == 200) | .body | fromjson | .seq" "$W/hook.jsonl" | sort | uniq -d)" = "" ]'
+top_head exporter --listen "127.0.0.1:$EXP" >/dev/null 2>>"$W/exporter.err" &
+pids+=($!)
+exp_restarts() { for _ in $(seq 150); do page "http://127.0.0.1:$EXP/metrics" 2>/dev/null | grep -q '^dsv41_supervise_restarts_total{cause="rank-exited"} 2$' && return 0; sleep 0.2; done; return 1; }
+check "restarts: the exporter counts them by cause" exp_restarts
 cmd_kinds() { jq -r .kind "$W/cmd.jsonl" | grep -vx guard-warning | tr '\n' ' '; }
 check "alerts: ALERT_CMD got the same, JSON on stdin" eval '[ "$(cmd_kinds)" = "$(alerts)" ]' ||
     echo "    cmd: $(cmd_kinds)"
