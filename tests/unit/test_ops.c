@@ -186,6 +186,45 @@ static void events_ring(void **st)
     state_free(&g_s);
 }
 
+/* The edges events_check turns into events: nothing on a node's first
+ * sample, then each change once. */
+static void events_from_samples(void **st)
+{
+    (void)st;
+    assert_int_equal(state_init(&g_s), 0);
+    two_nodes(&g_s);
+    g_s.nodes[1].guard = GUARD_VIEW_OK;
+    g_s.server.have = true;
+    struct events_watch w = {0};
+    events_check(&w, &g_s); /* learns how things stand */
+    events_check(&w, &g_s);
+    assert_int_equal(g_s.events_end, 0);
+    g_s.nodes[1].snap.reachable = false;
+    snprintf(g_s.nodes[1].snap.error, sizeof g_s.nodes[1].snap.error, "timed out");
+    g_s.nodes[0].guard = GUARD_VIEW_WARN;
+    snprintf(g_s.nodes[0].fabric_drift, sizeof g_s.nodes[0].fabric_drift, "GID index 3 -> 5");
+    g_s.server.nwarnings = 1;
+    snprintf(g_s.server.warnings[0], sizeof g_s.server.warnings[0], "bench of x below baseline");
+    events_check(&w, &g_s);
+    events_check(&w, &g_s); /* the same picture again: nothing new */
+    struct state_event ev[8];
+    uint64_t next = 0;
+    int n = events_read(&g_s, &next, 0, ev, 8, NULL);
+    assert_int_equal(n, 4);
+    const char *want[] = {"guard-warning", "fabric-drift", "node-unreachable", "bench-regression"};
+    for (int i = 0; i < 4; i++) {
+        bool seen = false;
+        for (int k = 0; k < n; k++)
+            seen |= strcmp(ev[k].kind, want[i]) == 0;
+        assert_true(seen);
+    }
+    /* an unreachable node's guard is not known: no warning when it comes back as it was */
+    g_s.nodes[1].snap.reachable = true;
+    events_check(&w, &g_s);
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 8, NULL), 0);
+    state_free(&g_s);
+}
+
 static void alert_limits_and_json(void **st)
 {
     (void)st;
@@ -308,6 +347,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(page_of_a_state),  cmocka_unit_test(listen_addresses),
         cmocka_unit_test(token_file_and_bearer), cmocka_unit_test(events_ring),
+        cmocka_unit_test(events_from_samples),
         cmocka_unit_test(alert_limits_and_json), cmocka_unit_test(supervise_cap),
         cmocka_unit_test(record_parse),     cmocka_unit_test(record_file),
         cmocka_unit_test(incident_names),
