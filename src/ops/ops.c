@@ -64,7 +64,7 @@ static void take_events(struct ops *o)
             supervise_event(o->sv, &ev[i]); /* first: the alert says what it did */
             alert_post(o->alerts, &ev[i]);
             int k = events_kind_index(ev[i].kind), node = -1;
-            if (k == 0) { /* guard-fired: counted by node */
+            if (k >= 0 && k == events_kind_index("guard-fired")) { /* counted by node */
                 state_lock(o->s);
                 for (int j = 0; j < o->s->nnodes && j < CLUSTER_MAX_NODES; j++)
                     if (strcmp(o->s->nodes[j].name, ev[i].node) == 0)
