@@ -21,7 +21,7 @@ build_pkgs_only() {
     for p in $pkgs; do
         case $p in build-essential | pkg-config | *-dev) ;; *) echo "    not a build package: $p"; return 1 ;; esac
     done
-    ! grep -Eq "cmocka|microhttpd|fuse" <<< "$pkgs"
+    ! grep -Eq "cmocka|fuse" <<< "$pkgs"
 }
 check "make deps: the build's packages only (no podman, nginx, sshd, node, clang, valgrind, cmocka)" build_pkgs_only
 
@@ -38,13 +38,14 @@ check "control: dsv41-top, the Makefile's version, this machine's architecture" 
      grep -qx "Architecture: $(dpkg --print-architecture)" <<< "$info"'
 depends=$(dpkg-deb -f "$deb" Depends)
 runtime_libs() {
-    for l in libc6 libssh2-1 libcurl4 libncursesw6 libibverbs1 libssl3 libcjson1; do
+    for l in libc6 libssh2-1 libcurl4 libncursesw6 libibverbs1 libssl3 libcjson1 libmicrohttpd12; do
         grep -q "\b$l\b" <<< "$depends" || { echo "    no $l"; return 1; }
     done
 }
-check "Depends: the runtime libraries (libc6, libssh2-1, libcurl4, libncursesw6, libibverbs1, libssl3, libcjson1)" runtime_libs
-check "Depends: nothing of the tests or the build (no -dev, podman, nginx, node, cmocka, microhttpd)" eval \
-    '! grep -Eq -- "-dev\b|podman|nginx|node|cmocka|microhttpd|clang|valgrind" <<< "$depends"'
+# (libmicrohttpd is the exporter's: a runtime library since #31, no test's alone)
+check "Depends: the runtime libraries (libc6, libssh2-1, libcurl4, libncursesw6, libibverbs1, libssl3, libcjson1, libmicrohttpd12)" runtime_libs
+check "Depends: nothing of the tests or the build (no -dev, podman, nginx, node, cmocka, prometheus)" eval \
+    '! grep -Eq -- "-dev\b|podman|nginx|node|cmocka|prometheus|clang|valgrind" <<< "$depends"'
 files=$(dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|')
 all_files() {
     for f in /usr/bin/dsv41-top /usr/bin/dsv41-guard /usr/bin/dsv41-verify /usr/bin/dsv41-xfer \

@@ -89,6 +89,13 @@ build_image() {
     done
 }
 
+# SHLVL=1 in each session: bash then counts itself a nested shell and skips
+# ~/.bashrc for a command run over ssh (Debian's bash sources it for sshd's
+# top-level shells). The test worker logs in as this machine's root, whose
+# .bashrc runs `pyenv init` with no interactive guard: ~0.8 s of CPU for every
+# exec, most of make test's load with several slots at once (a Spark's account
+# has Ubuntu's .bashrc, which returns at once when not interactive). What a
+# costly login shell does to us is #32's to measure, not every test's to pay.
 sshd_conf() { # host address
     cat > "$IT_DIR/sshd_config.$1" <<EOC
 ListenAddress $2
@@ -103,7 +110,7 @@ KbdInteractiveAuthentication no
 StrictModes no
 UsePAM no
 Subsystem sftp internal-sftp
-SetEnv PATH=$IT_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin CONTAINERS_CONF=$IT_DIR/$1/containers.conf CONTAINERS_STORAGE_CONF=$IT_DIR/$1/storage.conf CONTAINERS_REGISTRIES_CONF=$IT_DIR/$1/registries.conf
+SetEnv SHLVL=1 PATH=$IT_DIR/bin:/usr/sbin:/usr/bin:/sbin:/bin CONTAINERS_CONF=$IT_DIR/$1/containers.conf CONTAINERS_STORAGE_CONF=$IT_DIR/$1/storage.conf CONTAINERS_REGISTRIES_CONF=$IT_DIR/$1/registries.conf
 EOC
 }
 

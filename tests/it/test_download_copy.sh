@@ -15,16 +15,27 @@ C1=$("$IT_ROOT/tests/hub/mkrepo.sh" "$HUB" 16 3)
 REV=$HUB/revs/$C1
 REPO=0xSero/DeepSeek-V4.1-Flash-Spark
 HP=$(test_ports)
-# 4 MB/s per connection: the download takes seconds, long enough to overlap
-on_host head env DSV41_HUB_FAULTS=rate=4000000 "$SIM" hub --root "$HUB" --repo "$REPO" \
+# 4 MB/s per connection, and the last shard's bytes held back until the worker
+# has a file: the copy must overlap the download however slow this machine is
+# (HF_STALL_S: the held connection is tried again meanwhile, as a stall is)
+GATE=$D/worker-has-a-file
+on_host head env DSV41_HUB_FAULTS="rate=4000000,gate=model-00006-of-00006.safetensors@$GATE" "$SIM" hub --root "$HUB" --repo "$REPO" \
     --port "$HP" > "$D/hub.log" 2>&1 &
 for _ in $(seq 100); do on_host head curl -sf -o /dev/null "http://127.0.0.1:$HP/_stats" && break; sleep 0.1; done
 
 . "$IT_ROOT/tests/hub/expect_dir.sh"
 
+# the gate opens once a file is whole on the worker (or after 150 s: then the
+# overlap check below fails, as it should)
+( for _ in $(seq 1500); do
+      [ -n "$(find "$D/worker" -type f -name '*.json' ! -name '.*' 2>/dev/null)" ] && break
+      sleep 0.1
+  done; touch "$GATE" ) &
+gate_pid=$!
 out=$(top_head HF_ENDPOINT="http://127.0.0.1:$HP" HF_TOKEN= HF_TOKEN_PATH=/nonexistent \
     MODEL_DIR="$D/head" WORKER_MODEL_DIR="$D/worker" download --to-workers --connections 4 \
     --progress 1 2>&1); rc=$?
+kill $gate_pid 2>/dev/null; wait $gate_pid 2>/dev/null; touch "$GATE"
 check "download --to-workers: exit 0" [ $rc = 0 ]
 [ $rc = 0 ] || printf '%s\n' "$out" | tail -20
 check "the head's copy as the hub has it" expect_dir "$D/head"

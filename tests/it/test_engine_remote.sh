@@ -218,7 +218,7 @@ kill_in_ns worker "$PY_COMM"
 # in CONTAINER_HOST): logs, stop and the worker's guard
 # through it (the guard is given the one found), no podman stop, inspect, rm, kill or logs
 # started there ---
-sed -i "s|^SetEnv PATH=.*|& CONTAINER_HOST=unix://$IT_DIR/worker/podman.sock|" "$SSHD_CONF"
+sed -i "s|^SetEnv .*PATH=.*|& CONTAINER_HOST=unix://$IT_DIR/worker/podman.sock|" "$SSHD_CONF"
 "$IT_ROOT/tests/it/hosts.sh" stop-sshd worker
 "$IT_ROOT/tests/it/hosts.sh" start-sshd worker
 out=$(top_head WORKER_RUNTIME_SOCKET= "EXTRA_ENV=DSV41_SIM_BOOT_MS=300" launch 2>&1); rc=$?

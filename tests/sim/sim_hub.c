@@ -17,7 +17,10 @@
  *   inject=PATH:SIZE the first tree page also lists a file PATH of SIZE bytes (a
  *                   hostile or broken listing: "../x", a duplicate, an absurd size)
  *   stall=TEXT      a request whose URL holds TEXT (API, resolve or CDN) gets its
- *                   status and headers, then never a byte: a hub gone quiet */
+ *                   status and headers, then never a byte: a hub gone quiet
+ *   gate=PATH@FILE  PATH's CDN bytes leave only once FILE exists: a test orders
+ *                   events by what happened (a copy seen on the worker), not by
+ *                   how long a paced file lasts on a loaded machine */
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -56,6 +59,7 @@ static struct {
     char inject_path[512];
     char link_base[256]; /* link=URL: the next page's Link names another host */
     char stall[256];
+    char gate_path[512], gate_file[512];
     long long inject_size;
 } F;
 
@@ -89,6 +93,10 @@ static void parse_faults(void)
         } else if (sscanf(t, "expire=%d", &F.expire_s) == 1) {
         } else if (sscanf(t, "429=%d", &F.busy_left) == 1) {
         } else if (sscanf(t, "rate=%lld", &F.rate) == 1) {
+        } else if (strncmp(t, "gate=", 5) == 0 && strchr(t, '@')) {
+            snprintf(F.gate_path, sizeof F.gate_path, "%.*s", (int)(strchr(t, '@') - t - 5),
+                     t + 5);
+            snprintf(F.gate_file, sizeof F.gate_file, "%s", strchr(t, '@') + 1);
         } else if (strncmp(t, "stall=", 6) == 0) {
             snprintf(F.stall, sizeof F.stall, "%s", t + 6);
         } else if (strncmp(t, "link=", 5) == 0) {
@@ -248,7 +256,7 @@ static enum MHD_Result api(struct MHD_Connection *c, const char *rest)
 struct body {
     int fd;
     long long start, len, sent;
-    bool dropped, flip;
+    bool dropped, flip, gated;
     long long flip_at; /* offset in the file */
     struct timespec t0;
 };
@@ -260,6 +268,13 @@ static ssize_t read_body(void *cls, uint64_t pos, char *buf, size_t max)
         return MHD_CONTENT_READER_END_OF_STREAM;
     if (b->dropped && b->sent >= F.drop_bytes)
         return MHD_CONTENT_READER_END_WITH_ERROR;
+    /* a thread per connection: waiting at the gate holds only this response */
+    if (b->gated) {
+        while (!g_stop && access(F.gate_file, F_OK) != 0)
+            usleep(100000);
+        b->gated = false;
+        clock_gettime(CLOCK_MONOTONIC, &b->t0); /* the pace counts from the gate */
+    }
     size_t want = max;
     if ((long long)want > b->len - (long long)pos)
         want = (size_t)(b->len - (long long)pos);
@@ -342,6 +357,7 @@ static enum MHD_Result send_file(struct MHD_Connection *c, const struct hub_rev 
             bd->flip = true;
             bd->flip_at = F.flip_off;
         }
+        bd->gated = F.gate_path[0] && strcmp(F.gate_path, e->path) == 0 && !head;
         pthread_mutex_unlock(&g_mu);
     }
     struct MHD_Response *r =
