@@ -42,19 +42,6 @@ const struct usage_doc console_doc = {
         {"--readonly, --read-only", NULL, "watch only: the keys that change the deployment are off"},
         {"--title", "TEXT", "shown in the header (which cluster this is)"},
         {NULL, NULL, NULL}}};
-static struct monitor *g_mon;
-
-static void on_usr(int sig)
-{
-    /* `guard --resolve` / `guard --stop` address the lock holder: this process */
-    if (!g_mon)
-        return;
-    if (sig == SIGUSR1)
-        monitor_guard_resolve(g_mon);
-    else
-        monitor_guard_release(g_mon);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -340,7 +327,6 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
         close(lf);
     }
     interrupt_catch(); /* SIGTERM, SIGHUP (ssh gone), SIGINT: a clean quit */
-    interrupt_on_usr(on_usr);
     signal(SIGPIPE, SIG_IGN);
 
     setup_terminal(u);
@@ -348,7 +334,7 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
         state_say(&st, "cannot write %s (%s): the engine's own messages are dropped", logpath,
                   strerror(log_errno));
     u->mon = monitor_start(c, cl, &st, u->interval_ms);
-    g_mon = u->mon;
+    monitor_take_usr(u->mon); /* `guard --resolve` / `guard --stop` address this process */
     if (!u->mon)
         state_say(&st, "cannot start sampling (out of memory or threads)");
     loop(u);
@@ -358,7 +344,7 @@ int tui_main(const struct config *c, int argc, char **argv, char **base_args, in
         close(saved_err);
     }
     int left = job_shutdown(&st);
-    g_mon = NULL;
+    monitor_take_usr(NULL);
     monitor_stop(u->mon);
     cluster_close(cl);
     free(cl);

@@ -31,6 +31,18 @@ int cmd_incidents(const struct config *c, int argc, char **argv);
 int cmd_exporter(const struct config *c, int argc, char **argv);
 /* `watch --unit`, `exporter --unit`: the head's unit filled in, on stdout. */
 int cmd_print_head_unit(const struct config *c, const char *unit, const char *cmd);
+/* watch's and the exporter's start without a screen: the cluster from the
+ * settings and an empty state, Ctrl-C/SIGTERM/SIGHUP caught, SIGPIPE
+ * ignored. 0, or 2 after saying why as "dsv41-top CMD: ...". */
+struct cluster;
+struct state;
+int cmd_headless_open(const char *cmd, const struct config *c, struct cluster **cl,
+                      struct state *st);
+/* ...and their end, after the ops stopped (they start jobs): the jobs a
+ * guard or the supervisor started finish first, then the monitor (m may be
+ * NULL), the cluster and the state. */
+struct monitor;
+void cmd_headless_close(struct monitor *m, struct cluster *cl, struct state *st);
 
 /* Each command's documentation (usage.h), beside its parser: main.c's
  * table, --help, the man page and the completions are printed from these. */

@@ -44,18 +44,6 @@ const struct usage_doc exporter_doc = {
          "--unit | sudo tee /etc/systemd/system/dsv41-exporter.service"},
         {NULL, NULL, NULL}}};
 
-static struct monitor *g_mon;
-
-static void on_usr(int sig)
-{
-    if (!g_mon)
-        return;
-    if (sig == SIGUSR1)
-        monitor_guard_resolve(g_mon);
-    else
-        monitor_guard_release(g_mon);
-}
-
 /* The engine's messages (a guard firing, an alert not delivered) on stderr:
  * the journal's. */
 static void say_messages(struct state *st, uint64_t *said)
@@ -97,21 +85,10 @@ int cmd_exporter(const struct config *c, int argc, char **argv)
     }
     if (unit)
         return cmd_print_head_unit(c, UNITS_EXPORTER, "exporter");
-    struct cluster *cl = calloc(1, sizeof *cl);
+    struct cluster *cl;
     static struct state st;
-    if (!cl || state_init(&st) < 0) {
-        free(cl);
-        fprintf(stderr, "dsv41-top exporter: out of memory\n");
+    if (cmd_headless_open("exporter", c, &cl, &st) != 0)
         return 2;
-    }
-    if (cluster_open_for("exporter", c, cl) < 0) {
-        free(cl);
-        state_free(&st);
-        return 2;
-    }
-    interrupt_catch();
-    interrupt_on_usr(on_usr);
-    signal(SIGPIPE, SIG_IGN);
     int rc = 0;
     struct buf err = BUF_INIT;
     struct monitor *m = monitor_start(c, cl, &st, (int)(interval * 1000));
@@ -125,7 +102,7 @@ int cmd_exporter(const struct config *c, int argc, char **argv)
         fprintf(stderr, "dsv41-top exporter: %s\n", buf_str(&err));
         rc = 2;
     } else {
-        g_mon = m;
+        monitor_take_usr(m);
         fprintf(stderr, "dsv41-top exporter: serving http://%s/metrics\n", exporter_address(x));
     }
     buf_free(&err);
@@ -135,13 +112,9 @@ int cmd_exporter(const struct config *c, int argc, char **argv)
         nanosleep(&ts, NULL);
         say_messages(&st, &said);
     }
-    g_mon = NULL;
+    monitor_take_usr(NULL);
     exporter_stop(x);
     ops_stop(ops);
-    job_shutdown(&st); /* a stop job a guard's firing started */
-    monitor_stop(m);
-    cluster_close(cl);
-    free(cl);
-    state_free(&st);
+    cmd_headless_close(m, cl, &st);
     return rc;
 }

@@ -67,18 +67,6 @@ struct fact {
     int alarm;
 };
 
-static struct monitor *g_mon;
-
-static void on_usr(int sig)
-{
-    if (!g_mon)
-        return;
-    if (sig == SIGUSR1)
-        monitor_guard_resolve(g_mon);
-    else
-        monitor_guard_release(g_mon);
-}
-
 static struct fact *add(struct fact *f, int *n, int alarm, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static struct fact *add(struct fact *f, int *n, int alarm, const char *key, const char *fmt, ...)
@@ -238,6 +226,34 @@ int cmd_print_head_unit(const struct config *c, const char *unit, const char *cm
     return rc == 0 && fflush(stdout) == 0 ? 0 : 1;
 }
 
+int cmd_headless_open(const char *cmd, const struct config *c, struct cluster **cl,
+                      struct state *st)
+{
+    *cl = calloc(1, sizeof **cl);
+    if (!*cl || state_init(st) < 0) {
+        free(*cl);
+        fprintf(stderr, "dsv41-top %s: out of memory\n", cmd);
+        return 2;
+    }
+    if (cluster_open_for(cmd, c, *cl) < 0) {
+        free(*cl);
+        state_free(st);
+        return 2;
+    }
+    interrupt_catch();
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+void cmd_headless_close(struct monitor *m, struct cluster *cl, struct state *st)
+{
+    job_shutdown(st); /* a stop job a guard's firing started, a relaunch */
+    monitor_stop(m);
+    cluster_close(cl);
+    free(cl);
+    state_free(st);
+}
+
 int cmd_watch(const struct config *c, int argc, char **argv)
 {
     bool json = false, once = false, exit_on_alarm = false, unit = false;
@@ -264,23 +280,12 @@ int cmd_watch(const struct config *c, int argc, char **argv)
     if (unit)
         return cmd_print_head_unit(c, UNITS_WATCH, "watch");
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line reaches a pipe or journald as it happens */
-    struct cluster *cl = calloc(1, sizeof *cl);
+    struct cluster *cl;
     static struct state st;
-    if (!cl || state_init(&st) < 0) {
-        free(cl);
-        fprintf(stderr, "dsv41-top watch: out of memory\n");
+    if (cmd_headless_open("watch", c, &cl, &st) != 0)
         return 2;
-    }
-    if (cluster_open_for("watch", c, cl) < 0) {
-        free(cl);
-        state_free(&st);
-        return 2;
-    }
-    interrupt_catch();
-    interrupt_on_usr(on_usr);
-    signal(SIGPIPE, SIG_IGN);
     struct monitor *m = monitor_start(c, cl, &st, (int)(interval * 1000));
-    g_mon = m;
+    monitor_take_usr(m);
     int rc = 0;
     struct ops *ops = NULL;
     struct buf oerr = BUF_INIT;
@@ -291,7 +296,7 @@ int cmd_watch(const struct config *c, int argc, char **argv)
         /* alerts and supervision only where it runs on: --once is a look */
         fprintf(stderr, "dsv41-top watch: %s\n", buf_str(&oerr));
         rc = 2;
-        g_mon = NULL;
+        monitor_take_usr(NULL);
         monitor_stop(m);
         m = NULL;
     }
@@ -356,12 +361,8 @@ int cmd_watch(const struct config *c, int argc, char **argv)
             break;
         }
     }
-    g_mon = NULL;
+    monitor_take_usr(NULL);
     ops_stop(ops); /* before the jobs: it starts them */
-    job_shutdown(&st); /* a stop job a guard's firing started, a relaunch */
-    monitor_stop(m);
-    cluster_close(cl);
-    free(cl);
-    state_free(&st);
+    cmd_headless_close(m, cl, &st);
     return rc;
 }

@@ -37,29 +37,119 @@ struct collect_job {
 
 const char *const status_step_names[STATUS_STEPS] = {"sample", "guard", "unit", "alike", "drift"};
 
-/* One of a node's asks after its sample (guard, unit, alike, drift), timed:
- * each is an exec of its own on the node's session, and each pays for the
- * node's login shell (make bench prints the figures: docs/deploy.md). */
-static void probe_one(struct collect_job *j, int step)
+/* What a warm status need not ask again (#32): the alike facts and the
+ * drift start are the running rank's own - a launch writes the env file and
+ * starts another container, with its own NCCL mapping - so they are kept per
+ * node with the rank container they were read for (its id, pid and start);
+ * the alike facts at most ALIKE_KEEP_S as well (an image pulled again under
+ * the same name, a driver's version). Asking them costs the node three
+ * engine CLI calls and the sha256 of a ~250 MB libnccl. */
+#define ALIKE_KEEP_S 60.0
+struct status_memo {
+    char key[400];
+    double alike_at; /* mono s; 0: none kept */
+    struct alike_print alike;
+    bool started_ok;
+    struct drift_start started;
+};
+/* collect_one's threads each touch their own node's memo; a status of the
+ * same cluster from two threads at once shares it */
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void memo_key(const struct collect_job *j, char *out, size_t sz)
 {
+    out[0] = '\0';
+    if (!j->snap->ct_sampled)
+        return; /* the containers unknown this round: nothing to match */
+    const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
+    snprintf(out, sz, "%s|%s|%s|%ld|%s|%d", j->runtime, config_str(j->c, CFG_IMG),
+             ct ? ct->id : "-", ct && ct->running ? ct->pid : 0L, ct ? ct->started : "-",
+             ct && ct->running);
+}
+
+static struct status_memo *memo_of(struct cluster_node *cn)
+{
+    if (!cn->memo) {
+        cn->memo = calloc(1, sizeof(struct status_memo));
+        cn->memo_free = free;
+    }
+    return cn->memo;
+}
+
+/* One of a node's asks after its sample (guard, unit, alike, drift), timed:
+ * each is an exec of its own on the node's session (make bench prints the
+ * figures: docs/deploy.md); collect_one runs them at once. */
+struct probe {
+    struct collect_job *j;
+    int step;
+    pthread_t th;
+    bool threaded;
+};
+
+static void *probe_one(void *arg)
+{
+    struct probe *p = arg;
+    struct collect_job *j = p->j;
     double t = mono_s();
-    if (step == 1) {
+    if (p->step == 1) {
         *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
-    } else if (step == 2) {
+    } else if (p->step == 2) {
         struct buf ue = BUF_INIT;
         char dir[512];
         if (cluster_state_dir(j->c, j->cn, dir, sizeof dir, &ue) < 0)
             dir[0] = '\0';
         units_probe_in(j->cn, dir, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
         buf_free(&ue);
-    } else if (step == 3) {
+    } else if (p->step == 3) {
         alike_collect(j->c, j->cn, j->alike);
     } else {
         const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
         if (ct && ct->running)
             drift_read(j->c, j->cn, j->started);
     }
-    j->step_ms[step] = (mono_s() - t) * 1e3;
+    j->step_ms[p->step] = (mono_s() - t) * 1e3;
+    return NULL;
+}
+
+/* The alike facts and drift start from the memo when they are the same
+ * rank's: true for each step answered so. */
+static void memo_take(struct collect_job *j, const char *key, bool *took)
+{
+    pthread_mutex_lock(&memo_mu);
+    struct status_memo *m = memo_of(j->cn);
+    if (m && key[0] && strcmp(m->key, key) == 0) {
+        if (m->alike_at > 0 && mono_s() - m->alike_at < ALIKE_KEEP_S) {
+            *j->alike = m->alike;
+            took[3] = true;
+        }
+        if (m->started_ok) {
+            *j->started = m->started;
+            took[4] = true;
+        }
+    }
+    pthread_mutex_unlock(&memo_mu);
+}
+
+static void memo_keep(struct collect_job *j, const char *key, const bool *took)
+{
+    pthread_mutex_lock(&memo_mu);
+    struct status_memo *m = memo_of(j->cn);
+    if (m && key[0]) {
+        if (strcmp(m->key, key) != 0) {
+            memset(m, 0, sizeof *m);
+            snprintf(m->key, sizeof m->key, "%s", key);
+        }
+        if (!took[3] && j->alike->asked) { /* a node that did not answer: asked again */
+            m->alike = *j->alike;
+            m->alike_at = mono_s();
+        }
+        const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
+        if (!took[4] && ct && ct->running && j->started->known) {
+            m->started = *j->started;
+            m->started_ok = true;
+        }
+    }
+    pthread_mutex_unlock(&memo_mu);
 }
 
 static void *collect_one(void *arg)
@@ -81,8 +171,27 @@ static void *collect_one(void *arg)
     j->step_ms[0] = (mono_s() - t) * 1e3;
     if (!j->guard || !j->snap->reachable)
         return NULL;
-    for (int k = 1; k < STATUS_STEPS; k++)
-        probe_one(j, k);
+    /* the asks at once, each on a channel of the node's one session: the
+     * wait is the slowest one's, not their sum */
+    char key[400];
+    bool took[STATUS_STEPS] = {false};
+    memo_key(j, key, sizeof key);
+    memo_take(j, key, took);
+    struct probe pr[STATUS_STEPS];
+    for (int k = 1; k < STATUS_STEPS; k++) {
+        pr[k] = (struct probe){j, k, 0, false};
+        if (took[k])
+            j->step_ms[k] = 0; /* kept: nothing asked */
+        else
+            pr[k].threaded = pthread_create(&pr[k].th, NULL, probe_one, &pr[k]) == 0;
+    }
+    for (int k = 1; k < STATUS_STEPS; k++) {
+        if (pr[k].threaded)
+            pthread_join(pr[k].th, NULL);
+        else if (!took[k])
+            probe_one(&pr[k]);
+    }
+    memo_keep(j, key, took);
     return NULL;
 }
 

@@ -47,13 +47,34 @@ uint64_t events_push(struct state *s, const char *kind, const char *node, const 
     return seq;
 }
 
+/* A symptom waits for its cause (events.h); under the state's lock. */
+static bool settled(const struct state *s, const struct state_event *e, double now,
+                    double settle_s)
+{
+    if (now - e->at < settle_s)
+        return false;
+    bool symptom = strcmp(e->kind, "wedged") == 0 || strcmp(e->kind, "rank-exited") == 0;
+    return !symptom || e->at < s->causes_at || now - e->at >= EVENTS_CAUSE_WAIT_S;
+}
+
+void events_causes_seen(struct state *s, bool guards)
+{
+    double now = mono_s(), oldest = now;
+    state_lock(s);
+    for (int i = 0; guards && i < s->nnodes && i < CLUSTER_MAX_NODES; i++)
+        if (s->nodes[i].configured && s->nodes[i].guard_read_at < oldest)
+            oldest = s->nodes[i].guard_read_at;
+    s->causes_at = oldest;
+    state_unlock(s);
+}
+
 bool events_update(struct state *s, uint64_t seq, const char *kind, const char *node,
                    const char *what, const char *incident)
 {
     state_lock(s);
     struct state_event *e = &s->events[seq % STATE_EVENTS];
     /* settled is as good as read: a reader may have it (EVENTS_SETTLE_S) */
-    bool have = seq < s->events_end && e->seq == seq && mono_s() - e->at < EVENTS_SETTLE_S;
+    bool have = seq < s->events_end && e->seq == seq && !settled(s, e, mono_s(), EVENTS_SETTLE_S);
     if (have) {
         snprintf(e->node, sizeof e->node, "%s", node ? node : "");
         fill(e, kind, what, incident);
@@ -76,7 +97,7 @@ int events_read(struct state *s, uint64_t *next, double settle_s, struct state_e
     }
     while (n < max && *next < s->events_end) {
         const struct state_event *e = &s->events[*next % STATE_EVENTS];
-        if (now - e->at < settle_s)
+        if (!settled(s, e, now, settle_s))
             break;
         out[n++] = *e;
         ++*next;

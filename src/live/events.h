@@ -27,6 +27,11 @@
  * turns the incident (and its event) into a guard firing, and what acts on
  * events (an alert, a relaunch) must see the cause, not its first symptom. */
 #define EVENTS_SETTLE_S 5.0
+/* A symptom (a wedge, a rank's exit) settles only once every node's guard
+ * was asked after it was seen, so a guard's firing that caused it - its
+ * poll slow on a loaded node - renames it before anything acts on it; at
+ * most this long (a node whose guard cannot be asked). */
+#define EVENTS_CAUSE_WAIT_S 30.0
 
 /* Pushes an event (takes the lock); its sequence number. what is cleaned. */
 uint64_t events_push(struct state *s, const char *kind, const char *node, const char *incident,
@@ -38,11 +43,15 @@ uint64_t events_push(struct state *s, const char *kind, const char *node, const 
 bool events_update(struct state *s, uint64_t seq, const char *kind, const char *node,
                    const char *what, const char *incident);
 /* Up to max events from *next on, oldest first, those pushed at least
- * settle_s ago (monotonic) only, in order: it stops at the first younger
- * one. *next moves past what was read; events the ring dropped before they
+ * settle_s ago (monotonic) only - a symptom also once its cause is known
+ * (EVENTS_CAUSE_WAIT_S) - in order: it stops at the first unsettled one. *next moves past what was read; events the ring dropped before they
  * were read are skipped, and their number added to *lost when not NULL. */
 int events_read(struct state *s, uint64_t *next, double settle_s, struct state_event *out, int max,
                 uint64_t *lost);
+/* After the guards were read and the incidents told (the monitor's round):
+ * causes are known up to the oldest of the nodes' last guard asks; with
+ * guards false (no guard is read) up to now. */
+void events_causes_seen(struct state *s, bool guards);
 /* The index of kind in EVENT_KINDS; -1 when it is none. */
 int events_kind_index(const char *kind);
 const char *events_kind_name(int i);

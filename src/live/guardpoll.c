@@ -23,6 +23,7 @@ struct guardpoll {
     atomic_int cancel; /* ends an ask in flight when stopping */
     bool fresh;     /* under mu: an answer not taken yet */
     bool asked;     /* under mu: text is the node's answer, not a reason */
+    double asked_at; /* under mu: when that ask began (monotonic s) */
     char text[1200]; /* under mu */
 };
 
@@ -64,10 +65,12 @@ static void *poll_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         bool asked;
         char text[sizeof p->text];
+        double at = mono_s();
         ask(p, &asked, text, sizeof text);
         pthread_mutex_lock(&p->mu);
         memcpy(p->text, text, sizeof text);
         p->asked = asked;
+        p->asked_at = at;
         p->fresh = true;
         struct timespec dl;
         mono_deadline(&dl, CLOCK_REALTIME, (int)(p->every_s * 1000));
@@ -98,13 +101,15 @@ struct guardpoll *guardpoll_start(const struct config *c, struct cluster_node *c
     return p;
 }
 
-bool guardpoll_take(struct guardpoll *p, bool *asked, char *text, size_t textsz)
+bool guardpoll_take(struct guardpoll *p, bool *asked, double *asked_at, char *text,
+                    size_t textsz)
 {
     pthread_mutex_lock(&p->mu);
     bool fresh = p->fresh;
     if (fresh) {
         snprintf(text, textsz, "%s", p->text);
         *asked = p->asked;
+        *asked_at = p->asked_at;
         p->fresh = false;
     }
     pthread_mutex_unlock(&p->mu);

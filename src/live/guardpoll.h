@@ -16,8 +16,10 @@ struct guardpoll;
 struct guardpoll *guardpoll_start(const struct config *c, struct cluster_node *cn,
                                   double every_s);
 /* The three lines guardview_parse reads (the newest answer), or the reason
- * it could not ask; false when nothing new came since the last take. */
-bool guardpoll_take(struct guardpoll *p, bool *asked, char *text, size_t textsz);
+ * it could not ask, and when (monotonic s) that ask began; false when
+ * nothing new came since the last take. */
+bool guardpoll_take(struct guardpoll *p, bool *asked, double *asked_at, char *text,
+                    size_t textsz);
 /* Tells the poller to end (its ask in flight gives up); guardpoll_stop
  * then joins it. Cancel them all first, and the waits overlap. */
 void guardpoll_cancel(struct guardpoll *p);

@@ -199,17 +199,19 @@ static void ask_local(const char *dir, struct buf *text)
 
 /* The node's guard: read here for the local node, taken from its poller
  * for a remote one. -1 when a remote poller has nothing new. */
-static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, size_t esz)
+static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, size_t esz,
+               double *at)
 {
     struct buf text = BUF_INIT;
     int v = GUARD_VIEW_UNKNOWN;
+    *at = mono_s();
     if (gv->cl->nodes[i].node.local) {
         ask_local(gv->dirs[i], &text);
         v = (int)guardview_parse(buf_str(&text), desc, dsz, ev, esz);
     } else {
         char answer[1200];
         bool asked;
-        if (!gv->polls[i] || !guardpoll_take(gv->polls[i], &asked, answer, sizeof answer)) {
+        if (!gv->polls[i] || !guardpoll_take(gv->polls[i], &asked, at, answer, sizeof answer)) {
             buf_free(&text);
             return -1;
         }
@@ -279,7 +281,8 @@ void guardview_poll(struct guardview *gv)
                 continue;
         }
         char desc[320], ev[200];
-        int asked = ask(gv, i, desc, sizeof desc, ev, sizeof ev);
+        double at;
+        int asked = ask(gv, i, desc, sizeof desc, ev, sizeof ev, &at);
         if (asked < 0)
             continue; /* its poller is still asking */
         enum guard_view v = (enum guard_view)asked;
@@ -287,6 +290,7 @@ void guardview_poll(struct guardview *gv)
         state_lock(s);
         struct state_node *sn = &s->nodes[i];
         sn->guard = v;
+        sn->guard_read_at = at;
         sn->guard_here = i == gv->local && gv->running;
         snprintf(sn->guard_desc, sizeof sn->guard_desc, "%s%s",
                  sn->guard_here ? "in the console: " : "", desc);

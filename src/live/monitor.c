@@ -1,6 +1,7 @@
 #include "monitor.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "drift.h"
 #include "events.h"
 #include "guardview.h"
+#include "interrupt.h"
 #include "incident.h"
 #include "liveview.h"
 #include "logstream.h"
@@ -274,6 +276,7 @@ static void sample(struct monitor *m, bool full)
     watch_fabric(m);
     guardview_poll(m->gv);
     incident_check(m->inc); /* after the guards: a firing is in the state */
+    events_causes_seen(s, m->gv != NULL); /* ...and renamed what it caused */
     events_check(&m->ev, s);
     state_changed(s);
 }
@@ -382,4 +385,24 @@ void monitor_stop(struct monitor *m)
     pthread_cond_destroy(&m->cv);
     free(m->r);
     free(m);
+}
+
+static struct monitor *volatile usr_mon; /* read by the handler */
+
+static void on_usr(int sig)
+{
+    struct monitor *m = usr_mon;
+    if (!m)
+        return;
+    if (sig == SIGUSR1)
+        monitor_guard_resolve(m);
+    else
+        monitor_guard_release(m);
+}
+
+void monitor_take_usr(struct monitor *m)
+{
+    usr_mon = m;
+    if (m)
+        interrupt_on_usr(on_usr);
 }

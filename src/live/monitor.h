@@ -25,6 +25,11 @@ void monitor_poke(struct monitor *m);
 void monitor_guard_release(struct monitor *m);
 /* Asks the guard watching this node to resolve the ranks now (SIGUSR1). */
 void monitor_guard_resolve(struct monitor *m);
+/* SIGUSR1 and SIGUSR2 - what `guard --resolve` and `guard --stop` send the
+ * process holding a guard's lock - go to m's guards from now on (NULL: to
+ * none, before m stops). One monitor per process takes them: the console's,
+ * watch's or the exporter's. */
+void monitor_take_usr(struct monitor *m);
 /* Stops the thread and the log streams; when the console's own guard was
  * guarding ranks, hands over to a guard daemon first. */
 void monitor_stop(struct monitor *m);

@@ -53,6 +53,7 @@ struct state_node {
     unsigned nhist_avail; /* samples ever pushed; the ring holds the last STATE_HIST */
     struct state_port ports[RDMA_MAX_PORTS];
     enum guard_view guard;
+    double guard_read_at; /* monotonic s the guard's last answer was asked; 0: none yet */
     bool guard_here;    /* the console's own thread guards this node */
     char guard_desc[360];
     char guard_event[200];
@@ -160,6 +161,9 @@ struct state {
     struct logbuf messages;
     struct state_event events[STATE_EVENTS]; /* a ring: events_end pushed ever */
     uint64_t events_end;
+    /* monotonic s up to which a symptom's cause is known: every node's
+     * guard asked since, and the incidents told (events_causes_seen) */
+    double causes_at;
     char status_line[256];
     time_t status_at;
 };

@@ -136,6 +136,9 @@ void cluster_close(struct cluster *cl)
     for (int i = 0; i < cl->n; i++) {
         sampler_stop(cl->nodes[i].sampler);
         cl->nodes[i].sampler = NULL;
+        if (cl->nodes[i].memo && cl->nodes[i].memo_free)
+            cl->nodes[i].memo_free(cl->nodes[i].memo);
+        cl->nodes[i].memo = NULL;
         node_free(&cl->nodes[i].node);
     }
     cl->n = 0;

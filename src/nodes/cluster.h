@@ -21,6 +21,10 @@ struct cluster_node {
     char name[32];         /* "head", "worker", "worker2", ... */
     bool configured; /* false: WORKER unset; the node is listed but not probed */
     struct sampler *sampler; /* started by the first status_collect */
+    /* what a layer above keeps of this node between its rounds (status.c's
+     * memo: facts of the running rank), freed by cluster_close with memo_free */
+    void *memo;
+    void (*memo_free)(void *memo);
 };
 
 struct cluster {

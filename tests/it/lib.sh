@@ -81,6 +81,15 @@ head_env() {
 }
 
 # dsv41-top on the head; extra VAR=value words go before the command.
+# the session helper (tests/it/session_helper.c): one cluster held across
+# the commands a test writes to it; VAR=value words first, as top_head
+top_session() {
+    local envs=()
+    while [ $# -gt 0 ] && [[ $1 == *=* ]]; do envs+=("$1"); shift; done
+    # shellcheck disable=SC2046
+    on_host head env $(head_env) TSAN_OPTIONS="${TSAN_OPTIONS:-}" "${envs[@]}" \
+        "${DSV41_SESSION:-$IT_ROOT/build/tests/it-session}"
+}
 top_head() {
     local envs=()
     while [ $# -gt 0 ] && [[ $1 == *=* ]]; do envs+=("$1"); shift; done

@@ -38,6 +38,26 @@ cp "$M/nccl/r0/libnccl.so.2" "$M/nccl/r1/libnccl.so.2" # the same bytes (the map
 out=$(top_head "${E[@]}" status 2>&1)
 check "alike: the same NCCL bytes, no warning" eval '! printf "%s" "$out" | grep -q "differ in the NCCL"'
 
+# a warm status (one process, its cluster held) keeps a rank's facts while
+# that rank runs, and asks again for the rank a relaunch started
+coproc SESSION { top_session "${E[@]}"; }
+ask() { echo status >&"${SESSION[1]}"; local l; IFS= read -r -t 60 l <&"${SESSION[0]}"; printf '%s' "$l"; }
+s1=$(ask)
+s2=$(ask)
+h1=$(sha256sum < "$M/nccl/r1/libnccl.so.2" | cut -d' ' -f1)
+check "warm status: the worker's NCCL, asked" jq_is "$s1" '.nodes[1].alike.nccl_sha256' "$h1"
+check "warm status: ... and the same kept for the same rank" jq_is "$s2" '.nodes[1].alike.nccl_sha256' "$h1"
+head -c 65536 /dev/urandom > "$M/nccl/r1/libnccl.so.2.new"
+mv "$M/nccl/r1/libnccl.so.2.new" "$M/nccl/r1/libnccl.so.2"
+top_head "${E[@]}" "EXTRA_ENV=DSV41_SIM_BOOT_MS=500 DSV41_SIM_NCCL_DIR=/model/nccl" restart >/dev/null 2>&1
+s3=$(ask)
+check "warm status: the relaunched rank's NCCL asked again (new bytes)" jq_is "$s3" \
+    '.nodes[1].alike.nccl_sha256' "$(sha256sum < "$M/nccl/r1/libnccl.so.2" | cut -d' ' -f1)"
+exec {SESSION[1]}>&-
+wait "$SESSION_PID" 2>/dev/null
+cp "$M/nccl/r0/libnccl.so.2" "$M/nccl/r1/libnccl.so.2"
+top_head "${E[@]}" "EXTRA_ENV=DSV41_SIM_BOOT_MS=500 DSV41_SIM_NCCL_DIR=/model/nccl" restart >/dev/null 2>&1
+
 # --- another image under the same name on the worker --------------------------------------
 orig=$(on_host worker podman image inspect -f '{{.Id}}' "$SIM_IMAGE")
 printf 'FROM %s\nENV CUDA_VERSION=12.9.1\n' "$orig" > "$IT_DIR/Containerfile.alike"

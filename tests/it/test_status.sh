@@ -185,11 +185,6 @@ check "wedged: the metrics in JSON" jq_is "$json" '.api.metrics.generation_token
 start_ranks || not_ok "ranks restart"
 
 # --- sshd killed mid-session: reported, then reconnected -------------------------
-top_session() {
-    # shellcheck disable=SC2046
-    on_host head env $(head_env) TSAN_OPTIONS="${TSAN_OPTIONS:-}" \
-        "${DSV41_SESSION:-$IT_ROOT/build/tests/it-session}"
-}
 coproc SESSION { top_session; }
 ask() { echo status >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
 s1=$(ask)

@@ -20,6 +20,7 @@
 #include "alert.h"
 #include "buf.h"
 #include "events.h"
+#include "mono.h"
 #include "exporter.h"
 #include "opsfiles.h"
 #include "promtext.h"
@@ -170,8 +171,10 @@ static void events_ring(void **st)
     assert_string_equal(ev[0].kind, "guard-fired");
     assert_string_equal(ev[0].incident, "/d/1-g");
     assert_int_equal(next, 1);
-    /* remote text cleaned */
+    /* remote text cleaned; a symptom read once its cause is known (no guards here) */
     uint64_t b = events_push(&g_s, "wedged", NULL, NULL, "x\x1b[2Jy");
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 4, &lost), 0);
+    events_causes_seen(&g_s, false);
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, &lost), 1);
     assert_null(strchr(ev[0].what, 0x1b));
     assert_int_equal(ev[0].seq, b);
@@ -183,6 +186,46 @@ static void events_ring(void **st)
     assert_int_equal(lost, 3);
     assert_int_equal(events_kind_index("restart"), 8);
     assert_int_equal(events_kind_index("nope"), -1);
+    state_free(&g_s);
+}
+
+/* A wedge or a rank's exit waits for every node's guard to be asked after
+ * it: the guard's firing that caused it, seen late, renames it first. */
+static void events_wait_for_cause(void **st)
+{
+    (void)st;
+    assert_int_equal(state_init(&g_s), 0);
+    two_nodes(&g_s);
+    uint64_t a = events_push(&g_s, "rank-exited", "worker", "/d/1", "rank r1 exited");
+    double at = g_s.events[a % STATE_EVENTS].at;
+    struct state_event ev[4];
+    uint64_t next = 0;
+    g_s.nodes[0].guard_read_at = g_s.nodes[1].guard_read_at = at - 1; /* both asked before */
+    events_causes_seen(&g_s, true);
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 0);
+    g_s.nodes[0].guard_read_at = at + 0.5; /* the head's asked since; the worker's not */
+    events_causes_seen(&g_s, true);
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 0);
+    /* long past the settle, the worker's guard still to hear from - and it fired */
+    g_s.events[a % STATE_EVENTS].at -= 3 * EVENTS_SETTLE_S;
+    g_s.nodes[0].guard_read_at -= 3 * EVENTS_SETTLE_S;
+    g_s.nodes[1].guard_read_at -= 3 * EVENTS_SETTLE_S;
+    events_causes_seen(&g_s, true);
+    assert_int_equal(events_read(&g_s, &next, EVENTS_SETTLE_S, ev, 4, NULL), 0);
+    assert_true(events_update(&g_s, a, "guard-fired", "worker", "memory guard fired", "/d/1-g"));
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 1);
+    assert_string_equal(ev[0].kind, "guard-fired");
+    /* a node whose guard cannot be asked holds a symptom EVENTS_CAUSE_WAIT_S at most */
+    uint64_t b = events_push(&g_s, "wedged", NULL, NULL, "engine wedged");
+    events_causes_seen(&g_s, true);
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 0);
+    g_s.events[b % STATE_EVENTS].at -= EVENTS_CAUSE_WAIT_S;
+    assert_false(events_update(&g_s, b, "guard-fired", "worker", "late", "/d/2"));
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 1);
+    assert_string_equal(ev[0].kind, "wedged");
+    /* what is no symptom does not wait */
+    events_push(&g_s, "guard-warning", "head", NULL, "w");
+    assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 1);
     state_free(&g_s);
 }
 
@@ -347,7 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(page_of_a_state),  cmocka_unit_test(listen_addresses),
         cmocka_unit_test(token_file_and_bearer), cmocka_unit_test(events_ring),
-        cmocka_unit_test(events_from_samples),
+        cmocka_unit_test(events_from_samples), cmocka_unit_test(events_wait_for_cause),
         cmocka_unit_test(alert_limits_and_json), cmocka_unit_test(supervise_cap),
         cmocka_unit_test(record_parse),     cmocka_unit_test(record_file),
         cmocka_unit_test(incident_names),
