@@ -61,12 +61,12 @@ TSAN_ROUND="test_copy.sh test_download_copy.sh test_engine_remote.sh test_first_
     test_three.sh test_watch.sh test_console.sh test_soak.sh"
 # Expected seconds of the integration tests (plain build; the TSan build takes
 # about as long: the tests wait far more than they compute), measured by a run.
-declare -A SECS=([test_console.sh]=155 [test_launch.sh]=150 [test_guard.sh]=115
-    [test_hang.sh]=95 [test_stop.sh]=66 [test_engine_remote.sh]=63 [test_interrupt.sh]=62
-    [test_copy.sh]=75 [test_watch.sh]=90 [test_soak.sh]=45 [test_status.sh]=38
-    [test_engine.sh]=34 [test_three.sh]=30 [test_first_contact.sh]=25 [test_alike.sh]=23
-    [test_key.sh]=21 [test_valgrind.sh]=20 [test_status_local.sh]=20 [test_units.sh]=18
-    [test_download_copy.sh]=20 [test_verify_peer.sh]=9 [test_accept.sh]=330 [test_ops.sh]=600)
+declare -A SECS=([test_console.sh]=220 [test_launch.sh]=150 [test_guard.sh]=160
+    [test_hang.sh]=108 [test_stop.sh]=66 [test_engine_remote.sh]=70 [test_interrupt.sh]=78
+    [test_copy.sh]=82 [test_watch.sh]=105 [test_soak.sh]=52 [test_status.sh]=66
+    [test_engine.sh]=48 [test_three.sh]=45 [test_first_contact.sh]=70 [test_alike.sh]=42
+    [test_key.sh]=38 [test_valgrind.sh]=32 [test_status_local.sh]=42 [test_units.sh]=23
+    [test_download_copy.sh]=31 [test_verify_peer.sh]=23 [test_accept.sh]=440 [test_ops.sh]=222)
 # test_guard takes real memory from the machine (MemAvailable is one for all):
 # two at once would cross each other's floors.
 declare -A LOCK=([test_guard.sh]=memory)

@@ -140,7 +140,7 @@ static void check_unit(const struct config *c, struct cluster *cl, int i, bool f
     if (cluster_state_dir(c, cn, dir, sizeof dir, &derr) < 0)
         dir[0] = '\0';
     buf_free(&derr);
-    if (units_probe_in(cn, dir, &st, &err) < 0) {
+    if (units_probe_in(cn, dir, NULL, &st, &err) < 0) {
         report(d, "FAIL", nm, buf_str(&err), "");
     } else if (units_guard_ok(&st) && !fix) {
         /* with fix it is installed again: a unit written before an upgrade or

@@ -65,7 +65,8 @@ bool drift_check(const struct drift_start *d, const struct rdma_fabric *now, cha
     return n > 0;
 }
 
-int drift_read(const struct config *c, struct cluster_node *cn, struct drift_start *d)
+int drift_read(const struct config *c, struct cluster_node *cn, const atomic_int *cancel,
+               struct drift_start *d)
 {
     memset(d, 0, sizeof *d);
     char dir[512];
@@ -85,7 +86,7 @@ int drift_read(const struct config *c, struct cluster_node *cn, struct drift_sta
         shcmd_arg(&cmd, dir);
         shcmd_argf(&cmd, "%d", cn->rank);
         struct ssh_result res;
-        rc = node_run(&cn->node, &cmd, 15000, &res, &err);
+        rc = node_run_cancel(&cn->node, &cmd, 15000, cancel, &res, &err);
         if (rc == 0) {
             if (res.exit_status == 0)
                 drift_parse_env(buf_str(&res.out), d);

@@ -8,6 +8,7 @@
 #ifndef DSV41_DRIFT_H
 #define DSV41_DRIFT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -27,7 +28,9 @@ void drift_parse_env(const char *text, struct drift_start *d);
  * started with. */
 bool drift_check(const struct drift_start *d, const struct rdma_fabric *now, char *why,
                  size_t whysz);
-/* Reads the env file of the rank that runs on cn (STATE_DIR/dsv41-rN.env). */
-int drift_read(const struct config *c, struct cluster_node *cn, struct drift_start *d);
+/* Reads the env file of the rank that runs on cn (STATE_DIR/dsv41-rN.env);
+ * cancel (NULL: none) ends the ask early. */
+int drift_read(const struct config *c, struct cluster_node *cn, const atomic_int *cancel,
+               struct drift_start *d);
 
 #endif

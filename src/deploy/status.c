@@ -33,6 +33,7 @@ struct collect_job {
     int nranks;
     bool lite, quick;
     double *step_ms;
+    atomic_int cancel; /* the node did not answer its sample: the asks give up */
 };
 
 const char *const status_step_names[STATUS_STEPS] = {"sample", "guard", "unit", "alike", "drift"};
@@ -46,6 +47,7 @@ const char *const status_step_names[STATUS_STEPS] = {"sample", "guard", "unit", 
  * engine CLI calls and the sha256 of a ~250 MB libnccl. */
 #define ALIKE_KEEP_S 60.0
 struct status_memo {
+    bool warm; /* a round asked it all: its home known, its session up */
     char key[400];
     double alike_at; /* mono s; 0: none kept */
     struct alike_print alike;
@@ -92,20 +94,20 @@ static void *probe_one(void *arg)
     struct collect_job *j = p->j;
     double t = mono_s();
     if (p->step == 1) {
-        *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400);
+        *j->guard_rc = guards_describe(j->c, j->cn, j->guard, 400, &j->cancel);
     } else if (p->step == 2) {
         struct buf ue = BUF_INIT;
         char dir[512];
         if (cluster_state_dir(j->c, j->cn, dir, sizeof dir, &ue) < 0)
             dir[0] = '\0';
-        units_probe_in(j->cn, dir, j->unit, &ue); /* unknown (n/a) when it cannot be asked */
+        units_probe_in(j->cn, dir, &j->cancel, j->unit, &ue); /* n/a when it cannot be asked */
         buf_free(&ue);
     } else if (p->step == 3) {
         alike_collect(j->c, j->cn, j->alike);
     } else {
         const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
         if (ct && ct->running)
-            drift_read(j->c, j->cn, j->started);
+            drift_read(j->c, j->cn, &j->cancel, j->started);
     }
     j->step_ms[p->step] = (mono_s() - t) * 1e3;
     return NULL;
@@ -130,10 +132,27 @@ static void memo_take(struct collect_job *j, const char *key, bool *took)
     pthread_mutex_unlock(&memo_mu);
 }
 
+static bool memo_warm(struct cluster_node *cn)
+{
+    pthread_mutex_lock(&memo_mu);
+    bool warm = cn->memo && ((struct status_memo *)cn->memo)->warm;
+    pthread_mutex_unlock(&memo_mu);
+    return warm;
+}
+
+static void probe_start(struct probe *p)
+{
+    p->threaded = pthread_create(&p->th, NULL, probe_one, p) == 0;
+    if (!p->threaded)
+        probe_one(p);
+}
+
 static void memo_keep(struct collect_job *j, const char *key, const bool *took)
 {
     pthread_mutex_lock(&memo_mu);
     struct status_memo *m = memo_of(j->cn);
+    if (m)
+        m->warm = true;
     if (m && key[0]) {
         if (strcmp(m->key, key) != 0) {
             memset(m, 0, sizeof *m);
@@ -156,6 +175,17 @@ static void *collect_one(void *arg)
 {
     struct collect_job *j = arg;
     double t = mono_s();
+    /* the asks at once, each on a channel of the node's one session: the
+     * wait is the slowest one's, not their sum. Once a round asked it all
+     * (its home known: nothing of the asks' own waits on the node), the
+     * guard and its unit go beside the sample; a node that then does not
+     * answer the sample has them cancelled, not waited for. */
+    struct probe pr[STATUS_STEPS];
+    for (int k = 0; k < STATUS_STEPS; k++)
+        pr[k] = (struct probe){j, k, 0, false};
+    bool early = j->guard && memo_warm(j->cn);
+    for (int k = 1; early && k <= 2; k++)
+        probe_start(&pr[k]);
     if (!j->cn->sampler)
         j->cn->sampler = sampler_start(&j->cn->node, j->runtime, j->nranks, &j->cn->ov);
     if (j->cn->sampler && j->quick && !j->cn->node.local) { /* local: no session to hang */
@@ -169,28 +199,31 @@ static void *collect_one(void *arg)
     }
     node_reachable(&j->cn->node, j->down_since, NULL, 0);
     j->step_ms[0] = (mono_s() - t) * 1e3;
-    if (!j->guard || !j->snap->reachable)
+    if (!j->guard || !j->snap->reachable) {
+        if (early) { /* not asked, as before: an unreachable node's guard is not known */
+            atomic_store(&j->cancel, 1);
+            for (int k = 1; k <= 2; k++)
+                if (pr[k].threaded)
+                    pthread_join(pr[k].th, NULL);
+            j->guard[0] = '\0';
+            *j->guard_rc = 0;
+            memset(j->unit, 0, sizeof *j->unit);
+        }
         return NULL;
-    /* the asks at once, each on a channel of the node's one session: the
-     * wait is the slowest one's, not their sum */
+    }
     char key[400];
     bool took[STATUS_STEPS] = {false};
     memo_key(j, key, sizeof key);
     memo_take(j, key, took);
-    struct probe pr[STATUS_STEPS];
-    for (int k = 1; k < STATUS_STEPS; k++) {
-        pr[k] = (struct probe){j, k, 0, false};
+    for (int k = early ? 3 : 1; k < STATUS_STEPS; k++) {
         if (took[k])
             j->step_ms[k] = 0; /* kept: nothing asked */
         else
-            pr[k].threaded = pthread_create(&pr[k].th, NULL, probe_one, &pr[k]) == 0;
+            probe_start(&pr[k]);
     }
-    for (int k = 1; k < STATUS_STEPS; k++) {
+    for (int k = 1; k < STATUS_STEPS; k++)
         if (pr[k].threaded)
             pthread_join(pr[k].th, NULL);
-        else if (!took[k])
-            probe_one(&pr[k]);
-    }
     memo_keep(j, key, took);
     return NULL;
 }
@@ -466,7 +499,8 @@ static void collect(const struct config *c, struct cluster *cl, struct status_re
                                        cl->n,
                                        way->lite,
                                        way->quick,
-                                       r->nodes[i].step_ms};
+                                       r->nodes[i].step_ms,
+                                       0};
         if (!cl->nodes[i].configured)
             continue;
         started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;

@@ -11,8 +11,8 @@
 #define GUARD_BIN "dsv41-guard"
 
 /* The node's installed guard with args; its first line of output in out. */
-static int run_guard(struct cluster_node *cn, const char *state_dir, const struct strv *args,
-                     struct buf *out, struct buf *err)
+static int run_guard_cancel(struct cluster_node *cn, const char *state_dir, const struct strv *args,
+                            const atomic_int *cancel, struct buf *out, struct buf *err)
 {
     struct shcmd cmd = SHCMD_INIT;
     shcmd_script(&cmd, "exec \"$@\" 2>&1");
@@ -21,7 +21,7 @@ static int run_guard(struct cluster_node *cn, const char *state_dir, const struc
     shcmd_arg(&cmd, state_dir);
     shcmd_args(&cmd, args);
     struct ssh_result res;
-    int rc = node_run(&cn->node, &cmd, 30000, &res, err);
+    int rc = node_run_cancel(&cn->node, &cmd, 30000, cancel, &res, err);
     shcmd_free(&cmd);
     if (rc == 0) {
         char line[400];
@@ -31,6 +31,12 @@ static int run_guard(struct cluster_node *cn, const char *state_dir, const struc
         ssh_result_free(&res);
     }
     return rc;
+}
+
+static int run_guard(struct cluster_node *cn, const char *state_dir, const struct strv *args,
+                     struct buf *out, struct buf *err)
+{
+    return run_guard_cancel(cn, state_dir, args, NULL, out, err);
 }
 
 void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
@@ -160,7 +166,8 @@ void guard_opts_from_config(const struct config *c, struct guard_opts *o)
     o->kmsg_warn = (int)config_long(c, CFG_MEMGUARD_KMSG_WARN);
 }
 
-int guards_describe(const struct config *c, struct cluster_node *cn, char *out, size_t sz)
+int guards_describe(const struct config *c, struct cluster_node *cn, char *out, size_t sz,
+                    const atomic_int *cancel)
 {
     char dir[512];
     struct buf err = BUF_INIT, said = BUF_INIT;
@@ -180,7 +187,7 @@ int guards_describe(const struct config *c, struct cluster_node *cn, char *out, 
         return rc;
     }
     if (rc == 0)
-        rc = run_guard(cn, dir, &args, &said, &err);
+        rc = run_guard_cancel(cn, dir, &args, cancel, &said, &err);
     if (rc == 127 || (rc != 0 && strstr(buf_str(&said), "not found"))) {
         rc = 127;
         snprintf(out, sz, "no memory guard installed (launch installs and starts it)");

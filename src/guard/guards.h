@@ -5,6 +5,7 @@
 #ifndef DSV41_GUARDS_H
 #define DSV41_GUARDS_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "cluster.h"
@@ -25,8 +26,9 @@ int guards_status(const struct config *c, struct cluster *cl, FILE *out);
 /* One node's guard in one line (its heartbeat and signals, "NOT GUARDED:
  * ..." when none runs); 0 guarded, 1 not (stopped, hung, gone), 127 none
  * installed (none ever ran, on the local node), -1 the node could not be
- * asked. */
-int guards_describe(const struct config *c, struct cluster_node *cn, char *out, size_t sz);
+ * asked (or cancel, when not NULL, turned nonzero). */
+int guards_describe(const struct config *c, struct cluster_node *cn, char *out, size_t sz,
+                    const atomic_int *cancel);
 /* This node's guard settings from the configuration (nranks: every rank
  * name; floor_kib 0 when MEMGUARD_GIB is not a floor). */
 struct guard_opts;

@@ -75,11 +75,11 @@ void units_describe(const struct units_state *st, char *out, size_t sz)
 
 int units_probe(struct cluster_node *cn, struct units_state *st, struct buf *err)
 {
-    return units_probe_in(cn, NULL, st, err);
+    return units_probe_in(cn, NULL, NULL, st, err);
 }
 
-int units_probe_in(struct cluster_node *cn, const char *state_dir, struct units_state *st,
-                   struct buf *err)
+int units_probe_in(struct cluster_node *cn, const char *state_dir, const atomic_int *cancel,
+                   struct units_state *st, struct buf *err)
 {
     memset(st, 0, sizeof *st);
     if (cn->node.local && units_probe_local("", state_dir, st) == 0)
@@ -92,7 +92,7 @@ int units_probe_in(struct cluster_node *cn, const char *state_dir, struct units_
                        "printf 'active=%s\\n' \"$(systemctl is-active \"$1\" 2>/dev/null)\"\n");
     shcmd_arg(&cmd, UNITS_GUARD);
     struct ssh_result res;
-    int rc = node_run(&cn->node, &cmd, 15000, &res, err);
+    int rc = node_run_cancel(&cn->node, &cmd, 15000, cancel, &res, err);
     shcmd_free(&cmd);
     if (rc < 0)
         return -1;

@@ -12,6 +12,7 @@
 #ifndef DSV41_UNITS_H
 #define DSV41_UNITS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -44,9 +45,10 @@ void units_describe(const struct units_state *st, char *out, size_t sz);
 int units_probe(struct cluster_node *cn, struct units_state *st, struct buf *err);
 /* The same; on the local node first from files, with no process
  * (units_probe_local, state_dir the node's STATE_DIR or NULL), and the
- * command only where the files do not decide it. */
-int units_probe_in(struct cluster_node *cn, const char *state_dir, struct units_state *st,
-                   struct buf *err);
+ * command only where the files do not decide it; cancel (NULL: none) ends
+ * the ask early. */
+int units_probe_in(struct cluster_node *cn, const char *state_dir, const atomic_int *cancel,
+                   struct units_state *st, struct buf *err);
 
 /* The word units_probe_local gives for system= where systemd runs the node:
  * is-system-running's own word (running, degraded, ...) is systemd's to

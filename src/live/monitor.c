@@ -203,7 +203,7 @@ static void watch_fabric(struct monitor *m)
             /* kept only once read: a failed read (no env file: ranks started
              * by hand) is tried again, every 30 s */
             m->drift_tried[i] = now;
-            if (drift_read(m->c, &m->cl->nodes[i], &m->started[i]) == 0 && m->started[i].known)
+            if (drift_read(m->c, &m->cl->nodes[i], NULL, &m->started[i]) == 0 && m->started[i].known)
                 snprintf(m->started_at[i], sizeof m->started_at[i], "%s", ct->started);
         } else if (sn->ct_sampled && !run) {
             m->started_at[i][0] = '\0';
