@@ -1,6 +1,6 @@
 #!/bin/bash
 # The unit tests (cmocka) of one build, then the README's generated tables
-# against that build's program: make unit, and tests/run.sh's unit jobs.
+# against that build's program (not the TSan build's): make unit, and tests/run.sh's unit jobs.
 # usage: tests/unit/run.sh [BUILD]   (build, build-address-undefined, build-thread)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,5 +12,8 @@ for t in tests/unit/test_*.c; do
     echo "== $t"
     DSV41_FIXTURES=tests/fixtures "$t" || { echo "FAIL - $t"; rc=1; }
 done
-tests/check_docs.sh "$b/dsv41-top" || rc=1
+# the tables, man page and completions the program prints: in the plain and
+# ASan builds (the printing code checked for memory errors); the TSan build
+# prints the same text from one thread, and the check takes most of a minute
+[ "$b" = build-thread ] || tests/check_docs.sh "$b/dsv41-top" || rc=1
 exit $rc
