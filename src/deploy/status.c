@@ -64,9 +64,9 @@ static void memo_key(const struct collect_job *j, char *out, size_t sz)
     if (!j->snap->ct_sampled)
         return; /* the containers unknown this round: nothing to match */
     const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
-    snprintf(out, sz, "%s|%s|%s|%ld|%s|%d", j->runtime, config_str(j->c, CFG_IMG),
-             ct ? ct->id : "-", ct && ct->running ? ct->pid : 0L, ct ? ct->started : "-",
-             ct && ct->running);
+    /* the container's own facts first: a long IMG is what a full key cuts */
+    snprintf(out, sz, "%s|%ld|%s|%d|%s|%s", ct ? ct->id : "-", ct && ct->running ? ct->pid : 0L,
+             ct ? ct->started : "-", ct && ct->running, j->runtime, config_str(j->c, CFG_IMG));
 }
 
 static struct status_memo *memo_of(struct cluster_node *cn)
@@ -151,11 +151,14 @@ static void memo_keep(struct collect_job *j, const char *key, const bool *took)
 {
     pthread_mutex_lock(&memo_mu);
     struct status_memo *m = memo_of(j->cn);
-    if (m)
+    /* warm once the guard answered: its asks found the node's home */
+    if (m && *j->guard_rc >= 0)
         m->warm = true;
     if (m && key[0]) {
-        if (strcmp(m->key, key) != 0) {
+        if (strcmp(m->key, key) != 0) { /* another rank: its facts, not the node's warmth, go */
+            bool warm = m->warm;
             memset(m, 0, sizeof *m);
+            m->warm = warm;
             snprintf(m->key, sizeof m->key, "%s", key);
         }
         if (!took[3] && j->alike->asked) { /* a node that did not answer: asked again */
@@ -202,9 +205,11 @@ static void *collect_one(void *arg)
     if (!j->guard || !j->snap->reachable) {
         if (early) { /* not asked, as before: an unreachable node's guard is not known */
             atomic_store(&j->cancel, 1);
-            for (int k = 1; k <= 2; k++)
+            for (int k = 1; k <= 2; k++) {
                 if (pr[k].threaded)
                     pthread_join(pr[k].th, NULL);
+                j->step_ms[k] = 0; /* given up: no ask's figure */
+            }
             j->guard[0] = '\0';
             *j->guard_rc = 0;
             memset(j->unit, 0, sizeof *j->unit);

@@ -57,14 +57,25 @@ static bool settled(const struct state *s, const struct state_event *e, double n
     return !symptom || e->at < s->causes_at || now - e->at >= EVENTS_CAUSE_WAIT_S;
 }
 
-void events_causes_seen(struct state *s, bool guards)
+double events_guards_asked(struct state *s, bool guards)
 {
     double now = mono_s(), oldest = now;
     state_lock(s);
+    /* a node never asked (its poller's first answer not in, no state
+     * directory to ask in) has nothing to tell yet: it holds nothing up */
     for (int i = 0; guards && i < s->nnodes && i < CLUSTER_MAX_NODES; i++)
-        if (s->nodes[i].configured && s->nodes[i].guard_read_at < oldest)
+        if (s->nodes[i].configured && s->nodes[i].guard_read_at > 0 &&
+            s->nodes[i].guard_read_at < oldest)
             oldest = s->nodes[i].guard_read_at;
-    s->causes_at = oldest;
+    state_unlock(s);
+    return oldest;
+}
+
+void events_causes_seen(struct state *s, double at)
+{
+    state_lock(s);
+    if (at > s->causes_at)
+        s->causes_at = at;
     state_unlock(s);
 }
 

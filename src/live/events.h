@@ -48,10 +48,14 @@ bool events_update(struct state *s, uint64_t seq, const char *kind, const char *
  * were read are skipped, and their number added to *lost when not NULL. */
 int events_read(struct state *s, uint64_t *next, double settle_s, struct state_event *out, int max,
                 uint64_t *lost);
-/* After the guards were read and the incidents told (the monitor's round):
- * causes are known up to the oldest of the nodes' last guard asks; with
- * guards false (no guard is read) up to now. */
-void events_causes_seen(struct state *s, bool guards);
+/* The oldest of the configured nodes' last guard asks (a failed ask counts
+ * as asked: what it could not tell waits EVENTS_CAUSE_WAIT_S at most; a node
+ * never asked is left out); now when guards is false (none is read). */
+double events_guards_asked(struct state *s, bool guards);
+/* A symptom seen before at has had its cause told (the guards were asked
+ * after it and what they said renamed it: incident_causes_seen); never
+ * moves back. */
+void events_causes_seen(struct state *s, double at);
 /* The index of kind in EVENT_KINDS; -1 when it is none. */
 int events_kind_index(const char *kind);
 const char *events_kind_name(int i);

@@ -59,6 +59,10 @@ struct incident {
     char last_slug[24];
     time_t last_t;
     uint64_t last_event; /* the event of the incident being recorded */
+    /* incident_causes_seen's time, told to the events once the writer has
+     * written every capture queued before it (under mu) */
+    uint64_t queued, written, causes_after;
+    double causes_at; /* 0: none waits */
 };
 
 /* A new file in dir, 0600, or NULL (said on stderr: the console's log). */
@@ -434,6 +438,14 @@ static void *writer(void *arg)
         write_capture(in, cp);
         capture_free(cp);
         pthread_mutex_lock(&in->mu);
+        in->written++;
+        if (in->causes_at > 0 && in->written >= in->causes_after) {
+            double at = in->causes_at;
+            in->causes_at = 0;
+            pthread_mutex_unlock(&in->mu);
+            events_causes_seen(in->s, at);
+            pthread_mutex_lock(&in->mu);
+        }
     }
     pthread_mutex_unlock(&in->mu);
     return NULL;
@@ -497,6 +509,7 @@ static void enqueue(struct incident *in, struct capture *cp)
     pthread_mutex_lock(&in->mu);
     if (in->nq < QUEUE) {
         in->q[in->nq++] = cp;
+        in->queued++;
         cp = NULL;
         pthread_cond_signal(&in->cv);
     }
@@ -557,6 +570,19 @@ void incident_check(struct incident *in)
     }
     if (nf)
         in->launched = false;
+}
+
+void incident_causes_seen(struct incident *in, double at)
+{
+    pthread_mutex_lock(&in->mu);
+    bool now = in->written == in->queued;
+    if (!now && in->causes_at == 0) { /* a later time waits for this one: it comes sooner */
+        in->causes_at = at;
+        in->causes_after = in->queued;
+    }
+    pthread_mutex_unlock(&in->mu);
+    if (now)
+        events_causes_seen(in->s, at);
 }
 
 void incident_stop(struct incident *in)

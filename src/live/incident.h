@@ -27,6 +27,11 @@ struct incident *incident_start(const struct config *c, struct cluster *cl, stru
 /* After each sample (the state unlocked): looks for the triggers. The first
  * call only learns how things stand. */
 void incident_check(struct incident *in);
+/* The guards were asked at `at` and incident_check saw what they said: once
+ * the writer has told every trigger found so far (a symptom's event renamed
+ * for its cause: coalesce), a symptom seen before at may be acted on
+ * (events_causes_seen). */
+void incident_causes_seen(struct incident *in, double at);
 /* Finishes the incident being written, drops what is queued, stops. */
 void incident_stop(struct incident *in);
 

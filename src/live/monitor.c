@@ -1,7 +1,9 @@
 #include "monitor.h"
 
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,7 +278,11 @@ static void sample(struct monitor *m, bool full)
     watch_fabric(m);
     guardview_poll(m->gv);
     incident_check(m->inc); /* after the guards: a firing is in the state */
-    events_causes_seen(s, m->gv != NULL); /* ...and renamed what it caused */
+    double asked = events_guards_asked(s, m->gv != NULL);
+    if (m->inc) /* ...and, once written, renamed what it caused */
+        incident_causes_seen(m->inc, asked);
+    else
+        events_causes_seen(s, asked);
     events_check(&m->ev, s);
     state_changed(s);
 }
@@ -365,10 +371,18 @@ void monitor_guard_resolve(struct monitor *m)
     guardview_resolve(m->gv);
 }
 
+/* The monitor SIGUSR1/2 reach (monitor_take_usr); usr_busy counts handlers
+ * inside, so taking it away waits until none can still hold the old one. */
+static _Atomic(struct monitor *) usr_mon;
+static atomic_int usr_busy;
+
 void monitor_stop(struct monitor *m)
 {
     if (!m)
         return;
+    struct monitor *mine = m;
+    if (atomic_compare_exchange_strong(&usr_mon, &mine, NULL))
+        monitor_take_usr(NULL); /* the caller forgot: no signal reaches it freed */
     pthread_mutex_lock(&m->mu);
     m->stop = true;
     pthread_cond_signal(&m->cv);
@@ -387,22 +401,23 @@ void monitor_stop(struct monitor *m)
     free(m);
 }
 
-static struct monitor *volatile usr_mon; /* read by the handler */
-
 static void on_usr(int sig)
 {
-    struct monitor *m = usr_mon;
-    if (!m)
-        return;
-    if (sig == SIGUSR1)
+    atomic_fetch_add(&usr_busy, 1);
+    struct monitor *m = atomic_load(&usr_mon);
+    if (m && sig == SIGUSR1)
         monitor_guard_resolve(m);
-    else
+    else if (m)
         monitor_guard_release(m);
+    atomic_fetch_sub(&usr_busy, 1);
 }
 
 void monitor_take_usr(struct monitor *m)
 {
-    usr_mon = m;
+    atomic_store(&usr_mon, m);
     if (m)
         interrupt_on_usr(on_usr);
+    else /* a handler that read the old one finishes before it is freed */
+        while (atomic_load(&usr_busy) > 0)
+            sched_yield();
 }

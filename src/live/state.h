@@ -162,7 +162,7 @@ struct state {
     struct state_event events[STATE_EVENTS]; /* a ring: events_end pushed ever */
     uint64_t events_end;
     /* monotonic s up to which a symptom's cause is known: every node's
-     * guard asked since, and the incidents told (events_causes_seen) */
+     * guard asked since, and the incidents told (incident_causes_seen) */
     double causes_at;
     char status_line[256];
     time_t status_at;

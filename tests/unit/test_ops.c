@@ -174,7 +174,7 @@ static void events_ring(void **st)
     /* remote text cleaned; a symptom read once its cause is known (no guards here) */
     uint64_t b = events_push(&g_s, "wedged", NULL, NULL, "x\x1b[2Jy");
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, &lost), 0);
-    events_causes_seen(&g_s, false);
+    events_causes_seen(&g_s, events_guards_asked(&g_s, false));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, &lost), 1);
     assert_null(strchr(ev[0].what, 0x1b));
     assert_int_equal(ev[0].seq, b);
@@ -201,28 +201,36 @@ static void events_wait_for_cause(void **st)
     struct state_event ev[4];
     uint64_t next = 0;
     g_s.nodes[0].guard_read_at = g_s.nodes[1].guard_read_at = at - 1; /* both asked before */
-    events_causes_seen(&g_s, true);
+    events_causes_seen(&g_s, events_guards_asked(&g_s, true));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 0);
     g_s.nodes[0].guard_read_at = at + 0.5; /* the head's asked since; the worker's not */
-    events_causes_seen(&g_s, true);
+    events_causes_seen(&g_s, events_guards_asked(&g_s, true));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 0);
     /* long past the settle, the worker's guard still to hear from - and it fired */
     g_s.events[a % STATE_EVENTS].at -= 3 * EVENTS_SETTLE_S;
     g_s.nodes[0].guard_read_at -= 3 * EVENTS_SETTLE_S;
     g_s.nodes[1].guard_read_at -= 3 * EVENTS_SETTLE_S;
-    events_causes_seen(&g_s, true);
+    g_s.causes_at -= 3 * EVENTS_SETTLE_S; /* it never moves back: the clock goes with it */
+    events_causes_seen(&g_s, events_guards_asked(&g_s, true));
     assert_int_equal(events_read(&g_s, &next, EVENTS_SETTLE_S, ev, 4, NULL), 0);
     assert_true(events_update(&g_s, a, "guard-fired", "worker", "memory guard fired", "/d/1-g"));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 1);
     assert_string_equal(ev[0].kind, "guard-fired");
     /* a node whose guard cannot be asked holds a symptom EVENTS_CAUSE_WAIT_S at most */
     uint64_t b = events_push(&g_s, "wedged", NULL, NULL, "engine wedged");
-    events_causes_seen(&g_s, true);
+    events_causes_seen(&g_s, events_guards_asked(&g_s, true));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 0);
     g_s.events[b % STATE_EVENTS].at -= EVENTS_CAUSE_WAIT_S;
     assert_false(events_update(&g_s, b, "guard-fired", "worker", "late", "/d/2"));
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 1);
     assert_string_equal(ev[0].kind, "wedged");
+    /* a node never asked (no answer in yet) holds nothing up; once asked, it counts */
+    double now = mono_s();
+    g_s.nodes[1].guard_read_at = 0;
+    g_s.nodes[0].guard_read_at = now;
+    assert_true(events_guards_asked(&g_s, true) >= now);
+    g_s.nodes[1].guard_read_at = now - 7;
+    assert_true(events_guards_asked(&g_s, true) <= now - 7);
     /* what is no symptom does not wait */
     events_push(&g_s, "guard-warning", "head", NULL, "w");
     assert_int_equal(events_read(&g_s, &next, 0, ev, 4, NULL), 1);
