@@ -15,7 +15,7 @@
 
 /* One read: large enough that the syscalls cost nothing beside hashing
  * (~2 GB/s per core), small enough for one per thread. */
-#define VERIFY_CHUNK (4u << 20)
+#define VERIFY_CHUNK (256u << 10)
 
 const char *verify_result_name(enum verify_result r)
 {
