@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "mono.h"
 
 #define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
+#define POLL_MIN_MS 2
 
 void guard_log(struct guard *g, const char *fmt, ...)
 {
@@ -596,13 +598,15 @@ int guard_tick(struct guard *g, double now)
     g->last_sample_s = now;
     heartbeat(g, avail);
     /* earlyoom's rule, with lmkd's fast polling near the floor: 1 s with
-     * 6 GiB to spare, 10 ms at the edge (a pread of meminfo costs ~20 us) */
+     * 6 GiB to spare, 2 ms within 12 MiB (a pread of meminfo costs ~20 us:
+     * 1 % of a core while memory stays that close, where a 10 ms step made
+     * the firing's p99 the step itself) */
     long headroom = avail - g->o.floor_kib;
-    long ms = headroom <= 0 ? 10 : (long)((double)headroom * 1000.0 / (double)FILL_KIB_PER_S);
+    long ms = headroom <= 0 ? POLL_MIN_MS : (long)((double)headroom * 1000.0 / (double)FILL_KIB_PER_S);
     /* under pressure a kill level may come before the floor: 100 ms */
     if (psi->full_ok && g->o.psi_warn > 0 && psi->full_avg10 >= g->o.psi_warn && ms > 100)
         ms = 100;
-    return ms < 10 ? 10 : ms > 1000 ? 1000 : (int)ms;
+    return ms < POLL_MIN_MS ? POLL_MIN_MS : ms > 1000 ? 1000 : (int)ms;
 }
 
 /* True when a guarded rank has exited (its pidfd turns readable). */
@@ -616,10 +620,24 @@ static bool a_rank_exited(struct guard *g)
     return n && poll(p, (nfds_t)n, 0) > 0;
 }
 
+/* A guard that waits behind a busy core fires late (make bench: p99 under
+ * load). The sampling thread alone runs SCHED_RR: it sleeps between reads of
+ * meminfo and never blocks on a child; the threads and children made after
+ * (the resolver, the runtime's CLI) do not inherit it (SCHED_RESET_ON_FORK),
+ * and the kernel's RT throttling bounds what a fault in it could take. */
+static void sampling_first(struct guard *g)
+{
+    struct sched_param sp = {.sched_priority = 1};
+    if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &sp) < 0)
+        guard_log(g, "sampling at normal priority (no SCHED_RR: %s): a busy node may delay a firing",
+                  strerror(errno));
+}
+
 void guard_run(struct guard *g, atomic_int *stop, atomic_int *resolve_now)
 {
     if (guard_resolver_start(g) < 0)
         guard_log(g, "warning: no resolver thread: the runtime CLI runs in the guard's loop");
+    sampling_first(g); /* after the resolver's start: it stays SCHED_OTHER */
     /* atomics: set from signal handlers and, in the console, other threads */
     while (!atomic_load(stop)) {
         double now = mono_s();

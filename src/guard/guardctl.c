@@ -294,7 +294,7 @@ const struct usage_doc guardd_doc = {
     "the memory guard of one node",
     "The memory guard of one node, which dsv41-top launch starts on every node (as this static "
     "program on a worker that has nothing of dsv41-top installed; dsv41-top guard on the head). "
-    "It reads MemAvailable (every 10 ms near the floor to 1 s with room to spare), memory "
+    "It reads MemAvailable (every 2 ms near the floor to 1 s with room to spare), memory "
     "pressure (PSI), free 4 MiB blocks and the kernel's NVIDIA lines, warns before the floor, and below --floor GiB of MemAvailable (or "
     "above --psi-kill) kills the node's ranks (dsv41-r0 ...), through their cgroups, before "
     "the GB10 wedges.\n\n"
