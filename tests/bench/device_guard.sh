@@ -27,23 +27,34 @@ sd=/tmp/dsv41-dg
 rm -rf "$sd"
 mkdir -p "$sd"
 trials=${TRIALS:-20}
-: > "$out/kill_ms.txt"
-for i in $(seq "$trials"); do
-    sleep 1000 &
-    victim=$!
-    avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
-    floor_kib=$((avail - 2 * 1048576))
-    floor_gib=$(awk -v k="$floor_kib" 'BEGIN {printf "%.3f", k / 1048576}')
-    /tmp/dg --state-dir "$sd" --pid "$victim" --floor "$floor_gib" --daemon >/dev/null
-    r=$(/tmp/bg "$victim" "$floor_kib" $(( (avail - 4 * 1048576) / 1024 )))
-    echo "$r" >> "$out/kill_ms.txt"
-    /tmp/dg --state-dir "$sd" --stop >/dev/null
-    kill "$victim" 2>/dev/null
-    wait "$victim" 2>/dev/null
-done
-echo "== kill latency after the crossing, ms ($trials trials): sorted"
-sort -n "$out/kill_ms.txt" | tr '\n' ' '; echo
-sort -n "$out/kill_ms.txt" | awk '{v[NR]=$1} END {i=int(NR*0.99+0.999); if (i<1) i=1; if (i>NR) i=NR; print "p50", v[int((NR+1)/2)], "p99", v[i], "max", v[NR]}'
+trial_set() { # label: $trials trials into $out/kill_ms-label.txt, then the figures
+    : > "$out/kill_ms-$1.txt"
+    for i in $(seq "$trials"); do
+        sleep 1000 &
+        victim=$!
+        avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+        floor_kib=$((avail - 2 * 1048576))
+        floor_gib=$(awk -v k="$floor_kib" 'BEGIN {printf "%.3f", k / 1048576}')
+        /tmp/dg --state-dir "$sd" --pid "$victim" --floor "$floor_gib" --daemon >/dev/null
+        r=$(/tmp/bg "$victim" "$floor_kib" $(( (avail - 4 * 1048576) / 1024 )))
+        echo "$r" >> "$out/kill_ms-$1.txt"
+        /tmp/dg --state-dir "$sd" --stop >/dev/null
+        kill "$victim" 2>/dev/null
+        wait "$victim" 2>/dev/null
+    done
+    echo "== kill latency after the crossing, ms ($trials trials, $1): sorted"
+    sort -n "$out/kill_ms-$1.txt" | tr '\n' ' '; echo
+    sort -n "$out/kill_ms-$1.txt" | awk '{v[NR]=$1} END {i=int(NR*0.99+0.999); if (i<1) i=1; if (i>NR) i=NR; print "p50", v[int((NR+1)/2)], "p99", v[i], "max", v[NR]}'
+}
+trial_set idle
+# every core but one busy, and a writer to the disk (direct I/O: the page cache stays put)
+load=()
+for _ in $(seq $(( $(nproc) - 1 ))); do sh -c 'while :; do :; done' & load+=($!); done
+sh -c 'while :; do dd if=/dev/zero of=/tmp/dsv41-dg-writer bs=1M count=128 oflag=direct status=none ||
+    dd if=/dev/zero of=/tmp/dsv41-dg-writer bs=1M count=128 conv=fsync status=none; done' & load+=($!)
+trial_set loaded
+kill "${load[@]}" 2>/dev/null; wait "${load[@]}" 2>/dev/null
+pkill -f dsv41-dg-writer 2>/dev/null; rm -f /tmp/dsv41-dg-writer
 echo "== the guard's log (signals read there)"
 grep -v 'ranks resolved' "$sd/memguard.log" | head -8
 cat "$sd"/guard.*.heartbeat 2>/dev/null
