@@ -44,7 +44,8 @@ bool events_update(struct state *s, uint64_t seq, const char *kind, const char *
                    const char *what, const char *incident);
 /* Up to max events from *next on, oldest first, those pushed at least
  * settle_s ago (monotonic) only - a symptom also once its cause is known
- * (EVENTS_CAUSE_WAIT_S) - in order: it stops at the first unsettled one. *next moves past what was read; events the ring dropped before they
+ * (EVENTS_CAUSE_WAIT_S) - in order: it stops at the first unsettled one.
+ * *next moves past what was read; events the ring dropped before they
  * were read are skipped, and their number added to *lost when not NULL. */
 int events_read(struct state *s, uint64_t *next, double settle_s, struct state_event *out, int max,
                 uint64_t *lost);

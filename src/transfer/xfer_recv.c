@@ -1,6 +1,8 @@
 /* xfer_recv: see xfer_recv.h. One thread per stream (blocking reads and
- * pwrite), one hashing thread, one syncing thread (landed bytes made durable
- * every SYNC_MS, then the durable state), and the caller's thread accepting
+ * pwrite; a piece that continues its file's hashed prefix is hashed there,
+ * from the buffer: hash_hot), one hashing thread (the rest, read back from
+ * the page cache), one syncing thread (landed bytes made durable every
+ * SYNC_MS, then the durable state), and the caller's thread accepting
  * streams, watching the ssh channel and saving the live state each second.
  * One lock guards the files; no system call but the rare open (and its
  * directory's fsync) is made under it. */
@@ -131,6 +133,29 @@ void xfer_recv_fail_file(struct recv *r, struct rfile *f, int e)
 
 /* ---- a stream --------------------------------------------------------------------- */
 
+/* The bytes just written at s, when they continue f's hashed prefix and no
+ * one else is hashing it: hashed from the stream's buffer while it is in the
+ * cache, not read back from the page cache later by the hasher (#32: the
+ * worker's CPU per GB). Lock held; dropped around the digests - writers
+ * keeps start_over (a new generation, new digests) waiting meanwhile. */
+static void hash_hot(struct recv *r, struct rfile *f, uint32_t gen, const char *p, int64_t s,
+                     int64_t n)
+{
+    if (f->hashing || f->hashed != s)
+        return;
+    f->hashing = true;
+    f->writers++;
+    pthread_mutex_unlock(&r->mu);
+    EVP_DigestUpdate(f->ctx, p, (size_t)n);
+    if (f->gctx)
+        EVP_DigestUpdate(f->gctx, p, (size_t)n);
+    pthread_mutex_lock(&r->mu);
+    f->writers--;
+    f->hashing = false;
+    if (gen == f->gen && f->status == RF_WANT)
+        f->hashed += n;
+}
+
 /* n bytes for f at off, generation gen: only what has neither landed nor is
  * being written by another stream (a range sent again after a cut stream),
  * so bytes once hashed stay the bytes that were hashed. */
@@ -177,6 +202,7 @@ static void land(struct recv *r, struct rfile *f, uint32_t gen, const char *p, i
             ranges_add(&f->st->landed, s, s + sl);
             r->landed_run += sl;
             r->dirty = f->unsynced = true;
+            hash_hot(r, f, gen, p + (s - off), s, sl);
         }
         pthread_cond_broadcast(&r->cv);
         at = s + sl;
@@ -397,7 +423,7 @@ static void start_over(struct recv *r, struct rfile *f)
 /* One step over f; true when it did something. Lock held. */
 static bool hash_step(struct recv *r, struct rfile *f, char *buf)
 {
-    if (f->status != RF_WANT)
+    if (f->status != RF_WANT || f->hashing) /* a stream hashes it now: hash_hot */
         return false;
     if (f->hashed < f->f->size) {
         int64_t reach = ranges_reach(&f->st->landed, f->hashed);
@@ -410,6 +436,7 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
         int fd = f->fd;
         int64_t from = f->hashed;
         f->writers++; /* the fd stays open */
+        f->hashing = true;
         pthread_mutex_unlock(&r->mu);
         /* read back from the page cache (a map would save the copy, but a
          * file cut short or a failing disk would kill the helper with SIGBUS
@@ -422,6 +449,7 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
         }
         pthread_mutex_lock(&r->mu);
         f->writers--;
+        f->hashing = false;
         pthread_cond_broadcast(&r->cv);
         if (gen != f->gen || f->status != RF_WANT) /* started over meanwhile */
             return true;

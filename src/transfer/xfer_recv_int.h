@@ -38,6 +38,7 @@ struct rfile {
     bool dir_unsynced;      /* NAME.incomplete made: its name may not be on the disk yet */
     int writers;
     int64_t hashed;
+    bool hashing;     /* a thread is adding to the digests (outside the lock) */
     EVP_MD_CTX *ctx;  /* sha256 of the prefix hashed */
     EVP_MD_CTX *gctx; /* the git blob sha1 of it, when the hub's is known */
     bool sum_known;

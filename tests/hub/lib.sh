@@ -75,6 +75,20 @@ DL() { # dir args...
         "$TOP" download --dir "$d" "$@"
 }
 # In the background, as the process itself: $! is dsv41-top's own PID.
+# Waits (10 s at most) until process pid catches signal number sig: a
+# signal sent before the program set its handler (a slow TSan start) ends
+# it by default, which says nothing about how the program handles it.
+catching() { # pid sig
+    local mask
+    for _ in $(seq 200); do
+        mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+        [ -n "$mask" ] || return 1
+        [ $(( (16#$mask >> ($2 - 1)) & 1 )) -eq 1 ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
 DL_BG() { # log dir args...
     local log=$1 d=$2
     shift 2

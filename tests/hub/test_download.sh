@@ -67,6 +67,7 @@ for i in $(seq "$KILLS"); do
         wait "$p" 2>/dev/null
     else
         ints=$((ints + 1))
+        catching "$p" 2 # SIGINT once the program handles it, not before
         kill -INT "$p" 2>/dev/null
         wait "$p"; r=$?
         # 1 and the resume hint, or 0 when it had just finished
