@@ -133,25 +133,44 @@ void xfer_recv_fail_file(struct recv *r, struct rfile *f, int e)
 
 /* ---- a stream --------------------------------------------------------------------- */
 
+/* f's digests become the calling thread's (lock held) until digests_release:
+ * no other thread adds to them, and writers keeps the file's fd open and
+ * start_over (a new generation, new digests) waiting meanwhile. */
+static void digests_claim(struct rfile *f)
+{
+    f->hashing = true;
+    f->writers++;
+}
+
+static void digests_release(struct rfile *f)
+{
+    f->writers--;
+    f->hashing = false;
+}
+
+/* The next n bytes of f's hashed prefix into its digests (claimed, lock
+ * dropped). */
+static void digests_add(struct rfile *f, const char *p, size_t n)
+{
+    EVP_DigestUpdate(f->ctx, p, n);
+    if (f->gctx)
+        EVP_DigestUpdate(f->gctx, p, n);
+}
+
 /* The bytes just written at s, when they continue f's hashed prefix and no
  * one else is hashing it: hashed from the stream's buffer while it is in the
  * cache, not read back from the page cache later by the hasher (#32: the
- * worker's CPU per GB). Lock held; dropped around the digests - writers
- * keeps start_over (a new generation, new digests) waiting meanwhile. */
+ * worker's CPU per GB). Lock held; dropped around the digests. */
 static void hash_hot(struct recv *r, struct rfile *f, uint32_t gen, const char *p, int64_t s,
                      int64_t n)
 {
     if (f->hashing || f->hashed != s)
         return;
-    f->hashing = true;
-    f->writers++;
+    digests_claim(f);
     pthread_mutex_unlock(&r->mu);
-    EVP_DigestUpdate(f->ctx, p, (size_t)n);
-    if (f->gctx)
-        EVP_DigestUpdate(f->gctx, p, (size_t)n);
+    digests_add(f, p, (size_t)n);
     pthread_mutex_lock(&r->mu);
-    f->writers--;
-    f->hashing = false;
+    digests_release(f);
     if (gen == f->gen && f->status == RF_WANT)
         f->hashed += n;
 }
@@ -435,21 +454,16 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
         uint32_t gen = f->gen;
         int fd = f->fd;
         int64_t from = f->hashed;
-        f->writers++; /* the fd stays open */
-        f->hashing = true;
+        digests_claim(f); /* the fd stays open too */
         pthread_mutex_unlock(&r->mu);
         /* read back from the page cache (a map would save the copy, but a
          * file cut short or a failing disk would kill the helper with SIGBUS
          * where a read fails one file); the digest is only this thread's */
         ssize_t got = pread(fd, buf, n, from);
-        if (got > 0) {
-            EVP_DigestUpdate(f->ctx, buf, (size_t)got);
-            if (f->gctx)
-                EVP_DigestUpdate(f->gctx, buf, (size_t)got);
-        }
+        if (got > 0)
+            digests_add(f, buf, (size_t)got);
         pthread_mutex_lock(&r->mu);
-        f->writers--;
-        f->hashing = false;
+        digests_release(f);
         pthread_cond_broadcast(&r->cv);
         if (gen != f->gen || f->status != RF_WANT) /* started over meanwhile */
             return true;
