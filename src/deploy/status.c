@@ -34,6 +34,7 @@ struct collect_job {
     bool lite, quick;
     double *step_ms;
     atomic_int cancel; /* the node did not answer its sample: the asks give up */
+    bool drift_answered; /* the env file was asked (there or not) */
 };
 
 const char *const status_step_names[STATUS_STEPS] = {"sample", "guard", "unit", "alike", "drift"};
@@ -46,8 +47,16 @@ const char *const status_step_names[STATUS_STEPS] = {"sample", "guard", "unit", 
  * the same name, a driver's version). Asking them costs the node three
  * engine CLI calls and the sha256 of a ~250 MB libnccl. */
 #define ALIKE_KEEP_S 60.0
+/* The guard's unit is the node's, not the rank's: kept across ranks for
+ * UNITS_KEEP_S, and asked again at once when the guard's own answer changes
+ * (a guard that died: its unit failed). Asking it costs the node three
+ * systemctl calls each round, every second in the console. */
+#define UNITS_KEEP_S 30.0
 struct status_memo {
     bool warm; /* a round asked it all: its home known, its session up */
+    double unit_at; /* mono s; 0: none kept */
+    struct units_state unit;
+    int unit_guard_rc; /* the guard's answer when the unit was asked */
     char key[400];
     double alike_at; /* mono s; 0: none kept */
     struct alike_print alike;
@@ -107,7 +116,7 @@ static void *probe_one(void *arg)
     } else {
         const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
         if (ct && ct->running)
-            drift_read(j->c, j->cn, &j->cancel, j->started);
+            j->drift_answered = drift_read(j->c, j->cn, &j->cancel, j->started) == 0;
     }
     j->step_ms[p->step] = (mono_s() - t) * 1e3;
     return NULL;
@@ -132,6 +141,28 @@ static void memo_take(struct collect_job *j, const char *key, bool *took)
     pthread_mutex_unlock(&memo_mu);
 }
 
+/* The unit from the memo while it is fresh: true when taken. */
+static bool memo_take_unit(struct collect_job *j)
+{
+    pthread_mutex_lock(&memo_mu);
+    struct status_memo *m = memo_of(j->cn);
+    bool took = m && m->unit_at > 0 && mono_s() - m->unit_at < UNITS_KEEP_S;
+    if (took)
+        *j->unit = m->unit;
+    pthread_mutex_unlock(&memo_mu);
+    return took;
+}
+
+/* The kept unit was asked beside another answer of the guard's. */
+static bool memo_unit_stale(struct collect_job *j)
+{
+    pthread_mutex_lock(&memo_mu);
+    struct status_memo *m = memo_of(j->cn);
+    bool stale = !m || m->unit_guard_rc != *j->guard_rc;
+    pthread_mutex_unlock(&memo_mu);
+    return stale;
+}
+
 static bool memo_warm(struct cluster_node *cn)
 {
     pthread_mutex_lock(&memo_mu);
@@ -154,11 +185,19 @@ static void memo_keep(struct collect_job *j, const char *key, const bool *took)
     /* warm once the guard answered: its asks found the node's home */
     if (m && *j->guard_rc >= 0)
         m->warm = true;
+    if (m && !took[2] && j->unit->known) {
+        m->unit = *j->unit;
+        m->unit_at = mono_s();
+        m->unit_guard_rc = *j->guard_rc;
+    }
     if (m && key[0]) {
-        if (strcmp(m->key, key) != 0) { /* another rank: its facts, not the node's warmth, go */
-            bool warm = m->warm;
+        if (strcmp(m->key, key) != 0) { /* another rank: its facts go, not the node's */
+            struct status_memo node = *m;
             memset(m, 0, sizeof *m);
-            m->warm = warm;
+            m->warm = node.warm;
+            m->unit_at = node.unit_at;
+            m->unit = node.unit;
+            m->unit_guard_rc = node.unit_guard_rc;
             snprintf(m->key, sizeof m->key, "%s", key);
         }
         if (!took[3] && j->alike->asked) { /* a node that did not answer: asked again */
@@ -166,7 +205,9 @@ static void memo_keep(struct collect_job *j, const char *key, const bool *took)
             m->alike_at = mono_s();
         }
         const struct container_info *ct = snapshot_rank_container(j->snap, j->cn->rank);
-        if (!took[4] && ct && ct->running && j->started->known) {
+        /* an env file that is not there stays so for this container: a
+         * launch writes it before it starts the rank */
+        if (!took[4] && ct && ct->running && j->drift_answered) {
             m->started = *j->started;
             m->started_ok = true;
         }
@@ -187,8 +228,11 @@ static void *collect_one(void *arg)
     for (int k = 0; k < STATUS_STEPS; k++)
         pr[k] = (struct probe){j, k, 0, false};
     bool early = j->guard && memo_warm(j->cn);
+    bool took[STATUS_STEPS] = {false};
+    took[2] = j->guard && memo_take_unit(j);
     for (int k = 1; early && k <= 2; k++)
-        probe_start(&pr[k]);
+        if (!took[k])
+            probe_start(&pr[k]);
     if (!j->cn->sampler)
         j->cn->sampler = sampler_start(&j->cn->node, j->runtime, j->nranks, &j->cn->ov);
     if (j->cn->sampler && j->quick && !j->cn->node.local) { /* local: no session to hang */
@@ -212,23 +256,27 @@ static void *collect_one(void *arg)
             }
             j->guard[0] = '\0';
             *j->guard_rc = 0;
-            memset(j->unit, 0, sizeof *j->unit);
         }
+        if (j->guard) /* asked or kept, its unit is not known this round either */
+            memset(j->unit, 0, sizeof *j->unit);
         return NULL;
     }
     char key[400];
-    bool took[STATUS_STEPS] = {false};
     memo_key(j, key, sizeof key);
     memo_take(j, key, took);
-    for (int k = early ? 3 : 1; k < STATUS_STEPS; k++) {
+    for (int k = 1; k < STATUS_STEPS; k++) {
         if (took[k])
             j->step_ms[k] = 0; /* kept: nothing asked */
-        else
+        else if (!early || k > 2)
             probe_start(&pr[k]);
     }
     for (int k = 1; k < STATUS_STEPS; k++)
         if (pr[k].threaded)
             pthread_join(pr[k].th, NULL);
+    if (took[2] && memo_unit_stale(j)) { /* the guard's answer changed: its unit now */
+        took[2] = false;
+        probe_one(&pr[2]);
+    }
     memo_keep(j, key, took);
     return NULL;
 }
@@ -505,7 +553,8 @@ static void collect(const struct config *c, struct cluster *cl, struct status_re
                                        way->lite,
                                        way->quick,
                                        r->nodes[i].step_ms,
-                                       0};
+                                       0,
+                                       false};
         if (!cl->nodes[i].configured)
             continue;
         started[i] = pthread_create(&th[i], NULL, collect_one, &jobs[i]) == 0;

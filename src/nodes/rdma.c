@@ -207,16 +207,27 @@ struct ip_ctx {
 static int ipv4_line(const char *line, size_t len, void *vctx)
 {
     struct ip_ctx *ctx = vctx;
-    char tmp[96];
+    char tmp[512];
     if (len >= sizeof tmp || ctx->n == ctx->max)
         return 0;
     memcpy(tmp, line, len);
     tmp[len] = '\0';
-    char *sp = strchr(tmp, ' ');
-    if (!sp)
+    /* "IFNAME ADDR/LEN", or `ip -o -4 addr show`'s own line, read as its
+     * words 2 and 4 ("2: eth0    inet 10.0.0.1/24 brd ... scope global eth0\ ...") */
+    char *w[4], *save = NULL;
+    int nw = 0;
+    for (char *t = strtok_r(tmp, " \t", &save); t && nw < 4; t = strtok_r(NULL, " \t", &save))
+        w[nw++] = t;
+    char *name, *addr;
+    if (nw == 2) {
+        name = w[0];
+        addr = w[1];
+    } else if (nw == 4 && w[0][strlen(w[0]) - 1] == ':' && strcmp(w[2], "inet") == 0) {
+        name = w[1];
+        addr = w[3];
+    } else {
         return 0;
-    *sp = '\0';
-    char *addr = sp + 1;
+    }
     char *sl = strchr(addr, '/');
     int prefix = 32;
     if (sl) {
@@ -225,10 +236,10 @@ static int ipv4_line(const char *line, size_t len, void *vctx)
             return 0;
     }
     struct in_addr in;
-    if (inet_pton(AF_INET, addr, &in) != 1 || !tmp[0] || strlen(tmp) >= 32)
+    if (inet_pton(AF_INET, addr, &in) != 1 || strlen(name) >= 32)
         return 0;
     struct rdma_ifaddr *r = &ctx->a[ctx->n++];
-    text_copy_field(r->ifname, sizeof r->ifname, tmp, strlen(tmp));
+    text_copy_field(r->ifname, sizeof r->ifname, name, strlen(name));
     snprintf(r->ipv4, sizeof r->ipv4, "%s", addr);
     r->prefix = prefix;
     return 0;

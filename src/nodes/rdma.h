@@ -83,15 +83,16 @@ bool rdma_same_subnet(const struct rdma_fabric *a, const struct rdma_fabric *b);
 /* Reads sys_root/class/infiniband into the sysfs text format. */
 int rdma_collect_local(const char *sys_root, struct buf *out);
 /* The script that prints the same text on a remote node, reading the sysfs
- * root from $SYS. */
+ * root from $SYS: one grep for every file (a blank line and the all-zero GID
+ * left out; no other file's line can read as that GID). */
 #define RDMA_SH_SYSFS                                                                              \
     "if cd \"$SYS\"/class/infiniband 2>/dev/null; then "                                            \
-    "grep -H . */ports/*/state */ports/*/phys_state */ports/*/link_layer */ports/*/rate "           \
+    "grep -H -v -x -e '' -e 0000:0000:0000:0000:0000:0000:0000:0000 "                              \
+    "*/ports/*/state */ports/*/phys_state */ports/*/link_layer */ports/*/rate "                    \
     "*/ports/*/counters/port_xmit_data */ports/*/counters/port_rcv_data "                          \
     "*/ports/*/counters/*err* */ports/*/counters/link_* */ports/*/counters/port_xmit_discards "    \
     "*/ports/*/hw_counters/* */ports/*/gid_attrs/types/* */ports/*/gid_attrs/ndevs/* "             \
-    "2>/dev/null; "                                                                                \
-    "grep -H -v '^0000:0000:0000:0000:0000:0000:0000:0000$' */ports/*/gids/* 2>/dev/null; "        \
+    "*/ports/*/gids/* 2>/dev/null; "                                                               \
     "for n in */device/net/*; do [ -e \"$n\" ] && echo \"$n\"; done; cd /; fi\n"
 /* That script alone, for sys_root. */
 void rdma_remote_cmd(struct shcmd *c, const char *sys_root);

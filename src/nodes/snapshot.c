@@ -20,22 +20,25 @@ int snapshot_marker(char *out, size_t outsz)
 }
 
 /* The values come as parameters: marker, /proc root, /sys root, runtime,
- * W ("lite" or "full"), then the container names. */
+ * W ("lite" or "full"), then the container names. The small files are read
+ * by the shell itself (f): a process started costs more than its reading
+ * (#32: ~5 ms each on a loaded node, and a console asks every second). */
 #define SNAPSHOT_SH_BODY                                                                           \
     "s() { printf '\\n%s %s\\n' \"$M\" \"$1\"; }\n"                                                  \
-    "s host; hostname 2>/dev/null || cat /etc/hostname\n"                                         \
-    "s meminfo; cat \"$P/meminfo\"\n"                                                              \
+    "f() { while IFS= read -r l || [ -n \"$l\" ]; do printf '%s\\n' \"$l\"; done < \"$1\"; }\n"      \
+    "s host; { read -r h < /proc/sys/kernel/hostname && echo \"$h\"; } 2>/dev/null || "            \
+    "hostname 2>/dev/null || cat /etc/hostname\n"                                                 \
+    "s meminfo; f \"$P/meminfo\"\n"                                                                \
     "s vmstat; grep '^oom_kill ' \"$P/vmstat\"\n"                                                   \
-    "s psi; cat \"$P/pressure/memory\" 2>/dev/null\n"                                             \
+    "s psi; f \"$P/pressure/memory\" 2>/dev/null\n"                                               \
     "s page; echo \"$PG\"\n"                                                                       \
-    "s buddy; cat \"$P/buddyinfo\" 2>/dev/null\n"                                                  \
+    "s buddy; f \"$P/buddyinfo\" 2>/dev/null\n"                                                    \
     "s gpu; nvidia-smi --query-gpu=" PROBE_GPU_QUERY                                               \
     " --format=csv,noheader,nounits 2>&1; r=$?; s gpu_rc; echo $r\n"                               \
     "s apps; [ $r = 0 ] && nvidia-smi --query-compute-apps=" PROBE_APPS_QUERY                      \
     " --format=csv,noheader,nounits 2>/dev/null\n"                                                 \
     "s rdma; " RDMA_SH_SYSFS                                                                       \
-    "s ipv4; ip -o -4 addr show 2>/dev/null | while read -r _ i _ a _; do "                        \
-    "echo \"$i $a\"; done\n"                                                                        \
+    "s ipv4; ip -o -4 addr show 2>/dev/null\n"                                                     \
     "if [ \"${W:-full}\" != lite ]; then s ct; o=$(" RUNTIME_SH_INSPECT " 2>&1); r=$?; "            \
     "printf '%s\\n' \"$o\"\n"                                                                       \
     "s ct_rc; echo $r; fi\n"                                                                       \

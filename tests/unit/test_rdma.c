@@ -159,6 +159,15 @@ static void hostile_text(void **st)
     assert_null(strchr(p[0].state, '\x1b'));
     struct rdma_ifaddr a[2];
     assert_int_equal(rdma_parse_ipv4("eth0 999.1.1.1/24\neth0 1.2.3.4/40\nnoaddr\n", a, 2), 0);
+    /* `ip -o -4 addr show`'s own lines, as the remote sample sends them */
+    const char *ip_o = "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever\n"
+                       "2: enp1s0f0np0    inet 10.10.10.11/24 scope global enp1s0f0np0\\   "
+                       "    valid_lft forever preferred_lft forever\n"
+                       "3: eth1 inet6 fe80::1/64 scope link\n3 eth1 inet 1.2.3.4/24\n";
+    assert_int_equal(rdma_parse_ipv4(ip_o, a, 2), 2);
+    assert_string_equal(a[1].ifname, "enp1s0f0np0");
+    assert_string_equal(a[1].ipv4, "10.10.10.11");
+    assert_int_equal(a[1].prefix, 24);
     struct buf big = BUF_INIT;
     for (int i = 0; i < 5000; i++)
         buf_printf(&big, "dev/ports/1/gids/%d:0000:0000:0000:0000:0000:ffff:0a00:0001\n", i);
