@@ -15,6 +15,7 @@
 #include "apikey.h"
 #include "deploy.h"
 #include "exl3plan.h"
+#include "fanout.h"
 #include "budget.h"
 #include "guards.h"
 #include "units.h"
@@ -75,37 +76,52 @@ static const char *missing_fix(const struct lnode *l)
 }
 
 /* Model files, image (pulled when missing), disk, on one node. */
-static int preflight_node(const struct config *c, struct lnode *l)
+/* Preflight of every node at once: model files, plan, disk, whether the
+ * image is there. */
+struct preflight_all {
+    const struct config *c;
+    struct lnode *ln;
+    bool pull[CLUSTER_MAX_NODES]; /* the image is missing there */
+};
+
+static int preflight_one(int i, FILE *out, void *ctx)
 {
-    const char *rt = config_str(c, CFG_RUNTIME), *img = config_str(c, CFG_IMG);
+    struct preflight_all *a = ctx;
+    struct lnode *l = &a->ln[i];
     struct buf err = BUF_INIT;
     struct preflight pf;
-    if (preflight_check(c, &l->cn->node, l->dn.model_dir, l->state_dir, &pf, &err) < 0) {
-        printf("%s: preflight failed: %s\n", l->cn->name, buf_str(&err));
+    if (preflight_check(a->c, &l->cn->node, l->dn.model_dir, l->state_dir, &pf, &err) < 0) {
+        fprintf(out, "%s: preflight failed: %s\n", l->cn->name, buf_str(&err));
         buf_free(&err);
         return -1;
     }
     int rc = pf.missing.n ? -1 : 0;
-    for (int i = 0; i < pf.missing.n; i++)
-        printf("%s: missing %s/%s\n  fix: %s\n", l->cn->name, l->dn.model_dir, pf.missing.v[i],
-               missing_fix(l));
+    for (int k = 0; k < pf.missing.n; k++)
+        fprintf(out, "%s: missing %s/%s\n  fix: %s\n", l->cn->name, l->dn.model_dir,
+                pf.missing.v[k], missing_fix(l));
     if (pf.free_kib >= 0 && pf.free_kib < 20 * 1048576.0)
-        printf("warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
-               pf.free_kib / 1048576, l->state_dir);
-    bool image = pf.image == 1;
+        fprintf(out, "warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
+                pf.free_kib / 1048576, l->state_dir);
+    a->pull[i] = rc == 0 && pf.image != 1;
     preflight_free(&pf);
-    if (rc < 0 || image)
-        goto out;
-    if (launch_pull_image(c, l) < 0) {
-        rc = -1;
-        goto out;
-    }
+    buf_free(&err);
+    return rc;
+}
+
+/* A missing image pulled, its progress said as it comes (one node at a time:
+ * a pull's lines are not held back). */
+static int pull_node(const struct config *c, struct lnode *l)
+{
+    const char *rt = config_str(c, CFG_RUNTIME), *img = config_str(c, CFG_IMG);
+    if (launch_pull_image(c, l) < 0)
+        return -1;
+    struct buf err = BUF_INIT;
     struct shcmd cmd = SHCMD_INIT;
     struct ssh_result res;
-    int pulled;
     runtime_cmd_image_present(&cmd, rt, img);
-    pulled = node_run(&l->cn->node, &cmd, 60000, &res, &err);
+    int pulled = node_run(&l->cn->node, &cmd, 60000, &res, &err);
     shcmd_free(&cmd);
+    int rc = 0;
     if (pulled < 0 || res.exit_status != 0) {
         printf("%s: cannot pull %s (no registry access? pull it by hand: %s pull %s)\n",
                l->cn->name, img, rt, img);
@@ -113,9 +129,18 @@ static int preflight_node(const struct config *c, struct lnode *l)
     }
     if (pulled == 0)
         ssh_result_free(&res);
-out:
     buf_free(&err);
     return rc;
+}
+
+static int preflight_nodes(const struct config *c, struct lnode *ln, int n)
+{
+    struct preflight_all a = {c, ln, {false}};
+    int bad = fanout_run(n, preflight_one, &a, stdout);
+    for (int i = 0; i < n && !bad && !interrupt_pending(); i++)
+        if (a.pull[i])
+            bad += pull_node(c, &ln[i]) < 0;
+    return bad;
 }
 
 /* State: the key (head), dirs, env files and the rewritten plan everywhere. */
@@ -296,7 +321,7 @@ static int check_existing(const struct status_report *r, bool force, int n)
 static void prepare(const struct config *c, struct cluster *cl, struct lnode *ln,
                     struct status_report *r, struct strv *problems)
 {
-    status_collect(c, cl, r);
+    status_survey(c, cl, r);
     for (int i = 0; i < cl->n; i++) {
         struct cluster_node *cn = &cl->nodes[i];
         const struct snapshot *s = &r->nodes[i].snap;
@@ -478,9 +503,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
     if (check_existing(r, o->force, n) < 0 || check_budget(c, ln, r, n, o->force) < 0 ||
         interrupted_before("during the checks"))
         goto out;
-    int bad = 0;
-    for (int i = 0; i < n && !interrupt_pending(); i++)
-        bad += preflight_node(c, &ln[i]) < 0;
+    int bad = preflight_nodes(c, ln, n);
     if (interrupted_before("during the preflight") || bad)
         goto out;
     launch_show_image_ids(c, ln, n);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "fanout.h"
 #include "guards.h"
 #include "interrupt.h"
 #include "mono.h"
@@ -121,29 +122,51 @@ int launch_pull_image(const struct config *c, struct lnode *l)
     return rc;
 }
 
-/* The image id each node will run, printed, with a warning when they differ. */
+struct image_ids {
+    const struct config *c;
+    struct lnode *ln;
+    char id[CLUSTER_MAX_NODES][80]; /* "" when the node did not say */
+};
+
+static int image_id_of(int i, FILE *out, void *ctx)
+{
+    (void)out;
+    struct image_ids *a = ctx;
+    struct shcmd s = SHCMD_INIT;
+    struct buf err = BUF_INIT;
+    shcmd_exec(&s, config_str(a->c, CFG_RUNTIME), "image", "inspect", "-f", "{{.Id}}", "--",
+               config_str(a->c, CFG_IMG), (char *)NULL);
+    struct ssh_result res;
+    if (node_run(&a->ln[i].cn->node, &s, 60000, &res, &err) == 0) {
+        text_clean(a->id[i], sizeof a->id[i], buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
+        ssh_result_free(&res);
+    }
+    shcmd_free(&s);
+    buf_free(&err);
+    return 0;
+}
+
+/* The image id each node will run (asked of every node at once), printed,
+ * with a warning when they differ. */
 void launch_show_image_ids(const struct config *c, struct lnode *ln, int n)
 {
-    char first[80] = "";
-    for (int i = 0; i < n; i++) {
-        struct shcmd s = SHCMD_INIT;
-        struct buf err = BUF_INIT;
-        shcmd_exec(&s, config_str(c, CFG_RUNTIME), "image", "inspect", "-f", "{{.Id}}", "--",
-                   config_str(c, CFG_IMG), (char *)NULL);
-        struct ssh_result res;
-        if (node_run(&ln[i].cn->node, &s, 60000, &res, &err) == 0) {
-            char id[80];
-            text_clean(id, sizeof id, buf_str(&res.out), strcspn(buf_str(&res.out), "\n"));
-            printf("  %-8s image id %.24s\n", ln[i].cn->name, id);
-            if (!first[0])
-                snprintf(first, sizeof first, "%s", id);
-            else if (strcmp(first, id) != 0)
-                printf("warning: %s has image id %.24s, head has %.24s: the nodes run "
-                       "different builds\n",
-                       ln[i].cn->name, id, first);
-            ssh_result_free(&res);
-        }
-        shcmd_free(&s);
-        buf_free(&err);
+    struct image_ids *a = calloc(1, sizeof *a);
+    if (!a)
+        return;
+    a->c = c;
+    a->ln = ln;
+    fanout_run(n, image_id_of, a, stdout);
+    const char *first = NULL;
+    for (int i = 0; i < n && i < CLUSTER_MAX_NODES; i++) {
+        if (!a->id[i][0])
+            continue;
+        printf("  %-8s image id %.24s\n", ln[i].cn->name, a->id[i]);
+        if (!first)
+            first = a->id[i];
+        else if (strcmp(first, a->id[i]) != 0)
+            printf("warning: %s has image id %.24s, head has %.24s: the nodes run "
+                   "different builds\n",
+                   ln[i].cn->name, a->id[i], first);
     }
+    free(a);
 }

@@ -479,6 +479,11 @@ void status_collect(const struct config *c, struct cluster *cl, struct status_re
     collect(c, cl, r, &(const struct collect_way){.tail = true, .guard = true});
 }
 
+void status_survey(const struct config *c, struct cluster *cl, struct status_report *r)
+{
+    collect(c, cl, r, &(const struct collect_way){.one_scrape = true});
+}
+
 void status_sample(const struct config *c, struct cluster *cl, struct status_report *r, bool full)
 {
     collect(c, cl, r, &(const struct collect_way){.one_scrape = true, .quick = true, .lite = !full});

@@ -53,6 +53,10 @@ struct status_report {
 /* `status`'s collection: snapshots of all nodes (in parallel), their guards,
  * the API with its metrics, the ranks' log tails while they boot. */
 void status_collect(const struct config *c, struct cluster *cl, struct status_report *r);
+/* What a launch plans with: every node's snapshot and the API's answer, no
+ * guard, unit, nodes-alike or drift asks and no log tails (a launch starts
+ * the guards itself; the alike facts cost the runtime's CLI three times). */
+void status_survey(const struct config *c, struct cluster *cl, struct status_report *r);
 /* The console's round, every second: the ranks' logs are followed by the
  * console itself (no log tail for the phase), rates and the wedge come from
  * successive calls (one metrics scrape, never a wait), each node's memory

@@ -5,6 +5,7 @@
 
 #include "guard.h"
 #include "guardctl.h"
+#include "fanout.h"
 #include "helper.h"
 #include "text.h"
 
@@ -124,6 +125,19 @@ int guards_start_node(const struct config *c, struct cluster *cl, int i, const c
     return bad;
 }
 
+struct start_all {
+    const struct config *c;
+    struct cluster *cl;
+    char (*dirs)[512];
+    const struct buf *bin;
+};
+
+static int start_each(int i, FILE *out, void *ctx)
+{
+    struct start_all *a = ctx;
+    return start_one(a->c, &a->cl->nodes[i], a->cl->n, a->dirs[i], a->bin, out);
+}
+
 int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out)
 {
     struct buf bin = BUF_INIT, why = BUF_INIT;
@@ -132,9 +146,8 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
         buf_free(&why);
         return cl->n;
     }
-    int bad = 0;
-    for (int i = 0; i < cl->n; i++)
-        bad += start_one(c, &cl->nodes[i], cl->n, state_dirs[i], &bin, out);
+    struct start_all a = {c, cl, state_dirs, &bin};
+    int bad = fanout_run(cl->n, start_each, &a, out); /* every node's at once */
     buf_free(&bin);
     buf_free(&why);
     return bad;

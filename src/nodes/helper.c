@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -95,7 +96,12 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
     struct shcmd cmd = SHCMD_INIT;
     buf_printf(&dir, "%s/bin", state_dir);
     buf_printf(path, "%s/%s", buf_str(&dir), name);
-    buf_printf(&tmp, "%s.new", buf_str(path));
+    /* a name of its own: two nodes that share a home (NFS) install into
+     * one directory at once (launch starts every node's guard together) */
+    unsigned char r[6] = {0};
+    RAND_bytes(r, sizeof r);
+    buf_printf(&tmp, "%s.new-%02x%02x%02x%02x%02x%02x", buf_str(path), r[0], r[1], r[2], r[3],
+               r[4], r[5]);
     /* the directory made, the node's machine, and the sha256 of the copy
      * there, in one round trip: a helper that is there already is not sent
      * again, and one built for another CPU is not sent at all */
@@ -131,7 +137,7 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
     if (rc == 0 && !there)
         rc = node_put(&cn->node, buf_str(&tmp), data->data, data->len, 0700, err);
     if (rc == 0 && !there) {
-        shcmd_script(&cmd, "exec mv -f -- \"$1\" \"$2\" 2>&1");
+        shcmd_script(&cmd, "mv -f -- \"$1\" \"$2\" 2>&1 || { rm -f -- \"$1\"; exit 1; }");
         shcmd_arg(&cmd, buf_str(&tmp));
         shcmd_arg(&cmd, buf_str(path));
         rc = run_ok(cn, &cmd, "install the helper", err);

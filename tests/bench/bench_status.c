@@ -44,6 +44,14 @@ int main(int argc, char **argv)
         double t0 = mono_s();
         status_collect(&c, &cl, r); /* cold: connects */
         double cold = mono_s() - t0;
+        /* the cold round's own steps (a launch starts with one) */
+        for (int k = 0; k < 2 && r; k++)
+            for (int q = 0; q < STATUS_STEPS; q++)
+                printf("cold_step %s %s %.2f\n", k ? "worker" : "head", status_step_names[q],
+                       r->nodes[k].step_ms[q]);
+        if (r)
+            printf("cold_step head api %.2f\ncold_step head metrics %.2f\n", r->api_ms,
+                   r->metrics_ms);
         /* where the time goes: each step's median, per node, and the head's own */
         enum { STEPS = STATUS_STEPS + 2 };
         double *step = calloc((size_t)n * STEPS * 2, sizeof *step);
