@@ -23,12 +23,19 @@
 #include "status.h"
 #include "text.h"
 
+/* A phase change wakes the wait at once: "Application startup complete"
+ * is followed by a look at the API then, not up to a poll's 200 ms later. */
+static pthread_mutex_t wake_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cv = PTHREAD_COND_INITIALIZER;
+static unsigned wake_n; /* phase changes seen; guarded by wake_mu */
+
 static void on_log_line(void *ctx, const char *line, size_t len)
 {
     struct lnode *l = ctx;
     pthread_mutex_lock(&l->mu);
     phase_feed(&l->ph, line, len);
     /* every phase is shown, also two that arrive between two looks */
+    bool changed = l->ph.phase != l->shown || l->ph.failed;
     if (l->ph.phase != l->shown) {
         l->shown = l->ph.phase;
         strv_addf(&l->transitions, "[%7.1fs] r%d %-7s %-22s %.90s", mono_s() - l->t0, l->cn->rank,
@@ -37,6 +44,25 @@ static void on_log_line(void *ctx, const char *line, size_t len)
     text_clean(l->tail[l->ntail % TAIL_LINES], sizeof l->tail[0], line, len);
     l->ntail++;
     pthread_mutex_unlock(&l->mu);
+    if (changed) {
+        pthread_mutex_lock(&wake_mu);
+        wake_n++;
+        pthread_cond_broadcast(&wake_cv);
+        pthread_mutex_unlock(&wake_mu);
+    }
+}
+
+/* Up to 200 ms, less when a phase changes meanwhile. */
+static void wait_poll(unsigned *seen)
+{
+    pthread_mutex_lock(&wake_mu);
+    if (wake_n == *seen) {
+        struct timespec dl;
+        mono_deadline(&dl, CLOCK_REALTIME, 200);
+        pthread_cond_timedwait(&wake_cv, &wake_mu, &dl);
+    }
+    *seen = wake_n;
+    pthread_mutex_unlock(&wake_mu);
 }
 
 /* The rank's last lines as the runtime stored them (a stream may not have
@@ -152,6 +178,9 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         snprintf(name, sizeof name, "dsv41-r%d", ln[i].cn->rank);
         ln[i].logs = logstream_open(&ln[i].cn->node, rt, name, true, -1, on_log_line, NULL, &ln[i]);
     }
+    pthread_mutex_lock(&wake_mu);
+    unsigned seen = wake_n;
+    pthread_mutex_unlock(&wake_mu);
     int rc = 1;
     double next_state = 0;
     const char *failure = NULL;
@@ -223,7 +252,7 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
             failure = failbuf;
             break;
         }
-        usleep(200000);
+        wait_poll(&seen);
     }
     if (interrupt_pending() && rc) {
         snprintf(failbuf, sizeof failbuf, "interrupted by %s", interrupt_name(interrupt_pending()));
