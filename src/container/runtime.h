@@ -19,6 +19,8 @@ int runtime_check(const char *rt, struct buf *err);
  * names in $NAMES (a list of plain dsv41-rN words: unquoted on purpose). */
 #define RUNTIME_SH_INSPECT "\"$RT\" container inspect -f '" INSPECT_FORMAT "' -- $NAMES"
 #define RUNTIME_SH_IMAGE_PRESENT "\"$RT\" image inspect -- \"$IMG\" >/dev/null 2>&1"
+/* ...its id on stdout, or an exit status not 0 when it is not there */
+#define RUNTIME_SH_IMAGE_ID "\"$RT\" image inspect -f '{{.Id}}' -- \"$IMG\" 2>/dev/null"
 
 /* Commands of their own. inspect: one INSPECT_FORMAT line per name
  * ("no such" errors for missing ones); logs: stdout and stderr as one stream;

@@ -103,6 +103,7 @@ static int preflight_one(int i, FILE *out, void *ctx)
         fprintf(out, "warning: %s: %.0f GiB free under %s for the kernel caches\n", l->cn->name,
                 pf.free_kib / 1048576, l->state_dir);
     a->pull[i] = rc == 0 && pf.image != 1;
+    snprintf(l->image_id, sizeof l->image_id, "%s", pf.image_id);
     preflight_free(&pf);
     buf_free(&err);
     return rc;
@@ -143,7 +144,49 @@ static int preflight_nodes(const struct config *c, struct lnode *ln, int n)
     return bad;
 }
 
-/* State: the key (head), dirs, env files and the rewritten plan everywhere. */
+/* What every node's state is written from. */
+struct state_all {
+    const struct config *c;
+    const struct deploy_plan *p;
+    struct lnode *ln;
+    const struct buf *plan; /* the plan, rewritten */
+};
+
+/* Node i's dirs, env file and plan; what failed said on out. */
+static int write_node(int i, FILE *out, void *ctx)
+{
+    const struct state_all *a = ctx;
+    struct lnode *l = &a->ln[i];
+    struct buf env = BUF_INIT, target = BUF_INIT, err = BUF_INIT;
+    struct shcmd cmd = SHCMD_INIT;
+    shcmd_script(&cmd, "umask 077 && exec mkdir -p -- \"$1/plans\" \"$1/cache\"");
+    shcmd_arg(&cmd, l->state_dir);
+    struct ssh_result res;
+    bool ok = node_run(&l->cn->node, &cmd, 30000, &res, &err) == 0;
+    if (ok) {
+        ok = res.exit_status == 0;
+        if (!ok) {
+            buf_printf(&err, "%s: cannot create %s: ", l->cn->name, l->state_dir);
+            text_one_line(&err, buf_str(&res.err), res.err.len, 200);
+        }
+        ssh_result_free(&res);
+    }
+    deploy_env_text(&a->p->ranks[i], &env);
+    ok = ok && node_put(&l->cn->node, a->p->ranks[i].env_file, env.data, env.len, 0600, &err) == 0;
+    buf_printf(&target, "%s/plans/%s", l->state_dir, config_str(a->c, CFG_PLAN_NAME));
+    ok = ok && node_put(&l->cn->node, buf_str(&target), a->plan->data, a->plan->len, 0644,
+                        &err) == 0;
+    if (!ok)
+        fprintf(out, "%s\n", buf_str(&err));
+    apikey_scrub(&env);
+    shcmd_free(&cmd);
+    buf_free(&target);
+    buf_free(&err);
+    return ok ? 0 : -1;
+}
+
+/* State: the key (head), dirs, env files and the rewritten plan everywhere
+ * (every node at once: #32, the launch's overhead). */
 static int write_state(const struct config *c, const struct deploy_plan *p, struct lnode *ln,
                        int n)
 {
@@ -168,37 +211,8 @@ static int write_state(const struct config *c, const struct deploy_plan *p, stru
         goto out;
     }
     buf_free(&path);
-    for (int i = 0; i < n; i++) {
-        struct buf env = BUF_INIT, target = BUF_INIT, err = BUF_INIT;
-        struct shcmd cmd = SHCMD_INIT;
-        shcmd_script(&cmd, "umask 077 && exec mkdir -p -- \"$1/plans\" \"$1/cache\"");
-        shcmd_arg(&cmd, ln[i].state_dir);
-        struct ssh_result res;
-        bool ok = node_run(&ln[i].cn->node, &cmd, 30000, &res, &err) == 0;
-        if (ok) {
-            ok = res.exit_status == 0;
-            if (!ok) {
-                buf_printf(&err, "%s: cannot create %s: ", ln[i].cn->name, ln[i].state_dir);
-                text_one_line(&err, buf_str(&res.err), res.err.len, 200);
-            }
-            ssh_result_free(&res);
-        }
-        deploy_env_text(&p->ranks[i], &env);
-        ok = ok &&
-             node_put(&ln[i].cn->node, p->ranks[i].env_file, env.data, env.len, 0600, &err) == 0;
-        buf_printf(&target, "%s/plans/%s", ln[i].state_dir, config_str(c, CFG_PLAN_NAME));
-        ok = ok && node_put(&ln[i].cn->node, buf_str(&target), rewritten.data, rewritten.len,
-                            0644, &err) == 0;
-        if (!ok)
-            printf("%s\n", buf_str(&err));
-        apikey_scrub(&env);
-        shcmd_free(&cmd);
-        buf_free(&target);
-        buf_free(&err);
-        if (!ok)
-            goto out;
-    }
-    rc = 0;
+    struct state_all a = {c, p, ln, &rewritten};
+    rc = fanout_run(n, write_node, &a, stdout) ? -1 : 0;
 out:
     apikey_scrub(&key);
     buf_free(&why);

@@ -34,6 +34,7 @@ struct lnode {
     enum phase shown;
     struct strv transitions; /* phase changes not printed yet, each with its time */
     double t0;
+    char image_id[80]; /* the image's id, as the preflight found it; "" not known */
 };
 
 /* launch.c: the ranks this launch started on every node removed (an

@@ -11,7 +11,7 @@ static const char *MODEL_FILES[] = {"config.json", "model.safetensors.index.json
                                     "model-00005-of-00006.safetensors",
                                     "model-00006-of-00006.safetensors"};
 
-/* Output lines: "missing F", "image yes|no", "df KIB". */
+/* Output lines: "missing F", "image yes|no", "image-id ID", "df KIB". */
 int preflight_check(const struct config *c, struct node *n, const char *model_dir,
                     const char *state_dir, struct preflight *p, struct buf *err)
 {
@@ -22,7 +22,8 @@ int preflight_check(const struct config *c, struct node *n, const char *model_di
     shcmd_script(&cmd,
                  "D=$1 ST=$2 RT=$3 IMG=$4; shift 4\n"
                  "for f in \"$@\"; do [ -e \"$D/$f\" ] || printf 'missing %s\\n' \"$f\"; done\n"
-                 "if " RUNTIME_SH_IMAGE_PRESENT "; then echo 'image yes'; else echo 'image no'; fi\n"
+                 "if id=$(" RUNTIME_SH_IMAGE_ID "); then echo 'image yes'; echo \"image-id $id\"\n"
+                 "else echo 'image no'; fi\n"
                  "d=$ST; while [ ! -d \"$d\" ] && [ \"$d\" != / ]; do d=$(dirname -- \"$d\"); done\n"
                  "df -Pk -- \"$d\" 2>/dev/null | awk 'NR==2 {print \"df \" $4}'\n");
     shcmd_arg(&cmd, model_dir);
@@ -47,6 +48,8 @@ int preflight_check(const struct config *c, struct node *n, const char *model_di
             p->image = 1;
         else if (strcmp(line, "image no") == 0)
             p->image = 0;
+        else if (strncmp(line, "image-id ", 9) == 0)
+            snprintf(p->image_id, sizeof p->image_id, "%.79s", line + 9);
         else if (strncmp(line, "df ", 3) == 0)
             p->free_kib = atof(line + 3);
         s += l + (s[l] == '\n');

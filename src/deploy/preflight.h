@@ -10,6 +10,7 @@
 struct preflight {
     struct strv missing; /* files of the checkpoint not there, relative to model_dir */
     int image;           /* 1 present, 0 not, -1 the node did not say */
+    char image_id[80];   /* its id when present ("" not said): launch prints it */
     double free_kib;     /* free under state_dir (or its nearest existing parent); -1 unknown */
 };
 

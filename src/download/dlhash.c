@@ -1,6 +1,7 @@
 /* dlhash: the download's hasher thread (see dlrun.h). Each piece is hashed
  * over the contiguous prefix of its bytes that has landed, read back from
- * the file while it is still in the page cache; nothing is read twice. */
+ * the file while it is still in the page cache; nothing is read twice. A
+ * split shard's parts are not hashed alone unless its whole differs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,47 +114,94 @@ static int repair(struct dl_run *d, struct out_rt *r)
     return 0;
 }
 
+/* Piece i's hash differed: fetched again, up to MAX_REFETCHES times; false
+ * when the output failed instead. */
+static bool refetch(struct dl_run *d, struct out_rt *r, int i)
+{
+    const struct hub_file *f = r->o->p[i].f;
+    if (r->pc[i].refetches >= MAX_REFETCHES) {
+        snprintf(r->err, sizeof r->err,
+                 "%s: %s differs from the hub's %s %s three times: the hub's copy or the "
+                 "way here corrupts it",
+                 r->o->path, f->path, f->lfs ? "sha256" : "git sha1", f->lfs ? f->sha256 : f->sha1);
+        r->status = OUT_FAILED;
+        return false;
+    }
+    if (r->final_name && repair(d, r) < 0)
+        return false;
+    start_over(r, i);
+    return true;
+}
+
+/* Piece i of a whole that did not match, read back and hashed alone: true
+ * when it matches the hub's. Lock held; dropped around the reads. */
+static bool check_piece(struct dl_run *d, struct out_rt *r, int i, char *buf)
+{
+    const struct dl_piece *dp = &r->o->p[i];
+    struct hasher h = {0};
+    if (dlhash_init(&h, dp->off, dp->f->size, !dp->f->lfs) < 0) {
+        dlhash_free(&h);
+        return false;
+    }
+    while (r->status == OUT_ACTIVE && h.done < h.len && step(d, r, &h, buf))
+        ;
+    bool ok = r->status == OUT_ACTIVE && h.done == h.len &&
+              finish(&h, dp->f->lfs ? dp->f->sha256 : dp->f->sha1);
+    dlhash_free(&h);
+    return ok;
+}
+
+/* A split shard: the whole against the manifest, its bytes hashed once
+ * (#32: hashing each part as well read and hashed every byte twice). A
+ * whole that differs is where the parts are checked, each against the
+ * hub's sha256, and only the bad ones fetched again. */
+static bool advance_whole(struct dl_run *d, struct out_rt *r, char *buf)
+{
+    bool worked = step(d, r, &r->whole, buf);
+    if (r->status != OUT_ACTIVE || r->whole.finished || r->whole.done < r->whole.len)
+        return worked;
+    if (finish(&r->whole, r->o->whole_sha256)) {
+        for (int i = 0; i < r->o->np; i++)
+            r->pc[i].h.finished = r->pc[i].h.ok = true;
+        return true;
+    }
+    int bad = 0;
+    for (int i = 0; i < r->o->np && r->status == OUT_ACTIVE; i++)
+        if (!check_piece(d, r, i, buf) && r->status == OUT_ACTIVE) {
+            bad++;
+            if (!refetch(d, r, i))
+                return true;
+        }
+    if (r->status == OUT_ACTIVE && bad == 0) {
+        snprintf(r->err, sizeof r->err,
+                 "%s: each part matches its own sha256, but the whole does not match "
+                 "sha256-manifest.txt (%s): the repository disagrees with itself",
+                 r->o->path, r->o->whole_sha256);
+        r->status = OUT_FAILED;
+    }
+    return true;
+}
+
 static bool advance(struct dl_run *d, struct out_rt *r, char *buf)
 {
     bool worked = false;
-    for (int i = 0; i < r->o->np && r->status == OUT_ACTIVE; i++) {
-        struct piece_rt *p = &r->pc[i];
-        const struct hub_file *f = r->o->p[i].f;
-        worked |= step(d, r, &p->h, buf);
-        if (p->h.finished || p->h.done < p->h.len)
-            continue;
-        if (finish(&p->h, f->lfs ? f->sha256 : f->sha1))
-            continue;
-        if (p->refetches >= MAX_REFETCHES) {
-            snprintf(r->err, sizeof r->err,
-                     "%s: %s differs from the hub's %s %s three times: the hub's copy or the "
-                     "way here corrupts it",
-                     r->o->path, f->path, f->lfs ? "sha256" : "git sha1",
-                     f->lfs ? f->sha256 : f->sha1);
-            r->status = OUT_FAILED;
-            return true;
+    if (r->has_whole) {
+        worked = advance_whole(d, r, buf);
+    } else {
+        for (int i = 0; i < r->o->np && r->status == OUT_ACTIVE; i++) {
+            struct piece_rt *p = &r->pc[i];
+            const struct hub_file *f = r->o->p[i].f;
+            worked |= step(d, r, &p->h, buf);
+            if (p->h.finished || p->h.done < p->h.len ||
+                finish(&p->h, f->lfs ? f->sha256 : f->sha1))
+                continue;
+            if (!refetch(d, r, i))
+                return true;
+            worked = true;
         }
-        if (r->final_name && repair(d, r) < 0)
-            return true;
-        start_over(r, i);
-        worked = true;
     }
     if (r->status != OUT_ACTIVE)
         return worked;
-    if (r->has_whole) {
-        worked |= step(d, r, &r->whole, buf);
-        if (r->status != OUT_ACTIVE)
-            return worked;
-        if (!r->whole.finished && r->whole.done == r->whole.len &&
-            !finish(&r->whole, r->o->whole_sha256)) {
-            snprintf(r->err, sizeof r->err,
-                     "%s: each part matches its own sha256, but the whole does not match "
-                     "sha256-manifest.txt (%s): the repository disagrees with itself",
-                     r->o->path, r->o->whole_sha256);
-            r->status = OUT_FAILED;
-            return true;
-        }
-    }
     bool all = !r->has_whole || r->whole.ok;
     for (int i = 0; i < r->o->np; i++)
         all &= r->pc[i].h.ok;

@@ -170,8 +170,11 @@ static int run(const struct guard_opts *opts, bool daemon)
         if (p > 0) {
             /* wait for the child's first heartbeat, so the caller knows it is up */
             char desc[512];
-            for (int i = 0; i < 50; i++) {
-                usleep(100000);
+            /* soon at first (the first heartbeat comes within ~10 ms: a
+             * launch waits for it on every node, #32), then every 100 ms */
+            for (useconds_t slept = 0, step = 2500; slept < 5000000; slept += step) {
+                step = step < 100000 ? step * 2 : 100000;
+                usleep(step);
                 if (guardctl_heartbeat(o->state_dir, GUARD_FRESH_S, desc, sizeof desc) &&
                     lock_pid(o->state_dir) != (long)getpid()) {
                     printf("%s\n", desc);

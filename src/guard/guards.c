@@ -11,15 +11,20 @@
 
 #define GUARD_BIN "dsv41-guard"
 
-/* The node's installed guard with args; its first line of output in out. */
-static int run_guard_cancel(struct cluster_node *cn, const char *state_dir, const struct strv *args,
-                            const atomic_int *cancel, struct buf *out, struct buf *err)
+/* The node's installed guard with args; its first line of output in out.
+ * stop_first: the guard running there is stopped first, in the same round
+ * trip (#32: the launch's overhead). */
+static int run_guard_as(struct cluster_node *cn, const char *state_dir, const struct strv *args,
+                        bool stop_first, const atomic_int *cancel, struct buf *out,
+                        struct buf *err)
 {
     struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "exec \"$@\" 2>&1");
+    shcmd_script(&cmd, "G=$1 S=$2 STOP=$3; shift 3\n"
+                       "[ \"$STOP\" = 0 ] || \"$G\" --state-dir \"$S\" --stop >/dev/null 2>&1\n"
+                       "exec \"$G\" --state-dir \"$S\" \"$@\" 2>&1");
     shcmd_argf(&cmd, "%s/bin/%s", state_dir, GUARD_BIN);
-    shcmd_arg(&cmd, "--state-dir");
     shcmd_arg(&cmd, state_dir);
+    shcmd_arg(&cmd, stop_first ? "1" : "0");
     shcmd_args(&cmd, args);
     struct ssh_result res;
     int rc = node_run_cancel(&cn->node, &cmd, 30000, cancel, &res, err);
@@ -37,7 +42,7 @@ static int run_guard_cancel(struct cluster_node *cn, const char *state_dir, cons
 static int run_guard(struct cluster_node *cn, const char *state_dir, const struct strv *args,
                      struct buf *out, struct buf *err)
 {
-    return run_guard_cancel(cn, state_dir, args, NULL, out, err);
+    return run_guard_as(cn, state_dir, args, false, NULL, out, err);
 }
 
 void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
@@ -81,20 +86,15 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
                      const char *state_dir, const struct buf *bin, FILE *out)
 {
     int bad = 0;
-    struct buf path = BUF_INIT, err = BUF_INIT, said = BUF_INIT, old = BUF_INIT;
-    struct strv args = STRV_INIT, stop = STRV_INIT;
+    struct buf path = BUF_INIT, err = BUF_INIT, said = BUF_INIT;
+    struct strv args = STRV_INIT;
     /* installed first, then the old guard stops (its floor may differ; a
      * console's guard lets go), which also works on a first launch with no
-     * binary yet */
+     * binary yet, and the new one starts */
     bool ok = helper_install(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
-    strv_add(&stop, "--stop");
-    if (ok)
-        run_guard(cn, state_dir, &stop, &old, &err);
-    buf_free(&old);
-    strv_free(&stop);
     guards_args(c, cn, nranks, &args);
     strv_add(&args, "--daemon");
-    int rc = ok ? run_guard(cn, state_dir, &args, &said, &err) : -1;
+    int rc = ok ? run_guard_as(cn, state_dir, &args, true, NULL, &said, &err) : -1;
     if (rc == 0) {
         fprintf(out, "%s: memory guard up: %s\n", cn->name, buf_str(&said));
     } else if (ok && strstr(buf_str(&said), "another guard is running")) {
@@ -200,7 +200,7 @@ int guards_describe(const struct config *c, struct cluster_node *cn, char *out, 
         return rc;
     }
     if (rc == 0)
-        rc = run_guard_cancel(cn, dir, &args, cancel, &said, &err);
+        rc = run_guard_as(cn, dir, &args, false, cancel, &said, &err);
     if (rc == 127 || (rc != 0 && strstr(buf_str(&said), "not found"))) {
         rc = 127;
         snprintf(out, sz, "no memory guard installed (launch installs and starts it)");

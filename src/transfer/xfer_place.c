@@ -138,7 +138,7 @@ int xfer_place_setup(struct recv *r)
     for (int i = 0; i < r->n; i++) {
         struct rfile *f = &r->f[i];
         f->f = &r->o->plan->f[i];
-        f->fd = -1;
+        f->fd = f->dio_fd = -1;
         if (xfer_recv_digests_start(f) < 0)
             return -1;
         struct xfer_state_file *s = xfer_state_find(&r->state, f->f->path);

@@ -1,7 +1,7 @@
 /* xfer_recv: see xfer_recv.h. One thread per stream (blocking reads and
- * pwrite; a piece that continues its file's hashed prefix is hashed there,
- * from the buffer: hash_hot), one hashing thread (the rest, read back from
- * the page cache), one syncing thread (landed bytes made durable every
+ * writes, direct to the disk where it lets them: xfer_disk.c; a piece that
+ * continues its file's hashed prefix is hashed there, from the buffer:
+ * hash_hot), one hashing thread (the rest, read back), one syncing thread (landed bytes made durable every
  * SYNC_MS, then the durable state), and the caller's thread accepting
  * streams, watching the ssh channel and saving the live state each second.
  * One lock guards the files; no system call but the rare open (and its
@@ -48,77 +48,6 @@ void xfer_recv_say(struct recv *r, const char *fmt, ...)
     va_end(ap);
     if (bad) /* the channel closed: the head went away */
         atomic_store(&r->stop, true);
-}
-
-/* ---- the directory: nothing of it followed through a symlink ---------------------- */
-
-/* The parent directory of path inside dir, made when missing; its fd, or -1
- * (errno). *base points into path at the last name. */
-int xfer_recv_open_parent(const char *dir, const char *path, bool make, const char **base)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    const char *p = path;
-    for (const char *slash; fd >= 0 && (slash = strchr(p, '/'));) {
-        char name[256];
-        size_t n = (size_t)(slash - p);
-        if (n == 0 || n >= sizeof name) {
-            close(fd);
-            errno = ENAMETOOLONG;
-            return -1;
-        }
-        memcpy(name, p, n);
-        name[n] = '\0';
-        if (make && mkdirat(fd, name, 0755) < 0 && errno != EEXIST) {
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        close(fd);
-        errno = e;
-        fd = next;
-        p = slash + 1;
-    }
-    *base = p;
-    return fd;
-}
-
-/* NAME.incomplete opened (made when missing) and preallocated to its size. */
-int xfer_recv_open_incomplete(struct recv *r, struct rfile *f)
-{
-    const char *base;
-    int dfd = xfer_recv_open_parent(r->o->dir, f->f->path, true, &base);
-    if (dfd < 0)
-        return errno;
-    char name[300];
-    snprintf(name, sizeof name, "%s.incomplete", base);
-    int fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    struct stat sb;
-    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-                    sb.st_nlink != 1)) {
-        /* not a file of ours alone (planted by another user, or a hard link
-         * into somewhere else): removed, and made anew */
-        close(fd);
-        unlinkat(dfd, name, 0);
-        fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        xfer_state_forget(f->st); /* what it held counts for nothing */
-        r->durable_dirty = true;
-    }
-    /* its name reaches the disk in the syncer's next round, before the
-     * durable state names its bytes (not here: the lock is held) */
-    f->dir_unsynced = fd >= 0;
-    int e = fd < 0 ? errno : 0;
-    close(dfd);
-    if (fd < 0)
-        return e;
-    if (f->f->size > 0 && (e = posix_fallocate(fd, 0, f->f->size)) != 0) {
-        close(fd);
-        return e;
-    }
-    f->fd = fd;
-    return 0;
 }
 
 void xfer_recv_fail_file(struct recv *r, struct rfile *f, int e)
@@ -199,20 +128,12 @@ static void land(struct recv *r, struct rfile *f, uint32_t gen, const char *p, i
         }
         ranges_add(&f->inflight, s, s + sl);
         f->writers++;
-        int fd = f->fd;
+        int fd = f->fd, dio_fd = f->dio_off ? -1 : f->dio_fd;
         pthread_mutex_unlock(&r->mu);
-        int e = 0;
-        for (int64_t w = 0; w < sl;) {
-            ssize_t k = pwrite(fd, p + (s - off) + w, (size_t)(sl - w), s + w);
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0) {
-                e = k < 0 ? errno : EIO;
-                break;
-            }
-            w += k;
-        }
+        bool refused = false;
+        int e = xfer_recv_write(fd, dio_fd, p + (s - off), s, sl, &refused);
         pthread_mutex_lock(&r->mu);
+        f->dio_off |= refused;
         f->writers--;
         ranges_sub(&f->inflight, s, s + sl);
         if (e) {
@@ -285,7 +206,8 @@ static void *conn_main(void *arg)
     setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
     setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
     setsockopt(c->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof uto);
-    char *buf = malloc(PIECE);
+    /* whole blocks in memory too: a direct write's buffer lines up (xfer_disk.c) */
+    char *buf = aligned_alloc(XFER_DIO_ALIGN, PIECE);
     if (!buf || xfer_net_send(c->fd, "OK\n", 3, 0) < 0) {
         free(buf);
         c->done = true;
@@ -377,8 +299,7 @@ static void put_in_place(struct recv *r, struct rfile *f)
         xfer_recv_fail_file(r, f, e);
         return;
     }
-    close(f->fd);
-    f->fd = -1;
+    xfer_recv_close_file(f);
     f->status = RF_OK;
     f->st->verified = true;
     f->st->has_sha = true;
@@ -728,8 +649,7 @@ out:
     if (lfd >= 0)
         close(lfd);
     for (int i = 0; r.f && i < r.n; i++) {
-        if (r.f[i].fd >= 0)
-            close(r.f[i].fd);
+        xfer_recv_close_file(&r.f[i]);
         EVP_MD_CTX_free(r.f[i].ctx);
         EVP_MD_CTX_free(r.f[i].gctx);
         ranges_free(&r.f[i].inflight);

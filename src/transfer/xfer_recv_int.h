@@ -24,6 +24,7 @@
 #define MAX_REFUSED_SAID 20 /* refusals reported; the rest counted at the end */
 #define PIECE (256 << 10)   /* received and written at a time: stays in the cache between */
 #define HASH_STEP (4 << 20)
+#define XFER_DIO_ALIGN 4096 /* a direct write's offset, length and buffer: whole blocks */
 #define SYNC_MS 5000 /* landed bytes made durable this often: what a power cut may cost */
 
 enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
@@ -32,6 +33,8 @@ struct rfile {
     const struct xfer_file *f;
     struct xfer_state_file *st; /* its landed ranges live there */
     int fd;
+    int dio_fd;   /* the same file for direct writes (xfer_disk.c), or -1 */
+    bool dio_off; /* the filesystem refused a direct write: buffered from then on */
     uint32_t gen;
     struct ranges inflight; /* being written now: never written twice at once */
     bool unsynced;          /* landed ranges the disk may not hold yet */
@@ -75,12 +78,21 @@ struct recv {
 
 /* A report line to the head (under its lock); a closed channel stops the run. */
 void xfer_recv_say(struct recv *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The parent directory of path inside dir (made when missing, with make),
+/* xfer_disk.c: the parent directory of path inside dir (made when missing, with make),
  * nothing of it followed through a symlink; its fd, or -1 (errno). *base
  * points into path at the last name. */
 int xfer_recv_open_parent(const char *dir, const char *path, bool make, const char **base);
-/* f's NAME.incomplete opened (made when missing) and preallocated to its size. */
+/* xfer_disk.c: f's NAME.incomplete opened (made when missing) and
+ * preallocated to its size: f->fd, and f->dio_fd where the filesystem has
+ * direct I/O. Lock held. 0 or errno. */
 int xfer_recv_open_incomplete(struct recv *r, struct rfile *f);
+/* f's fds closed. */
+void xfer_recv_close_file(struct rfile *f);
+/* n bytes at off, whole: the aligned blocks inside through dio_fd (when
+ * not -1 and p lines up), the rest through fd; a direct write the
+ * filesystem refuses (EINVAL) sets *dio_refused and is written buffered.
+ * 0 or errno. */
+int xfer_recv_write(int fd, int dio_fd, const char *p, int64_t off, int64_t n, bool *dio_refused);
 /* f failed with errno e: said to the head (once), the waiters woken. Under r->mu. */
 void xfer_recv_fail_file(struct recv *r, struct rfile *f, int e);
 /* f's digests from its first byte: sha256, and the git blob sha1 when the

@@ -22,6 +22,8 @@
 #include "ranges.h"
 #include "xfer_net.h"
 
+#define MIB ((int64_t)1 << 20)
+
 #define READ_STEP (1 << 20) /* a file hashed as it is read: read and sent at a time */
 #define MAX_OUTSTANDING 2   /* items sent and not yet acknowledged, per stream */
 #define CONNECT_TRIES 10
@@ -141,8 +143,11 @@ static void queue_file(struct xfer_send *s, int id)
         return;
     }
     for (int k = 0; k < f->need.n; k++)
-        for (int64_t a = f->need.r[k].a; a < f->need.r[k].b; a += s->chunk) {
-            int64_t b = a + s->chunk < f->need.r[k].b ? a + s->chunk : f->need.r[k].b;
+        for (int64_t a = f->need.r[k].a, b; a < f->need.r[k].b; a = b) {
+            /* ends on the MiB grid: the next range starts where the worker
+             * can write whole blocks direct to its disk (xfer_disk.c) */
+            b = a / MIB * MIB + s->chunk;
+            b = b < f->need.r[k].b ? b : f->need.r[k].b;
             push(s, (struct item){.id = id, .gen = f->gen, .a = a, .b = b});
         }
 }
@@ -550,9 +555,9 @@ int xfer_send_start(struct xfer_send *s, const char *addr, int port, const char 
         need += ranges_count(&s->f[i].need, 0, s->plan->f[i].size);
     /* ranges small enough that every stream has several, never over a frame */
     s->chunk = need / (streams * 4);
-    s->chunk = s->chunk < (1 << 20)        ? (1 << 20)
+    s->chunk = s->chunk < MIB              ? MIB
                : s->chunk > XFER_MAX_FRAME ? XFER_MAX_FRAME
-                                           : s->chunk;
+                                           : s->chunk / MIB * MIB;
     /* the files read in order first, largest first: a range-split shard fills the end */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < s->plan->n; i++) {

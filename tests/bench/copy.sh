@@ -75,6 +75,10 @@ row "dsv41-top copy-to-peer (verified)" "$T" "$HC" "$WC" \
     "$(awk -v e="$t_era" -v r="$t_rs" -v n="$t_nc" -v t="$t_top" 'BEGIN {
         printf "x%.2f the script era (goal 2.5: %s), x%.2f rsync (goal 1.5: %s), %.0f %% of nc",
         e / t, (e / t >= 2.5) ? "met" : "NOT met", r / t, (r / t >= 1.5) ? "met" : "NOT met", 100 * n / t }')"
+# the worker's CPU per GB, and what a Spark's 20 cores would sustain at it (#32)
+$cg_ok && awk -v c="$WC" -v b="$total" 'BEGIN { g = c / 1e9 / (b / 1e9)
+    printf "    worker CPU per GB %.2f s (goal 1.5: %s): 20 cores at that sustain %.1f GB/s\n",
+        g, g <= 1.5 ? "met" : "NOT met", g > 0 ? 20 / g : 0 }'
 if $cg_ok; then
     for p in $(cat "$CG/dsv41-bench-worker/tasks" 2>/dev/null); do echo "$p" > "$CG/tasks" 2>/dev/null; done
     rmdir "$CG/dsv41-bench-head" "$CG/dsv41-bench-worker" 2>/dev/null

@@ -108,6 +108,23 @@ out=$(DL "$T/flip" --chunk 1 --connections 32 2>&1); rc=$?
 [ $rc -eq 0 ] || printf '%s\n' "$out" | grep -v '^OK' | tail -5
 check "a flipped byte: caught and fetched again, exit 0" eval '[ $rc -eq 0 ] && contains "$out" "REFETCH     model-00002-of-00006.safetensors: its hash differed"'
 check "a flipped byte: every file right" expect_dir "$T/flip"
+# a split shard is hashed once, whole, against the manifest (#32); when the
+# whole differs its parts are checked each against the hub's sha256, and only
+# the bad one is fetched again
+DSV41_HUB_FAULTS=flip=model-00005-of-00006.safetensors.part02@1000 start_hub
+out=$(DL "$T/flip5" --chunk 1 --include 'model-00005*' 2>&1); rc=$?
+[ $rc -eq 0 ] || printf '%s\n' "$out" | grep -v '^OK' | tail -5
+check "a flipped byte in a part: that part fetched again, exit 0" eval '[ $rc -eq 0 ] && contains "$out" "REFETCH     model-00005-of-00006.safetensors.part02: its hash differed"'
+check "a flipped byte in a part: no other part fetched again" eval '[ "$(printf "%s\n" "$out" | grep -c REFETCH)" = 1 ]'
+check "a flipped byte in a part: the shard right" eval '(cd "$T/flip5" && grep " model-00005" "$REV/sha256-manifest.txt" | sha256sum -c --quiet)'
+# a manifest that disagrees with parts that each match the hub: said, no refetch
+cp -a "$HUB" "$T/hub2"
+sed -i 's/^[0-9a-f]*\(  model-00005\)/0000000000000000000000000000000000000000000000000000000000000000\1/' \
+    "$T/hub2/revs/$C1/sha256-manifest.txt"
+HUB=$T/hub2 DSV41_HUB_FAULTS= start_hub
+out=$(DL "$T/disagree" --include 'model-00005*' 2>&1); rc=$?
+check "a manifest that disagrees with the parts: exit 1, said, nothing fetched again" eval '[ $rc -eq 1 ] && contains "$out" "the repository disagrees with itself" && ! printf "%s" "$out" | grep -q REFETCH'
+[ $rc -eq 1 ] || printf '%s\n' "$out" | tail -5
 DSV41_HUB_FAULTS=expire=1,rate=2000000 start_hub
 out=$(DL "$T/exp" --chunk 8 --connections 4 2>&1); rc=$?
 check "an expired CDN URL: resolved again, exit 0, every file right" eval '[ $rc -eq 0 ] && expect_dir "$T/exp" && contains "$out" "resolving the URL again"'
