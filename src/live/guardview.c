@@ -198,7 +198,8 @@ static void ask_local(const char *dir, struct buf *text)
 }
 
 /* The node's guard: read here for the local node, taken from its poller
- * for a remote one. -1 when a remote poller has nothing new. */
+ * for a remote one. -1 when a remote poller has nothing new. *at: when the
+ * read began; 0 when the node could not be asked. */
 static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, size_t esz,
                double *at)
 {
@@ -220,6 +221,9 @@ static int ask(struct guardview *gv, int i, char *desc, size_t dsz, char *ev, si
         } else {
             snprintf(desc, dsz, "%.300s", answer);
             ev[0] = '\0';
+            /* not asked (ssh failed, a slow node timed out): it says nothing of
+             * a firing, so it lets no symptom settle (events.h) */
+            *at = 0;
         }
     }
     buf_free(&text);
@@ -290,7 +294,8 @@ void guardview_poll(struct guardview *gv)
         state_lock(s);
         struct state_node *sn = &s->nodes[i];
         sn->guard = v;
-        sn->guard_read_at = at;
+        if (at > 0)
+            sn->guard_read_at = at;
         sn->guard_here = i == gv->local && gv->running;
         snprintf(sn->guard_desc, sizeof sn->guard_desc, "%s%s",
                  sn->guard_here ? "in the console: " : "", desc);
