@@ -78,7 +78,7 @@ row "dsv41-top copy-to-peer (verified)" "$T" "$HC" "$WC" \
 # the worker's CPU per GB, and what a Spark's 20 cores would sustain at it (#32)
 $cg_ok && awk -v c="$WC" -v b="$total" 'BEGIN { g = c / 1e9 / (b / 1e9)
     printf "    worker CPU per GB %.2f s (goal 1.5: %s): 20 cores at that sustain %.1f GB/s\n",
-        g, g <= 1.5 ? "met" : "NOT met", g > 0 ? 20 / g : 0 }'
+        g, (g <= 1.5) ? "met" : "NOT met", (g > 0) ? 20 / g : 0 }'
 if $cg_ok; then
     for p in $(cat "$CG/dsv41-bench-worker/tasks" 2>/dev/null); do echo "$p" > "$CG/tasks" 2>/dev/null; done
     rmdir "$CG/dsv41-bench-head" "$CG/dsv41-bench-worker" 2>/dev/null
