@@ -6,7 +6,9 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 TOP=$root/build/dsv41-top
-FILES=${VERIFY_BENCH_FILES:-4} MB=${VERIFY_BENCH_MB:-256}
+# 3 GiB: a checkpoint's shards are GBs each, so the program's start (~20 ms of dynamic
+# linking) must not weigh as it would on a second's work
+FILES=${VERIFY_BENCH_FILES:-4} MB=${VERIFY_BENCH_MB:-768}
 D=$(mktemp -d /tmp/dsv41-verify-bench.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 for i in $(seq "$FILES"); do head -c $((MB << 20)) /dev/urandom > "$D/f$i.bin"; done
