@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dlrun.h"
+#include "fdio.h"
 #include "mono.h"
 
 #define MAX_TRIES 10
@@ -85,18 +86,13 @@ static bool check_start(struct xfer *x)
  * run's fatal error set) when the disk refused them. */
 static int land(struct dl_run *d, struct out_rt *r, const char *p, size_t n, int64_t off)
 {
-    for (size_t done = 0; done < n;) {
-        ssize_t w = pwrite(r->fd, p + done, n - done, off + (int64_t)done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            pthread_mutex_lock(&d->mu);
-            d->fatal = w < 0 ? errno : EIO;
-            snprintf(d->fatal_what, sizeof d->fatal_what, "%s.incomplete", r->o->path);
-            pthread_mutex_unlock(&d->mu);
-            return -1;
-        }
-        done += (size_t)w;
+    int e = fdio_pwrite_all(r->fd, p, n, (off_t)off);
+    if (e) {
+        pthread_mutex_lock(&d->mu);
+        d->fatal = e;
+        snprintf(d->fatal_what, sizeof d->fatal_what, "%s.incomplete", r->o->path);
+        pthread_mutex_unlock(&d->mu);
+        return -1;
     }
     pthread_mutex_lock(&d->mu);
     ranges_add(&r->st->landed, off, off + (int64_t)n);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dirs.h"
+#include "fdio.h"
 
 void apikey_scrub(struct buf *b)
 {
@@ -151,13 +152,11 @@ static void wipe(int fd)
     if (fstat(fd, &st) < 0)
         return;
     char zero[4096] = {0};
-    for (off_t off = 0; off < st.st_size;) {
+    for (off_t off = 0; off < st.st_size; off += (off_t)sizeof zero) {
         size_t n =
             (size_t)(st.st_size - off) < sizeof zero ? (size_t)(st.st_size - off) : sizeof zero;
-        ssize_t w = pwrite(fd, zero, n, off);
-        if (w <= 0)
+        if (fdio_pwrite_all(fd, zero, n, off) != 0)
             break;
-        off += w;
     }
     fdatasync(fd);
     if (ftruncate(fd, 0) == 0)

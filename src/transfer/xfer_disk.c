@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 int xfer_recv_open_parent(const char *dir, const char *path, bool make, const char **base)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -116,15 +118,7 @@ void xfer_recv_close_file(struct rfile *f)
 /* n bytes at off through fd, whole; 0 or errno. */
 static int write_all(int fd, const char *p, int64_t off, int64_t n)
 {
-    for (int64_t w = 0; w < n;) {
-        ssize_t k = pwrite(fd, p + w, (size_t)(n - w), off + w);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return k < 0 ? errno : EIO;
-        w += k;
-    }
-    return 0;
+    return fdio_pwrite_all(fd, p, (size_t)n, (off_t)off);
 }
 
 int xfer_recv_write(int fd, int dio_fd, const char *p, int64_t off, int64_t n, bool *dio_refused)

@@ -17,6 +17,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "fdio.h"
+
 #define COPY_BUF (4 << 20)
 #define JOURNAL_MAX ((double)(1LL << 50)) /* no part is a PiB: a journal saying so is damaged */
 
@@ -343,17 +345,12 @@ static int copy_part(const char *dir, const char *shard, struct journal *j, int 
                 rc = -1;
                 goto out;
             }
-            for (ssize_t w = 0; w < r;) {
-                ssize_t x = pwrite(sfd, buf + w, (size_t)(r - w), j->written + k + w);
-                if (x <= 0) {
-                    buf_printf(err, "cannot write %s.incomplete: %s%s", shard, strerror(errno),
-                               errno == ENOSPC ? " (free space and run assemble again: it "
-                                                 "continues)"
-                                               : "");
-                    rc = -1;
-                    goto out;
-                }
-                w += x;
+            int e = fdio_pwrite_all(sfd, buf, (size_t)r, (off_t)(j->written + k));
+            if (e) {
+                buf_printf(err, "cannot write %s.incomplete: %s%s", shard, strerror(e),
+                           e == ENOSPC ? " (free space and run assemble again: it continues)" : "");
+                rc = -1;
+                goto out;
             }
             EVP_DigestUpdate(ctx, buf, (size_t)r);
             k += r;
