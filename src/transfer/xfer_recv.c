@@ -373,17 +373,20 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
             return false;
         size_t n = (size_t)(reach - f->hashed < HASH_STEP ? reach - f->hashed : HASH_STEP);
         uint32_t gen = f->gen;
-        int fd = f->fd;
+        int fd = f->fd, dio_fd = f->dio_off ? -1 : f->dio_fd;
         int64_t from = f->hashed;
         digests_claim(f); /* the fd stays open too */
         pthread_mutex_unlock(&r->mu);
-        /* read back from the page cache (a map would save the copy, but a
-         * file cut short or a failing disk would kill the helper with SIGBUS
-         * where a read fails one file); the digest is only this thread's */
-        ssize_t got = pread(fd, buf, n, from);
+        /* read back, direct where the disk lets it (xfer_disk.c; a map would
+         * save the copy, but a file cut short or a failing disk would kill
+         * the helper with SIGBUS where a read fails one file); the digest
+         * is only this thread's */
+        bool refused = false;
+        ssize_t got = xfer_recv_read(fd, dio_fd, buf, n, from, &refused);
         if (got > 0)
             digests_add(f, buf, (size_t)got);
         pthread_mutex_lock(&r->mu);
+        f->dio_off |= refused;
         digests_release(f);
         pthread_cond_broadcast(&r->cv);
         if (gen != f->gen || f->status != RF_WANT) /* started over meanwhile */
@@ -415,7 +418,7 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
 static void *hasher_main(void *arg)
 {
     struct recv *r = arg;
-    char *buf = malloc(HASH_STEP);
+    char *buf = aligned_alloc(XFER_DIO_ALIGN, HASH_STEP); /* direct reads: whole blocks */
     pthread_mutex_lock(&r->mu);
     while (buf && !atomic_load(&r->stop)) {
         bool worked = false;

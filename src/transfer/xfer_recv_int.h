@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ranges.h"
 #include "xfer_recv.h"
@@ -93,6 +94,11 @@ void xfer_recv_close_file(struct rfile *f);
  * filesystem refuses (EINVAL) sets *dio_refused and is written buffered.
  * 0 or errno. */
 int xfer_recv_write(int fd, int dio_fd, const char *p, int64_t off, int64_t n, bool *dio_refused);
+/* Up to n bytes at off into buf: direct through dio_fd (not -1) when off
+ * and buf line up with whole blocks (buf then holds n rounded up to whole
+ * blocks), else through fd; what pread returns (at most n). A direct read
+ * the filesystem refuses sets *dio_refused and is read buffered. */
+ssize_t xfer_recv_read(int fd, int dio_fd, char *buf, size_t n, int64_t off, bool *dio_refused);
 /* f failed with errno e: said to the head (once), the waiters woken. Under r->mu. */
 void xfer_recv_fail_file(struct recv *r, struct rfile *f, int e);
 /* f's digests from its first byte: sha256, and the git blob sha1 when the

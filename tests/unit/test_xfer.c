@@ -725,7 +725,7 @@ static void disk_write(void **st)
     assert_int_equal(ftruncate(fd, N + 2 * BLK), 0);
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    int dio = open(proc, O_WRONLY | O_DIRECT | O_CLOEXEC);
+    int dio = open(proc, O_RDWR | O_DIRECT | O_CLOEXEC);
     bool refused = false;
     /* the buffer's bytes where the file's: its blocks line up */
     const int64_t off = 100, n = N - 50;
@@ -736,6 +736,16 @@ static void disk_write(void **st)
     assert_memory_equal(back, buf + off, (size_t)n);
     assert_int_equal(pread(fd, back, 3000, N + BLK), 3000);
     assert_memory_equal(back, buf + 1, 3000);
+    /* read back as the hasher does: direct from a block (its buffer holds
+     * whole blocks, n of them counted), buffered from inside one */
+    char *rd = aligned_alloc(BLK, N + BLK);
+    assert_int_equal(xfer_recv_read(fd, dio, rd, 5000, BLK, &refused), 5000);
+    assert_memory_equal(rd, buf + BLK, 5000);
+    assert_int_equal(xfer_recv_read(fd, dio, rd, 3000, off, &refused), 3000);
+    assert_memory_equal(rd, buf + off, 3000);
+    assert_int_equal(xfer_recv_read(fd, dio, rd, 9000, N + BLK, &refused), BLK); /* the end */
+    assert_memory_equal(rd, buf + 1, 3000);
+    free(rd);
     if (dio >= 0 && !refused) {
         /* read through the fd above: the pages are checked before that */
         void *map = mmap(NULL, N + 2 * BLK, PROT_READ, MAP_SHARED, fd, 0);
