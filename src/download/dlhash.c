@@ -133,22 +133,24 @@ static bool refetch(struct dl_run *d, struct out_rt *r, int i)
     return true;
 }
 
-/* Piece i of a whole that did not match, read back and hashed alone: true
- * when it matches the hub's. Lock held; dropped around the reads. */
-static bool check_piece(struct dl_run *d, struct out_rt *r, int i, char *buf)
+/* Piece i of a whole that did not match, read back and hashed alone: 1
+ * when it matches the hub's, 0 when it does not, -1 when nothing can be
+ * said (the run stops, the output failed, no memory). Lock held; dropped
+ * around the reads. */
+static int check_piece(struct dl_run *d, struct out_rt *r, int i, char *buf)
 {
     const struct dl_piece *dp = &r->o->p[i];
     struct hasher h = {0};
-    if (dlhash_init(&h, dp->off, dp->f->size, !dp->f->lfs) < 0) {
-        dlhash_free(&h);
-        return false;
+    int rc = -1;
+    if (dlhash_init(&h, dp->off, dp->f->size, !dp->f->lfs) == 0) {
+        /* a stop (Ctrl-C) is looked at between steps: a shard is GBs */
+        while (!d->stop && r->status == OUT_ACTIVE && h.done < h.len && step(d, r, &h, buf))
+            ;
+        if (!d->stop && r->status == OUT_ACTIVE && h.done == h.len)
+            rc = finish(&h, dp->f->lfs ? dp->f->sha256 : dp->f->sha1) ? 1 : 0;
     }
-    while (r->status == OUT_ACTIVE && h.done < h.len && step(d, r, &h, buf))
-        ;
-    bool ok = r->status == OUT_ACTIVE && h.done == h.len &&
-              finish(&h, dp->f->lfs ? dp->f->sha256 : dp->f->sha1);
     dlhash_free(&h);
-    return ok;
+    return rc;
 }
 
 /* A split shard: the whole against the manifest, its bytes hashed once
@@ -166,12 +168,16 @@ static bool advance_whole(struct dl_run *d, struct out_rt *r, char *buf)
         return true;
     }
     int bad = 0;
-    for (int i = 0; i < r->o->np && r->status == OUT_ACTIVE; i++)
-        if (!check_piece(d, r, i, buf) && r->status == OUT_ACTIVE) {
+    for (int i = 0; i < r->o->np && r->status == OUT_ACTIVE; i++) {
+        int ok = check_piece(d, r, i, buf);
+        if (ok < 0) /* a next run hashes the shard again */
+            return true;
+        if (!ok) {
             bad++;
             if (!refetch(d, r, i))
                 return true;
         }
+    }
     if (r->status == OUT_ACTIVE && bad == 0) {
         snprintf(r->err, sizeof r->err,
                  "%s: each part matches its own sha256, but the whole does not match "

@@ -173,7 +173,7 @@ static int run(const struct guard_opts *opts, bool daemon)
             /* soon at first (the first heartbeat comes within ~10 ms: a
              * launch waits for it on every node, #32), then every 100 ms */
             for (useconds_t slept = 0, step = 2500; slept < 5000000; slept += step) {
-                step = step < 100000 ? step * 2 : 100000;
+                step = step * 2 < 100000 ? step * 2 : 100000;
                 usleep(step);
                 if (guardctl_heartbeat(o->state_dir, GUARD_FRESH_S, desc, sizeof desc) &&
                     lock_pid(o->state_dir) != (long)getpid()) {

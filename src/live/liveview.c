@@ -15,6 +15,9 @@ struct liveview {
     atomic_int stop; /* also the probe's cancel */
     struct liveness live;   /* under mu */
     bool go, done;          /* under mu: a probe asked for, its outcome posted */
+    /* under mu: the server's lives - a new one each time it is seen down or its
+     * token counter goes back (a relaunch) - and the one the probe went to */
+    unsigned epoch, probe_epoch;
     char model[128];        /* under mu: for the probe asked for */
     int rc;
     double latency_s;
@@ -84,16 +87,28 @@ void liveview_feed(struct liveview *lv, const struct status_report *r, double no
         return;
     }
     pthread_mutex_lock(&lv->mu);
-    if (lv->done) {
-        lv->done = false;
-        liveness_result(&lv->live, lv->rc, lv->latency_s, lv->why, now);
-    }
     /* only a server that answers with its model is probed: a down one says
      * so by itself */
     bool up = r->api.health_code == 200 && r->api.models_code == 200 && r->api.model_id[0];
+    const struct pval *gen = &r->metrics.generation_tokens;
+    if (!up || (r->metrics_ok && gen->ok && lv->live.gen.ok && gen->v < lv->live.gen.v))
+        lv->epoch++;
+    if (lv->done) {
+        lv->done = false;
+        if (lv->probe_epoch == lv->epoch) {
+            liveness_result(&lv->live, lv->rc, lv->latency_s, lv->why, now);
+        } else {
+            /* a probe of a server since gone (a probe's deadline outlasts a
+             * relaunch): its empty stream says nothing of this one, whose
+             * first minute it would have called wedged (it/test_ops.sh) */
+            lv->live.in_flight = false;
+            lv->live.have = lv->live.wedged = false;
+        }
+    }
     if (liveness_due(&lv->live, up && r->metrics_ok ? &r->metrics : NULL, now,
                      config_num(lv->c, CFG_PROBE_IDLE_S))) {
         lv->live.in_flight = true;
+        lv->probe_epoch = lv->epoch;
         snprintf(lv->model, sizeof lv->model, "%s", r->api.model_id);
         lv->go = true;
         pthread_cond_signal(&lv->cv);

@@ -108,6 +108,12 @@ int xfer_recv_open_incomplete(struct recv *r, struct rfile *f)
     return 0;
 }
 
+size_t xfer_dio_align(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 4096 ? (size_t)page : 4096;
+}
+
 void xfer_recv_close_file(struct rfile *f)
 {
     if (f->dio_fd >= 0)
@@ -125,7 +131,7 @@ static int write_all(int fd, const char *p, int64_t off, int64_t n)
 
 int xfer_recv_write(int fd, int dio_fd, const char *p, int64_t off, int64_t n, bool *dio_refused)
 {
-    const int64_t blk = XFER_DIO_ALIGN;
+    const int64_t blk = (int64_t)xfer_dio_align();
     int64_t a = (off + blk - 1) / blk * blk, b = (off + n) / blk * blk;
     /* the whole blocks inside, when the buffer lines up with them too */
     if (dio_fd < 0 || b <= a || (uintptr_t)(p + (a - off)) % (uintptr_t)blk != 0)
@@ -143,7 +149,7 @@ int xfer_recv_write(int fd, int dio_fd, const char *p, int64_t off, int64_t n, b
 
 ssize_t xfer_recv_read(int fd, int dio_fd, char *buf, size_t n, int64_t off, bool *dio_refused)
 {
-    const int64_t blk = XFER_DIO_ALIGN;
+    const int64_t blk = (int64_t)xfer_dio_align();
     if (dio_fd >= 0 && off % blk == 0 && (uintptr_t)buf % (uintptr_t)blk == 0) {
         /* whole blocks: the bytes past n (not landed yet, or past the end)
          * are read and not used */

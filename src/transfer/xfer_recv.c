@@ -207,7 +207,7 @@ static void *conn_main(void *arg)
     setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
     setsockopt(c->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &uto, sizeof uto);
     /* whole blocks in memory too: a direct write's buffer lines up (xfer_disk.c) */
-    char *buf = aligned_alloc(XFER_DIO_ALIGN, PIECE);
+    char *buf = aligned_alloc(xfer_dio_align(), PIECE);
     if (!buf || xfer_net_send(c->fd, "OK\n", 3, 0) < 0) {
         free(buf);
         c->done = true;
@@ -374,7 +374,9 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
         size_t n = (size_t)(reach - f->hashed < HASH_STEP ? reach - f->hashed : HASH_STEP);
         uint32_t gen = f->gen;
         int fd = f->fd, dio_fd = f->dio_off ? -1 : f->dio_fd;
-        int64_t from = f->hashed;
+        int64_t from = f->hashed, blk = (int64_t)xfer_dio_align();
+        if (dio_fd >= 0 && from % blk && (int64_t)n > blk - from % blk)
+            n = (size_t)(blk - from % blk); /* back onto the blocks: the next read is direct */
         digests_claim(f); /* the fd stays open too */
         pthread_mutex_unlock(&r->mu);
         /* read back, direct where the disk lets it (xfer_disk.c; a map would
@@ -418,7 +420,7 @@ static bool hash_step(struct recv *r, struct rfile *f, char *buf)
 static void *hasher_main(void *arg)
 {
     struct recv *r = arg;
-    char *buf = aligned_alloc(XFER_DIO_ALIGN, HASH_STEP); /* direct reads: whole blocks */
+    char *buf = aligned_alloc(xfer_dio_align(), HASH_STEP); /* direct reads: whole blocks */
     pthread_mutex_lock(&r->mu);
     while (buf && !atomic_load(&r->stop)) {
         bool worked = false;

@@ -25,7 +25,6 @@
 #define MAX_REFUSED_SAID 20 /* refusals reported; the rest counted at the end */
 #define PIECE (256 << 10)   /* received and written at a time: stays in the cache between */
 #define HASH_STEP (4 << 20)
-#define XFER_DIO_ALIGN 4096 /* a direct write's offset, length and buffer: whole blocks */
 #define SYNC_MS 5000 /* landed bytes made durable this often: what a power cut may cost */
 
 enum rf_status { RF_WANT, RF_CLOSING, RF_OK, RF_FAILED };
@@ -87,6 +86,10 @@ int xfer_recv_open_parent(const char *dir, const char *path, bool make, const ch
  * preallocated to its size: f->fd, and f->dio_fd where the filesystem has
  * direct I/O. Lock held. 0 or errno. */
 int xfer_recv_open_incomplete(struct recv *r, struct rfile *f);
+/* What a direct read or write lines up with - offset, length and buffer:
+ * 4 KiB, or the page where pages are larger (64 KiB on some arm64 kernels:
+ * a direct block must never share a page with a buffered write). */
+size_t xfer_dio_align(void);
 /* f's fds closed. */
 void xfer_recv_close_file(struct rfile *f);
 /* n bytes at off, whole: the aligned blocks inside through dio_fd (when
