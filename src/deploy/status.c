@@ -654,7 +654,8 @@ static void collect(const struct config *c, struct cluster *cl, struct status_re
     if (r->api.health_code == 200)
         for (int i = 0; i < r->n; i++) {
             const struct snapshot *s = &r->nodes[i].snap;
-            if (!r->nodes[i].cn->configured || !s->reachable || !s->runtime_ok)
+            /* a late snapshot (an old one reused) cannot say a rank is down now */
+            if (!r->nodes[i].cn->configured || !s->reachable || !s->runtime_ok || s->late_s > 0)
                 continue;
             bool up = false;
             for (int k = 0; k < s->ncont; k++)
@@ -669,6 +670,7 @@ static void collect(const struct config *c, struct cluster *cl, struct status_re
                 buf_printf(&w, " (metrics: %s)", r->wedged);
             snprintf(r->wedged, sizeof r->wedged, "%s", buf_str(&w));
             buf_free(&w);
+            r->rank_down = true;
             break;
         }
     if (r->wedged[0])

@@ -45,6 +45,10 @@ struct status_report {
     struct metrics_rates rates;
     double rates_window_s;
     char wedged[320]; /* why the engine is wedged; "" when it is not */
+    /* the wedge is a rank not running while /health answers: told from two
+     * samples (the API's answer now, the node's containers up to a second
+     * older), so a launch's first answer can race it: the monitor wants it twice */
+    bool rank_down;
     int nproblems, nwarnings;
     char problems[STATUS_MAX_NOTES][320];
     char warnings[STATUS_MAX_NOTES][320];

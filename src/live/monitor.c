@@ -62,6 +62,7 @@ struct monitor {
     double drift_tried[CLUSTER_MAX_NODES];
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
+    bool rank_down_prev; /* the last sample's report said a rank is down under /health */
     struct metrics prev;
     double prev_t;
     struct wedge wedge;
@@ -176,8 +177,13 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
         m->prev_t = now;
         m->have_prev = true;
     }
-    if (!sv->wedged[0] && r->wedged[0])
+    /* a rank down while /health answers, in two samples running: in one it
+     * can be a launch's race (the new rank 0 answering, a worker's sample
+     * taken a moment before its rank started: the last two CIs' "wedged"
+     * incident the second a deployment came up) */
+    if (!sv->wedged[0] && r->wedged[0] && (!r->rank_down || m->rank_down_prev))
         snprintf(sv->wedged, sizeof sv->wedged, "%s", r->wedged);
+    m->rank_down_prev = r->rank_down;
     liveview_feed(m->lv, r, now, &sv->live);
     /* a probe's empty answer is the wedge the metrics cannot see while idle */
     if (!sv->wedged[0] && sv->live.have && sv->live.wedged && r->api.health_code == 200)
