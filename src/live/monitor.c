@@ -63,6 +63,7 @@ struct monitor {
     /* server rates and the wedge, from successive scrapes */
     bool have_prev;
     bool rank_down_prev; /* the last sample's report said a rank is down under /health */
+    bool server_seen;    /* a sample of the server came before this one */
     struct metrics prev;
     double prev_t;
     struct wedge wedge;
@@ -180,10 +181,14 @@ static void apply_server(struct monitor *m, struct state_server *sv, double now)
     /* a rank down while /health answers, in two samples running: in one it
      * can be a launch's race (the new rank 0 answering, a worker's sample
      * taken a moment before its rank started: the last two CIs' "wedged"
-     * incident the second a deployment came up) */
-    if (!sv->wedged[0] && r->wedged[0] && (!r->rank_down || m->rank_down_prev))
+     * incident the second a deployment came up). A monitor's first sample
+     * takes it at once: `watch --once` has no second, and what it finds was
+     * not just launched under its eyes. */
+    if (!sv->wedged[0] && r->wedged[0] &&
+        (!r->rank_down || m->rank_down_prev || !m->server_seen))
         snprintf(sv->wedged, sizeof sv->wedged, "%s", r->wedged);
     m->rank_down_prev = r->rank_down;
+    m->server_seen = true;
     liveview_feed(m->lv, r, now, &sv->live);
     /* a probe's empty answer is the wedge the metrics cannot see while idle */
     if (!sv->wedged[0] && sv->live.have && sv->live.wedged && r->api.health_code == 200)
