@@ -7,9 +7,9 @@
  * cost the worker more CPU than the copy itself (2.8 CPU-s per GB here,
  * 1.4 without). The hash does not need the cache: a piece that continues
  * the hashed prefix is hashed from the stream's buffer (xfer_recv.c), the
- * rest read back later, direct too (the cache it would fill is reclaimed at
- * the worker's cost once memory is full: 1.4 -> 1.75 CPU-s/GB after an
- * rsync had filled it). Whatever is not whole aligned blocks (a range's
+ * rest read back later, direct too (a buffered read would fill the cache
+ * the worker then pays to reclaim once memory is full; no gain measured
+ * here beside the bench's noise). Whatever is not whole aligned blocks (a range's
  * ends, a filesystem that refuses: tmpfs, some FUSE) is written buffered
  * through the file's first fd; both fds name the same inode. */
 #include "xfer_recv_int.h"
@@ -123,28 +123,22 @@ void xfer_recv_close_file(struct rfile *f)
     f->fd = f->dio_fd = -1;
 }
 
-/* n bytes at off through fd, whole; 0 or errno. */
-static int write_all(int fd, const char *p, int64_t off, int64_t n)
-{
-    return fdio_pwrite_all(fd, p, (size_t)n, (off_t)off);
-}
-
 int xfer_recv_write(int fd, int dio_fd, const char *p, int64_t off, int64_t n, bool *dio_refused)
 {
     const int64_t blk = (int64_t)xfer_dio_align();
     int64_t a = (off + blk - 1) / blk * blk, b = (off + n) / blk * blk;
     /* the whole blocks inside, when the buffer lines up with them too */
     if (dio_fd < 0 || b <= a || (uintptr_t)(p + (a - off)) % (uintptr_t)blk != 0)
-        return write_all(fd, p, off, n);
-    int e = write_all(fd, p, off, a - off);
+        return fdio_pwrite_all(fd, p, (size_t)n, off);
+    int e = fdio_pwrite_all(fd, p, (size_t)(a - off), off);
     if (!e) {
-        e = write_all(dio_fd, p + (a - off), a, b - a);
+        e = fdio_pwrite_all(dio_fd, p + (a - off), (size_t)(b - a), a);
         if (e == EINVAL) { /* the filesystem's blocks are larger, or it has no direct I/O */
             *dio_refused = true;
-            e = write_all(fd, p + (a - off), a, b - a);
+            e = fdio_pwrite_all(fd, p + (a - off), (size_t)(b - a), a);
         }
     }
-    return e ? e : write_all(fd, p + (b - off), b, off + n - b);
+    return e ? e : fdio_pwrite_all(fd, p + (b - off), (size_t)(off + n - b), b);
 }
 
 ssize_t xfer_recv_read(int fd, int dio_fd, char *buf, size_t n, int64_t off, bool *dio_refused)
