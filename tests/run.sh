@@ -134,6 +134,7 @@ SLOT_FREE=()
 for ((s = 1; s <= JOBS; s++)); do SLOT_FREE[s]=1; done
 STATE=()  # per job: "" pending, run, done
 T0=()
+CPU=()
 RESULT=()
 FAILED=()
 start=$SECONDS
@@ -166,6 +167,11 @@ run_job() { # index slot
             tests/it/hosts.sh up || { echo "FAIL - could not build the test hosts (slot $slot)"; exit 1; }
         fi
         eval "${CMD[$i]}"
+        rc=$?
+        # the CPU its own processes took (what it waited for: not the
+        # daemons of its test hosts), the second line of times
+        times > "$OUT/$i.cpu" # not in a pipe: a forked times sees no children
+        exit $rc
     ) > "$log" 2>&1 < /dev/null &
     set +m
     PID_JOB[$!]=$i
@@ -188,6 +194,11 @@ next_job() {
     return 1
 }
 
+# "0m12.345s 0m3.210s" (times: user, system) as whole seconds of CPU
+job_cpu() {
+    [ -s "$1" ] && awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); s += p[1] * 60 + p[2] } printf "%.0f", s }' "$1"
+}
+
 SLOTOF=()
 left=${#NAME[@]}
 echo "== tests/run.sh: ${#NAME[@]} jobs, $JOBS at a time (output of each when it ends)"
@@ -207,15 +218,17 @@ while [ "$left" -gt 0 ]; do
     [[ ${NEED[$i]} == *:* ]] && unset "HELD[${NEED[$i]#*:}]"
     left=$((left - 1))
     took=$((SECONDS - T0[i]))
+    cpu=$(job_cpu "$OUT/$i.cpu")
+    CPU[i]=$cpu
     RESULT[i]="$took s, exit $rc"
     [ "$rc" -eq 0 ] || FAILED+=("${NAME[$i]}")
     echo "==== ${NAME[$i]} (slot ${SLOTOF[$i]}, started at $((T0[i] - start)) s)"
     cat "$OUT/$i.log"
-    echo "== ${NAME[$i]}: $took s (exit $rc)$([ "$rc" -ne 0 ] && echo '  FAILED')"
+    echo "== ${NAME[$i]}: $took s (exit $rc${cpu:+, $cpu CPU-s})$([ "$rc" -ne 0 ] && echo '  FAILED')"
 done
 
 echo "== tests/run.sh: each job's time, longest first"
-for i in "${!NAME[@]}"; do printf '%6s s  %s%s\n' "${RESULT[i]%% s,*}" "${NAME[$i]}" \
+for i in "${!NAME[@]}"; do printf '%6s s %6s CPU-s  %s%s\n' "${RESULT[i]%% s,*}" "${CPU[i]:-?}" "${NAME[$i]}" \
     "$([ "${RESULT[i]##*exit }" != 0 ] && echo "  FAILED (exit ${RESULT[i]##*exit })")"; done | sort -rn
 echo "== tests/run.sh: ${#NAME[@]} jobs in $((SECONDS - start)) s, $JOBS at a time; ${#FAILED[@]} failed${FAILED:+: ${FAILED[*]}}"
 [ ${#FAILED[@]} -eq 0 ]
