@@ -7,8 +7,13 @@
 # this run; connections are counted from nginx's log.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-TOP=$root/build/dsv41-top
-SIM=$root/build/dsv41-sim
+# (DSV41_BIN, DSV41_SIM_BIN: other builds, e.g. a bundle on the device tool's host)
+TOP=${DSV41_BIN:-$root/build/dsv41-top}
+SIM=${DSV41_SIM_BIN:-$root/build/dsv41-sim}
+# aria2c is the peer; where it is not installed (the device tool's host) its
+# lines say so and the script era's peak disk, which needs it, is left out
+have_aria=1
+command -v aria2c > /dev/null || have_aria=
 MB=${DL_BENCH_MB:-128} RATE=${DL_BENCH_RATE:-20m}
 T=$(mktemp -d /tmp/dsv41-dl-bench.XXXXXX)
 chmod 755 "$T"
@@ -31,7 +36,7 @@ worker_processes 2; # the "CDN" is not what is measured: one process on two shar
 # its own limit below the cap
 events { worker_connections 1024; }
 http {
-    log_format c '\$connection \$status \$body_bytes_sent';
+    log_format c '\$connection \$status \$body_bytes_sent \$request_time';
     access_log $T/nginx.log c;
     client_body_temp_path $T/ngx; proxy_temp_path $T/ngx; fastcgi_temp_path $T/ngx;
     uwsgi_temp_path $T/ngx; scgi_temp_path $T/ngx;
@@ -83,14 +88,17 @@ sync
 run_timed w_top c_top env HF_ENDPOINT="$H" HF_TOKEN= HF_TOKEN_PATH=/nonexistent HOME="$T" \
     "$TOP" download --dir "$T/top" --progress 0
 n_top=$(conns)
+cp "$T/nginx.log" "$T/nginx-top.log"
 ok_top=$(cd "$T/top" && sha256sum -c --quiet sha256-manifest.txt > /dev/null 2>&1 && echo verified || echo FAILED)
 rm -rf "$T/top"
 sync
 : > "$T/nginx.log"
-run_timed w_aria c_aria aria2c -x16 -s16 --file-allocation=none --console-log-level=error \
-    --summary-interval=0 -d "$T/aria" -i "$T/aria2.list"
-n_aria=$(conns)
-rm -rf "$T/aria"
+if [ -n "$have_aria" ]; then
+    run_timed w_aria c_aria aria2c -x16 -s16 --file-allocation=none --console-log-level=error \
+        --summary-interval=0 -d "$T/aria" -i "$T/aria2.list"
+    n_aria=$(conns)
+    rm -rf "$T/aria"
+fi
 sync
 : > "$T/nginx.log"
 urls=()
@@ -113,19 +121,32 @@ printf '%-44s %6s MiB/s  %5.1f s  (the cap: %s MiB/s)\n' "16 curl readers at onc
     "$(mbs "$w_plain")" "$w_plain" "$cap"
 printf '%-44s %6s MiB/s  %5.1f s  %3d connections opened  (%s)\n' "single curl (sequential, one connection)" \
     "$(mbs "$w_curl")" "$w_curl" "$n_curl" "no hashing"
-printf '%-44s %6s MiB/s  %5.1f s  %3d connections opened  (%s)\n' "aria2c -x16 -s16" "$(mbs "$w_aria")" \
-    "$w_aria" "$n_aria" "no hashing"
+if [ -n "$have_aria" ]; then
+    printf '%-44s %6s MiB/s  %5.1f s  %3d connections opened  (%s)\n' "aria2c -x16 -s16" "$(mbs "$w_aria")" \
+        "$w_aria" "$n_aria" "no hashing"
+else
+    printf '%-44s %6s\n' "aria2c -x16 -s16" "n/a (not installed here)"
+fi
 printf '%-44s %6s MiB/s  %5.1f s  %3d connections opened  (%s)\n' "dsv41-top download (16 connections)" \
     "$(mbs "$w_top")" "$w_top" "$n_top" "hashed, $ok_top"
-r_aria=$(awk -v a="$w_aria" -v b="$w_top" 'BEGIN {printf "%.2f", a / b}')
+r_aria=n/a s_aria=n/a
+if [ -n "$have_aria" ]; then
+    r_aria=$(awk -v a="$w_aria" -v b="$w_top" 'BEGIN {printf "%.2f", a / b}')
+    s_aria=$(awk -v b="$bytes" -v t="$w_aria" -v c="$cap" 'BEGIN {printf "%.2f", b / t / 1048576 / c}')
+fi
 r_curl=$(awk -v a="$w_curl" -v b="$w_top" 'BEGIN {printf "%.2f", a / b}')
 s_cap=$(awk -v b="$bytes" -v t="$w_top" -v c="$cap" 'BEGIN {printf "%.2f", b / t / 1048576 / c}')
 printf '%-44s %s of the aggregate cap (goal >= 0.85: %s), %s of the 16 plain readers, aria2c %s\n' \
     "dsv41-top's share of the cap" "$s_cap" "$(awk -v r="$s_cap" 'BEGIN {print (r >= 0.85) ? "met" : "NOT met"}')" \
     "$(awk -v a="$w_plain" -v b="$w_top" 'BEGIN {printf "%.2f", a / b}')" \
-    "$(awk -v b="$bytes" -v t="$w_aria" -v c="$cap" 'BEGIN {printf "%.2f", b / t / 1048576 / c}')"
+    "$s_aria"
+# what the server delivered: each range request of ours (>= 1 MiB) as nginx's log has it, its
+# bytes over its time; under the load of the same cores it stays below its limit_rate
+printf '%-44s %s MiB/s of the %s MiB/s limit_rate per connection\n' "  nginx's own rate per request (median)" \
+    "$(awk '$2 == 206 && $3 >= 1048576 && $4 > 0 { print $3 / $4 / 1048576 }' "$T/nginx-top.log" | sort -n |
+        awk '{ a[NR] = $1 } END { if (NR) printf "%.1f", a[int((NR + 1) / 2)]; else printf "n/a" }')" "${RATE%m}"
 printf '%-44s %s x aria2c (goal >= 1.15: %s), %s x curl (goal >= 8: %s)\n' "dsv41-top's speed" \
-    "$r_aria" "$(awk -v r="$r_aria" 'BEGIN {print (r >= 1.15) ? "met" : "NOT met"}')" "$r_curl" \
+    "$r_aria" "$([ "$r_aria" = n/a ] && echo n/a || awk -v r="$r_aria" 'BEGIN {print (r >= 1.15) ? "met" : "NOT met"}')" "$r_curl" \
     "$(awk -v r="$r_curl" 'BEGIN {print (r >= 8) ? "met" : "NOT met"}')"
 
 echo "== download: CPU per GB fetched and hashed"
@@ -133,10 +154,11 @@ cpu_gb() { awk -v c="$1" -v b="$bytes" 'BEGIN {printf "%.2f", c / (b / 1e9)}'; }
 printf '%-44s %6s CPU s/GB  (curl %s + sha256sum %s)\n' "curl, then sha256sum" \
     "$(cpu_gb "$(awk -v a="$c_curl" -v b="$c_sum" 'BEGIN {print a + b}')")" "$(cpu_gb "$c_curl")" \
     "$(cpu_gb "$c_sum")"
-printf '%-44s %6s CPU s/GB\n' "aria2c (no hashing)" "$(cpu_gb "$c_aria")"
+printf '%-44s %6s CPU s/GB\n' "aria2c (no hashing)" "$([ -n "$have_aria" ] && cpu_gb "$c_aria" || echo n/a)"
 printf '%-44s %6s CPU s/GB  goal <= 3: %s\n' "dsv41-top download (hashed as it lands)" "$(cpu_gb "$c_top")" \
     "$(awk -v c="$(cpu_gb "$c_top")" 'BEGIN {print (c <= 3) ? "met" : "NOT met"}')"
 
+[ -n "$have_aria" ] || exit 0 # the script era's peak needs it
 echo "== download: peak disk, the same checkpoint"
 sync
 peak_of p_top env HF_ENDPOINT="$H" HF_TOKEN= HF_TOKEN_PATH=/nonexistent HOME="$T" \

@@ -1,0 +1,51 @@
+#!/bin/bash
+# verify's hashing on a quiet real host (the device tool's machine: no
+# nested paging, 16 cores), beside OpenSSL's own speed in the same run:
+# `make bench`'s verify figure comes from the 2-core VM, where the copy from
+# the page cache (memory traffic openssl speed's L1-resident buffer does not
+# have) costs ~13 %. Runs the static worker helper, dsv41-verify, which is
+# verify's hashing loop (src/verify/verify.c) without the head's linking: the
+# GPU machine has no -dev packages to build the head. Needs DSV41_VERIFY (a
+# static dsv41-verify built here); writes into $OUT when set.
+set -u
+out=${OUT:-/tmp/dsv41-device}
+mkdir -p "$out"
+exec > >(tee "$out/device_verify.txt") 2>&1
+bin=${DSV41_VERIFY:?the static dsv41-verify built here}
+FILES=${FILES:-16} MB=${MB:-768}
+D=$(mktemp -d /tmp/dsv41-dverify.XXXXXX)
+trap 'rm -rf "$D"' EXIT
+echo "== host: $(nproc) cores, kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+# their pids waited for: a bare wait would wait for the tee above too
+pids=()
+for i in $(seq "$FILES"); do head -c $((MB << 20)) /dev/urandom > "$D/f$i.bin" & pids+=($!); done
+wait "${pids[@]}"
+(cd "$D" && ls f*.bin | xargs -P "$(nproc)" -n 1 sha256sum > sha256-manifest.txt)
+cat "$D"/f*.bin > /dev/null
+total=$((FILES * MB * 1048576))
+best() { # command... : the best wall time of 3 runs, in seconds
+    local b=999 t0 t1 t
+    for _ in 1 2 3; do
+        t0=$(date +%s.%N)
+        "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; echo 999; return; }
+        t1=$(date +%s.%N)
+        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
+        b=$(awk -v a="$b" -v t="$t" 'BEGIN {print (t < a) ? t : a}')
+    done
+    echo "$b"
+}
+rate() { awk -v b=$total -v t="$1" 'BEGIN {printf "%.2f", b / t / 1e9}'; }
+for jobs in 2 4 8 16; do
+    [ "$jobs" -le "$(nproc)" ] || continue
+    ceil=$(openssl speed -multi "$jobs" -evp sha256 -bytes 16384 -seconds 2 2>/dev/null |
+        awk '$1 == "sha256" { v = $NF } END { sub(/k$/, "", v); printf "%.2f", v * 1000 / 1e9 }')
+    t_ssl=$(best sh -c "cd '$D' && ls f*.bin | xargs -P $jobs -n 1 openssl dgst -sha256")
+    t_top=$(best "$bin" --dir "$D" --manifest "$D/sha256-manifest.txt" --jobs "$jobs")
+    echo "== $jobs jobs, $FILES files of $MB MiB from the page cache, best of 3"
+    printf '%-40s %8s GB/s\n' "openssl speed -multi $jobs (the ceiling)" "$ceil"
+    printf '%-40s %8s GB/s\n' "xargs -P $jobs openssl dgst -sha256" "$(rate "$t_ssl")"
+    printf '%-40s %8s GB/s   %s of the ceiling (goal 0.90), %s x openssl dgst\n' \
+        "dsv41-verify --jobs $jobs" "$(rate "$t_top")" \
+        "$(awk -v r="$(rate "$t_top")" -v c="$ceil" 'BEGIN {printf "%.2f", (c > 0) ? r / c : 0}')" \
+        "$(awk -v a="$t_ssl" -v b="$t_top" 'BEGIN {printf "%.2f", a / b}')"
+done
