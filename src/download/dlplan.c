@@ -235,3 +235,12 @@ const char *dl_output_git_sha1(const struct dl_output *o)
 {
     return !o->split && o->np == 1 && !o->p[0].f->lfs ? o->p[0].f->sha1 : "";
 }
+
+bool dl_split_pays(int64_t left, double open_s, double conn_rate)
+{
+    if (left < (1LL << 20))
+        return false;
+    if (!(open_s > 0) || !(conn_rate > 0))
+        return left >= (4LL << 20);
+    return (double)left >= 4 * open_s * conn_rate;
+}

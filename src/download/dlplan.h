@@ -48,4 +48,12 @@ const char *dl_output_sha256(const struct dl_output *o);
 const char *dl_output_git_sha1(const struct dl_output *o);
 void dl_plan_free(struct dl_plan *p);
 
+/* Whether a running transfer with `left` bytes still to come is worth
+ * splitting for an idle connection: the split saves half of them at the
+ * connection's rate (conn_rate, bytes/s) and costs a new request's opening
+ * (open_s: connect, TLS, first byte, as measured; a CDN's ~100 ms, loopback's
+ * 1 ms), so only where the saving is twice the cost, and never under 1 MiB
+ * left; with nothing measured yet (0), 4 MiB. */
+bool dl_split_pays(int64_t left, double open_s, double conn_rate);
+
 #endif

@@ -65,6 +65,8 @@ struct dl_run {
     char fatal_what[300];
     int64_t fetched;
     int64_t chunk;   /* the range size now: o->chunk, smaller near the end */
+    double open_s;   /* what opening a transfer costs (connect, TLS, first byte), smoothed;
+                      * the transfers' thread alone */
     /* the syncer: woken by sync_cv when an output is READY or a save is due */
     pthread_cond_t sync_cv;
     bool save_wanted, sync_stop;

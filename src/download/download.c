@@ -59,6 +59,9 @@ static bool check_start(struct xfer *x)
     struct dl_run *d = x->d;
     const struct hub_file *f = d->out[x->out].o->p[x->piece].f;
     x->checked = true;
+    curl_off_t us = 0; /* from the request's start to its first byte */
+    if (curl_easy_getinfo(x->e, CURLINFO_STARTTRANSFER_TIME_T, &us) == CURLE_OK && us > 0)
+        d->open_s = d->open_s > 0 ? 0.75 * d->open_s + 0.25 * (double)us / 1e6 : (double)us / 1e6;
     if (code == 200) {
         if (x->off != 0 || x->len != f->size) {
             /* the whole piece from its first byte, each byte written where it
@@ -217,17 +220,14 @@ static bool next_range(struct dl_run *d, double now, int *o, int *p, int64_t *of
     return false;
 }
 
-/* A transfer is not split below this: its request would cost more than
- * the time it saves. */
-#define MIN_STEAL (2LL << 20)
-
 /* Nothing is left to hand out but a connection is idle: the transfer with
  * the most bytes still to come gives up the second half of them (it stops
  * at the midpoint, a new transfer starts there), so the end of a download
- * is not one connection's alone. Only a running 206 body is split. Lock
- * held. */
-static bool steal_range(struct dl_run *d, struct xfer *const *xs, int n, int *o, int *p,
-                        int64_t *off, int64_t *len)
+ * is not one connection's alone. Only a running 206 body is split, and only
+ * where that pays (dl_split_pays: conn_rate, bytes/s, against the opening a
+ * new request costs, measured). Lock held. */
+static bool steal_range(struct dl_run *d, struct xfer *const *xs, int n, double conn_rate,
+                        int *o, int *p, int64_t *off, int64_t *len)
 {
     struct xfer *best = NULL;
     int64_t most = 0;
@@ -241,7 +241,7 @@ static bool steal_range(struct dl_run *d, struct xfer *const *xs, int n, int *o,
             best = x;
         }
     }
-    if (!best || most < 2 * MIN_STEAL)
+    if (!best || !dl_split_pays(most, d->open_s, conn_rate))
         return false;
     int64_t end = best->off + best->len, mid = best->pos + most / 2;
     const struct dl_piece *dp = &d->out[best->out].o->p[best->piece];
@@ -580,7 +580,7 @@ static int run(struct dl_run *d, struct buf *err)
             d->chunk = chunk_now(d);
         while (!cancel && busy < o->connections &&
                (next_range(d, now, &oi, &pi, &off, &len) ||
-                steal_range(d, xs, busy, &oi, &pi, &off, &len))) {
+                steal_range(d, xs, busy, busy > 0 ? rate / busy : 0, &oi, &pi, &off, &len))) {
             pthread_mutex_unlock(&d->mu);
             struct buf e = BUF_INIT;
             int s = start_xfer(d, m, oi, pi, off, len, &xs[busy], &e);

@@ -214,6 +214,22 @@ static void plan_scales_with_the_listing(void **st)
     assert_true(ratio < 400);
 }
 
+/* the end of a download split where a new request costs less than it saves */
+static void split_pays(void **st)
+{
+    (void)st;
+    const double mib = 1 << 20;
+    /* loopback: 1 ms to open, 18 MiB/s a connection: worth it down to the floor */
+    assert_true(dl_split_pays(1LL << 20, 0.001, 18 * mib));
+    assert_false(dl_split_pays((1LL << 20) - 1, 0.001, 18 * mib));
+    /* a CDN: 150 ms to open at 40 MiB/s: 24 MiB left is the least worth it */
+    assert_false(dl_split_pays(23LL << 20, 0.150, 40 * mib));
+    assert_true(dl_split_pays(24LL << 20, 0.150, 40 * mib));
+    /* nothing measured yet: the 4 MiB of a range's end */
+    assert_false(dl_split_pays((4LL << 20) - 1, 0, 18 * mib));
+    assert_true(dl_split_pays(4LL << 20, 0.001, 0));
+}
+
 static void state_round_trip(void **st)
 {
     (void)st;
@@ -272,6 +288,7 @@ int main(void)
         cmocka_unit_test(plan_of_a_listing),
         cmocka_unit_test(plan_refuses),
         cmocka_unit_test(plan_scales_with_the_listing),
+        cmocka_unit_test(split_pays),
         cmocka_unit_test(state_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
