@@ -83,6 +83,8 @@ static void *resolver_main(void *arg)
             buf_puts(&pc->url, buf_str(&url));
             pc->with_token = with_token;
             pc->url_ok = true;
+            if (d->wake)
+                curl_multi_wakeup(d->wake);
         } else if (r->status == OUT_ACTIVE) { /* the hub would not say: that output fails */
             snprintf(r->err, sizeof r->err, "%s", buf_str(&err));
             r->status = OUT_FAILED;

@@ -71,6 +71,10 @@ struct dl_run {
     pthread_cond_t sync_cv;
     bool save_wanted, sync_stop;
     char save_err[600]; /* the state file could not be written: why */
+    /* the transfer loop's multi handle while it runs (under mu): a resolver that
+     * found a URL wakes it (curl_multi_wakeup is thread-safe), or an idle loop
+     * would sleep out its poll - 50 ms at the start of every download */
+    CURLM *wake;
     /* the resolvers: woken by resolve_cv when a URL expired */
     pthread_cond_t resolve_cv;
     bool resolve_stop;

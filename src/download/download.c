@@ -557,6 +557,9 @@ static int run(struct dl_run *d, struct buf *err)
             curl_multi_cleanup(m);
         return -1;
     }
+    pthread_mutex_lock(&d->mu);
+    d->wake = m;
+    pthread_mutex_unlock(&d->mu);
     /* one transfer per connection: a CDN caps each connection, not each stream */
     curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
     int busy = 0, rc = 0;
@@ -645,6 +648,9 @@ static int run(struct dl_run *d, struct buf *err)
     while (busy > 0)
         end_xfer(d, m, CURLE_ABORTED_BY_CALLBACK, xs[--busy], o);
     free(xs);
+    pthread_mutex_lock(&d->mu);
+    d->wake = NULL;
+    pthread_mutex_unlock(&d->mu);
     curl_multi_cleanup(m);
     if (d->fatal) {
         buf_reset(err);
