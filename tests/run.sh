@@ -77,7 +77,7 @@ job_table() {
         case $b in
         "") n=build ;; +asan) n=build-address-undefined ;; +tsan) n=build-thread ;;
         esac
-        echo "unit$b 50 - tests/unit/run.sh $n"
+        echo "unit$b 70 - tests/unit/run.sh $n"
     done
     echo "sim/test_sim.sh 11 - tests/sim/test_sim.sh"
     echo "sim/test_client.sh 14 - tests/sim/test_client.sh"
@@ -96,7 +96,7 @@ job_table() {
     echo "cli/test_verify.sh+tsan 20 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/cli/test_verify.sh"
     echo "cli/test_key.sh+tsan 6 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/cli/test_key.sh"
     echo "fuzz-smoke 120 - tests/fuzz/run.sh 2"
-    echo "aarch64/run.sh 60 - tests/aarch64/run.sh"
+    echo "aarch64/run.sh 170 - tests/aarch64/run.sh"
     for t in tests/it/test_*.sh tests/tui/test_*.sh; do
         n=$(basename "$t")
         tsan=

@@ -349,10 +349,12 @@ int cmd_download(const struct config *c, int argc, char **argv)
     }
     struct ui u = {.json = a.json, .t0 = mono_s()};
     progress_out_init(&u.out, a.every_s, stdout);
-    if (!a.json)
+    interrupt_catch(); /* what landed is kept; a run again resumes */
+    if (!a.json) { /* at once, also into a pipe or a file: from here a Ctrl-C is taken */
         printf("download: %s at %.12s into %s, %d connections\n", a.repo, st.commit, a.dir,
                a.connections);
-    interrupt_catch(); /* what landed is kept; a run again resumes */
+        fflush(stdout);
+    }
     struct dl_opts o = {.dir = a.dir,
                         .connections = a.connections,
                         .chunk = (int64_t)a.chunk_mib << 20,
