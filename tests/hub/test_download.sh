@@ -67,16 +67,7 @@ for i in $(seq "$KILLS"); do
         wait "$p" 2>/dev/null
     else
         ints=$((ints + 1))
-        # SIGINT once the program handles it, not before: its handler is there from
-        # main() on (SigCgt), but it takes the signal only from the line that starts
-        # the transfers; before it (the hub's listing) a Ctrl-C ends it as by default,
-        # which under TSan and a loaded CI outlasted the sleep above (exit 130)
-        catching "$p" 2
-        for _ in $(seq 200); do
-            grep -q "^download: .* connections$" "$T/k.$i.log" 2>/dev/null && break
-            kill -0 "$p" 2>/dev/null || break
-            sleep 0.05
-        done
+        transferring "$p" "$T/k.$i.log" # SIGINT once the program handles it, not before
         kill -INT "$p" 2>/dev/null
         wait "$p"; r=$?
         # 1 and the resume hint, or 0 when it had just finished
