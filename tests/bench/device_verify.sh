@@ -12,6 +12,7 @@ out=${OUT:-/tmp/dsv41-device}
 mkdir -p "$out"
 exec > >(tee "$out/device_verify.txt") 2>&1
 bin=${DSV41_VERIFY:?the static dsv41-verify built here}
+. "$(dirname "$0")/verify_lib.sh"
 FILES=${FILES:-16} MB=${MB:-768}
 D=$(mktemp -d /tmp/dsv41-dverify.XXXXXX)
 trap 'rm -rf "$D"' EXIT
@@ -23,22 +24,10 @@ wait "${pids[@]}"
 (cd "$D" && ls f*.bin | xargs -P "$(nproc)" -n 1 sha256sum > sha256-manifest.txt)
 cat "$D"/f*.bin > /dev/null
 total=$((FILES * MB * 1048576))
-best() { # command... : the best wall time of 3 runs, in seconds
-    local b=999 t0 t1 t
-    for _ in 1 2 3; do
-        t0=$(date +%s.%N)
-        "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; echo 999; return; }
-        t1=$(date +%s.%N)
-        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
-        b=$(awk -v a="$b" -v t="$t" 'BEGIN {print (t < a) ? t : a}')
-    done
-    echo "$b"
-}
-rate() { awk -v b=$total -v t="$1" 'BEGIN {printf "%.2f", b / t / 1e9}'; }
+rate() { gb_per_s "$total" "$1"; }
 for jobs in 2 4 8 16; do
     [ "$jobs" -le "$(nproc)" ] || continue
-    ceil=$(openssl speed -multi "$jobs" -evp sha256 -bytes 16384 -seconds 2 2>/dev/null |
-        awk '$1 == "sha256" { v = $NF } END { sub(/k$/, "", v); printf "%.2f", v * 1000 / 1e9 }')
+    ceil=$(sha256_ceiling "$jobs")
     t_ssl=$(best sh -c "cd '$D' && ls f*.bin | xargs -P $jobs -n 1 openssl dgst -sha256")
     t_top=$(best "$bin" --dir "$D" --manifest "$D/sha256-manifest.txt" --jobs "$jobs")
     echo "== $jobs jobs, $FILES files of $MB MiB from the page cache, best of 3"

@@ -6,6 +6,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 TOP=$root/build/dsv41-top
+. "$root/tests/bench/verify_lib.sh"
 # 3 GiB: a checkpoint's shards are GBs each, so the program's start (~20 ms of dynamic
 # linking) must not weigh as it would on a second's work
 FILES=${VERIFY_BENCH_FILES:-4} MB=${VERIFY_BENCH_MB:-768}
@@ -15,28 +16,14 @@ for i in $(seq "$FILES"); do head -c $((MB << 20)) /dev/urandom > "$D/f$i.bin"; 
 (cd "$D" && sha256sum f*.bin > sha256-manifest.txt)
 cat "$D"/f*.bin > /dev/null
 jobs=$(nproc); [ "$jobs" -gt 4 ] && jobs=4
-best() { # command... : the best wall time of 3 runs, in seconds
-    local b=999 t0 t1 t
-    for _ in 1 2 3; do
-        t0=$(date +%s.%N)
-        "$@" > /dev/null 2>&1 || { echo "failed: $*" >&2; echo 999; return; }
-        t1=$(date +%s.%N)
-        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
-        b=$(awk -v a="$b" -v t="$t" 'BEGIN {print (t < a) ? t : a}')
-    done
-    echo "$b"
-}
 total=$((FILES * MB * 1048576))
 echo "== verify: $FILES files of $MB MiB from the page cache, best of 3, $(nproc) cores"
 t_sum=$(best sh -c "cd '$D' && sha256sum -c sha256-manifest.txt")
 t_par=$(best sh -c "cd '$D' && ls f*.bin | xargs -P $jobs -n 1 sha256sum")
 t_ssl=$(best sh -c "cd '$D' && ls f*.bin | xargs -P $jobs -n 1 openssl dgst -sha256")
 t_top=$(best "$TOP" verify --dir "$D" --jobs "$jobs")
-# the ceiling: OpenSSL's own sha256 on one 16 KiB buffer (L1-resident: no
-# memory traffic, no copy from the page cache), one process per job
-ceil=$(openssl speed -multi "$jobs" -evp sha256 -bytes 16384 -seconds 2 2>/dev/null |
-    awk '$1 == "sha256" { v = $NF } END { sub(/k$/, "", v); printf "%.2f", v * 1000 / 1e9 }')
-rate() { awk -v b=$total -v t="$1" 'BEGIN {printf "%.2f", b / t / 1e9}'; }
+ceil=$(sha256_ceiling "$jobs")
+rate() { gb_per_s "$total" "$1"; }
 printf '%-44s %8s GB/s\n' "sha256sum -c (the script era)" "$(rate "$t_sum")"
 printf '%-44s %8s GB/s\n' "xargs -P $jobs sha256sum" "$(rate "$t_par")"
 printf '%-44s %8s GB/s\n' "xargs -P $jobs openssl dgst -sha256" "$(rate "$t_ssl")"
