@@ -24,19 +24,22 @@ units=()
 for u in tests/unit/test_*.c; do [ -e "$u" ] && [ ! -d "$u" ] && units+=("$u"); done
 
 tab=$'\t'
-# Pass 1: module<TAB>script for every script that reaches a module.
-# Its inputs: every source and header in find's own order (where two headers
-# share a name the last one found wins, as it did), with find's %Y type so
-# that a directory is never read (mawk dies on one); the test scripts
-# (the order does not matter: each module's scripts are sorted below).
-awk -v tab="$tab" '
-function dir(p) { sub(/\/[^\/]*$/, "", p); return p }
+# both passes name files by their last part
+AWK_BASE='
 function base(p, suf) { # basename(1): the suffix goes unless it is the name
     sub(/.*\//, "", p)
     if (suf != "" && length(p) > length(suf) && substr(p, length(p) - length(suf) + 1) == suf)
         p = substr(p, 1, length(p) - length(suf))
     return p
 }
+'
+# Pass 1: module<TAB>script for every script that reaches a module.
+# Its inputs: every source and header in find's own order (where two headers
+# share a name the last one found wins, as it did), with find's %Y type so
+# that a directory is never read (mawk dies on one); the test scripts
+# (the order does not matter: each module's scripts are sorted below).
+awk -v tab="$tab" "$AWK_BASE"'
+function dir(p) { sub(/\/[^\/]*$/, "", p); return p }
 # the modules a file reaches, transitively: the sources of its headers,
 # theirs, ... (once per file: REACH caches it)
 function reach(f,    seen, todo, nt, q, g, nh, H, j, h, ni, I, k, out) {
@@ -167,13 +170,7 @@ BEGIN {
     # each module's scripts in sort -u's order, as when sorted one module at a time
     sort -t "$tab" -k1,1 -k2,2 -u |
 # Pass 2: the table, module by module in sort's order.
-awk -v tab="$tab" -v nunit=${#units[@]} '
-function base(p, suf) {
-    sub(/.*\//, "", p)
-    if (suf != "" && length(p) > length(suf) && substr(p, length(p) - length(suf) + 1) == suf)
-        p = substr(p, 1, length(p) - length(suf))
-    return p
-}
+awk -v tab="$tab" -v nunit=${#units[@]} "$AWK_BASE"'
 function unit(b, u) {
     if ((b, u) in HASU) return
     HASU[b, u] = 1
