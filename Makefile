@@ -268,7 +268,10 @@ endef
 deps:
 	$(call apt_install,deps,$(DEB_PKGS))
 
-test-deps:
+# apt takes one lock: under this Makefile's -j, `make deps test-deps` would
+# run two apt-gets at once and the second fail; the order-only prerequisites
+# keep them one after another without making either install the other's list
+test-deps: | $(filter deps,$(MAKECMDGOALS))
 	$(call apt_install,test-deps,$(TEST_DEB_PKGS))
 	@# npm for the SDK check: the command, not the package (a NodeSource nodejs brings
 	@# its own npm and conflicts with Debian's)
@@ -283,7 +286,7 @@ AARCH64_DEBS := gcc-aarch64-linux-gnu qemu-user-static libc6:arm64 libncurses-de
                 libssh2-1-dev:arm64 libibverbs-dev:arm64 libcurl4-openssl-dev:arm64 \
                 libcjson-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64 libcmocka-dev:arm64 \
                 libmicrohttpd-dev:arm64
-deps-aarch64:
+deps-aarch64: | $(filter deps test-deps,$(MAKECMDGOALS))
 	$(call apt_install,deps-aarch64,$(AARCH64_DEBS),dpkg --print-foreign-architectures | grep -qx arm64 || $$sudo dpkg --add-architecture arm64;)
 
 # The program, its static helpers and the unit tests cross-built for aarch64

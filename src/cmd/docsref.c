@@ -26,6 +26,9 @@ const struct docsref_env DOCSREF_ENV[] = {
      "PREFIX/share/dsv41-top/pi or the checkout's pi/"},
     {"DSV41_GUARD_UNIT", REF_GUARD | REF_TOP,
      "set by dsv41-guard.service: the guard says its unit in --status and its hints"},
+    {"DSV41_VERIFY_IO", REF_TOP | REF_VERIFY | REF_XFER,
+     "read or map: how verify's bytes reach the hash, instead of the way it measures as cheaper "
+     "on this machine (read() or mmap; verify prints which)"},
     {"SSH_CONNECTION", REF_XFER, "--listen ssh: the address this ssh session came in on"},
     {NULL, 0, NULL}};
 

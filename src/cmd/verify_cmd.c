@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "hashfile.h"
 #include "interrupt.h"
 #include "mono.h"
 #include "progress.h"
@@ -221,6 +222,11 @@ static int run_node(const struct config *c, struct cluster_node *cn, const char 
         printf("verify%s%s: %d of %d file(s) OK, %s hashed in %s (%s/s)%s\n", cn ? " " : "",
                cn ? cn->name : "", m->n - bad, m->n, total, took, rate,
                atomic_load(interrupt_token()) ? "; interrupted" : "");
+        if (!cn) { /* a node's run is its own process's: this one's says nothing of it */
+            char how[128];
+            hashfile_describe(how, sizeof how);
+            printf("verify: the bytes reached the hash by %s\n", how);
+        }
     }
     return bad;
 }

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hashfile.h"
 #include "mono.h"
-
-/* One read: large enough that the syscalls cost nothing beside hashing
- * (~2 GB/s per core), small enough to stay in the core's L2 while it is
- * hashed (4 MiB was ~15 % slower with 2 jobs: make bench). */
-#define VERIFY_CHUNK (256u << 10)
 
 const char *verify_result_name(enum verify_result r)
 {
@@ -263,43 +258,7 @@ int verify_manifest_select(struct verify_manifest *m, char **paths, int n, struc
 int verify_sha256_fd(int fd, unsigned char out[32], _Atomic int64_t *done,
                      const atomic_int *cancel)
 {
-    unsigned char *chunk = malloc(VERIFY_CHUNK);
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int rc = 0;
-    if (!chunk || !ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-        rc = ENOMEM;
-        goto out;
-    }
-    /* the kernel reads ahead further for a file read once, in order */
-    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    for (;;) {
-        if (cancel && atomic_load(cancel)) {
-            rc = ECANCELED;
-            goto out;
-        }
-        ssize_t n = read(fd, chunk, VERIFY_CHUNK);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = errno;
-            goto out;
-        }
-        if (n == 0)
-            break;
-        if (EVP_DigestUpdate(ctx, chunk, (size_t)n) != 1) {
-            rc = EIO;
-            goto out;
-        }
-        if (done)
-            atomic_fetch_add(done, n);
-    }
-    unsigned int len = 32;
-    if (EVP_DigestFinal_ex(ctx, out, &len) != 1 || len != 32)
-        rc = EIO;
-out:
-    EVP_MD_CTX_free(ctx);
-    free(chunk);
-    return rc;
+    return hashfile_sha256(fd, out, done, cancel);
 }
 
 struct run {

@@ -34,3 +34,6 @@ printf '%-44s %8s GB/s   ratio to sha256sum -c %s, to xargs -P %s\n' "dsv41-top 
 printf '%-44s %8s   goal >= 0.90 of the ceiling; beside openssl dgst %s\n' "  verify / openssl speed" \
     "$(awk -v r="$(rate "$t_top")" -v c="$ceil" 'BEGIN {printf "%.2f", (c > 0) ? r / c : 0}')" \
     "$(awk -v a="$t_ssl" -v b="$t_top" 'BEGIN {printf "%.2f", a / b}')"
+# the way verify chose on this machine (read() or mmap, hashfile.c), with what
+# each cost while it measured them: one more run, its own line
+printf '  %s\n' "$("$TOP" verify --dir "$D" --jobs "$jobs" | sed -n 's/^verify: the bytes reached/reached/p')"
