@@ -8,6 +8,10 @@
 # the hosts up.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# a set of test hosts of its own (slot 9: tests/run.sh uses 1-4), so that
+# hosts someone left up - a bench, a make demo by hand - neither stop this
+# test nor are torn down by it
+export DSV41_IT_SLOT=9
 . "$root/tests/it/lib.sh"
 T=dsv41-demo-$$
 W=140 H=45
@@ -15,12 +19,16 @@ SCREEN=""
 . "$root/tests/tui/tmux.sh"
 trap 'tm kill-server 2>/dev/null; "$root/tests/it/hosts.sh" down >/dev/null 2>&1' EXIT
 
-if ip netns list | grep -q '^dsv41-'; then
+if ip netns list | grep -q "^$NS_PREFIX"; then
     echo "FAIL - the test hosts are up: test_demo brings them up itself (tests/it/hosts.sh down)"
     exit 1
 fi
 cd "$root" || exit 2
-new_session "env -u MAKEFLAGS -u MAKELEVEL make demo; echo \"demo exited rc=\$?\"; sleep 600"
+# the simulators, guards and consoles running before the demo (someone else's) are not its leftovers
+# (pgrep warns that the alternation is longer than a process name: it still matches)
+ours() { pgrep -a -x -r R,S,D,T,t,I 'dsv41-sim|dsv41-guard|dsv41-top|vllm' 2>/dev/null; }
+before=$(ours)
+new_session "env -u MAKEFLAGS -u MAKELEVEL DSV41_IT_SLOT=$IT_SLOT make demo; echo \"demo exited rc=\$?\"; sleep 600"
 check "demo: the console's header, both nodes" wait_for "dsv41-top | 2 nodes" 1800
 check "demo: the worker reached over ssh" wait_for "worker up" 600
 check "demo: the title says what it is" wait_for "demo: simulated head + worker"
@@ -37,10 +45,10 @@ check "demo: q quits, and make demo says what it stopped" \
 check "demo: make demo exits 0" wait_for "demo exited rc=0" 100
 
 # nothing of it left running
-left=$(ip netns list | grep '^dsv41-')
+left=$(ip netns list | grep "^$NS_PREFIX")
 check "after: no namespace left ($left)" test -z "$left"
 # (an exited guard not reaped yet by the machine's init is gone: states R, S, D, T, I only)
-left=$(pgrep -a -x -r R,S,D,T,t,I 'dsv41-sim|dsv41-guard|dsv41-top|vllm')
+left=$(ours | grep -vxF -- "${before:-^}")
 check "after: no simulator, guard or console left ($left)" test -z "$left"
 left=$(pgrep -af "sshd.*$IT_DIR")
 check "after: no test sshd left ($left)" test -z "$left"
