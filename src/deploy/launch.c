@@ -467,6 +467,47 @@ static int dry_run_verdict(const struct strv *problems)
     return 1;
 }
 
+/* What every rank is started from. */
+struct start_all {
+    const struct config *c;
+    const struct deploy_plan *p;
+    struct lnode *ln;
+    int n;
+};
+
+/* Job j starts rank n-1-j, so that the lines read the last worker first and
+ * the head last, as the nodes are listed in a stop. Not cancelled: a `run`
+ * killed half-way leaves the runtime's storage holding the name (seen here);
+ * the interrupt is looked at once every rank's run returned. */
+static int start_one(int j, FILE *out, void *ctx)
+{
+    const struct start_all *a = ctx;
+    int i = a->n - 1 - j;
+    struct lnode *l = &a->ln[i];
+    struct shcmd cmd = SHCMD_INIT;
+    shcmd_exec(&cmd, config_str(a->c, CFG_RUNTIME), (char *)NULL);
+    shcmd_args(&cmd, &a->p->ranks[i].run);
+    struct ssh_result res;
+    struct buf err = BUF_INIT;
+    bool ran = node_run(&l->cn->node, &cmd, 120000, &res, &err) == 0;
+    bool ok = ran && res.exit_status == 0;
+    if (ran && !ok) {
+        struct buf why = BUF_INIT;
+        text_one_line(&why, buf_str(&res.err), res.err.len, 400);
+        fprintf(out, "%s: starting dsv41-r%d failed: %s\n", l->cn->name, i, buf_str(&why));
+        buf_free(&why);
+    } else if (!ran) {
+        fprintf(out, "%s: starting dsv41-r%d failed: %s\n", l->cn->name, i, buf_str(&err));
+    } else {
+        fprintf(out, "started dsv41-r%d on %s\n", i, l->cn->name);
+    }
+    if (ran)
+        ssh_result_free(&res);
+    shcmd_free(&cmd);
+    buf_free(&err);
+    return ok ? 0 : -1;
+}
+
 static int launch_cluster(const struct config *c, const struct launch_opts *o, struct cluster *cl,
                           struct lnode *ln, struct status_report *r)
 {
@@ -557,46 +598,23 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
                "at zero MemAvailable); --no-guard overrides\n");
         goto out;
     }
+    /* every rank at once: the stale ones are gone and MPORT is free, so no
+     * new rank can meet an old one, and the order does not matter to vLLM
+     * (rank 0 serves the TCPStore at MASTER_ADDR:MPORT and the others retry
+     * their connect until it answers: init_distributed_environment,
+     * vllm/distributed/parallel_state.py; sparkrun starts the head first).
+     * One after another cost a `run` round trip (~220 ms here) per rank. */
     double t0 = mono_s();
-    for (int i = n - 1; i >= 0; i--) {
-        if (interrupt_pending()) {
+    struct start_all sa = {c, &plan, ln, n};
+    int failed = fanout_run(n, start_one, &sa, stdout);
+    if (failed || interrupt_pending()) {
+        if (interrupt_pending())
             printf("interrupted by %s while the ranks started: stopping those this launch "
                    "started\n",
                    interrupt_name(interrupt_pending()));
-            if (launch_kill_all(c, ln, n) == 0)
-                printf("stopped: no rank of this launch runs\n");
-            goto out;
-        }
-        struct shcmd cmd = SHCMD_INIT;
-        shcmd_exec(&cmd, config_str(c, CFG_RUNTIME), (char *)NULL);
-        shcmd_args(&cmd, &plan.ranks[i].run);
-        struct ssh_result res;
-        buf_reset(&err);
-        /* not cancelled: a `run` killed half-way leaves podman's storage
-         * holding the name (seen here); the interrupt is looked at after */
-        bool ok = node_run(&ln[i].cn->node, &cmd, 120000, &res, &err) == 0;
-        if (ok && res.exit_status != 0) {
-            struct buf why = BUF_INIT;
-            text_one_line(&why, buf_str(&res.err), res.err.len, 400);
-            printf("%s: starting dsv41-r%d failed: %s\n", ln[i].cn->name, i, buf_str(&why));
-            buf_free(&why);
-            ok = false;
-        } else if (!ok) {
-            printf("%s: starting dsv41-r%d failed: %s\n", ln[i].cn->name, i, buf_str(&err));
-        }
-        if (ok || res.out.data || res.err.data)
-            ssh_result_free(&res);
-        shcmd_free(&cmd);
-        if (!ok) {
-            if (interrupt_pending())
-                printf("interrupted by %s while the ranks started: stopping those this launch "
-                       "started\n",
-                       interrupt_name(interrupt_pending()));
-            if (launch_kill_all(c, ln, n) == 0 && interrupt_pending())
-                printf("stopped: no rank of this launch runs\n");
-            goto out;
-        }
-        printf("started dsv41-r%d on %s\n", i, ln[i].cn->name);
+        if (launch_kill_all(c, ln, n) == 0 && interrupt_pending())
+            printf("stopped: no rank of this launch runs\n");
+        goto out;
     }
     guards_resolve(c, cl, stdout); /* the guards protect the new ranks from now */
     fflush(stdout);

@@ -121,7 +121,8 @@ for h in head:dsv41-r0 worker:dsv41-r1; do
     env=$(on_host "${h%%:*}" podman inspect -f '{{json .Config.Env}}' "${h#*:}")
     check "quoting: ${h#*:}'s environment has the values with blanks and a quote" eval 'printf "%s" "$env" | jq -e "index(\"DSV41_QUOTED=two  words\") != null and index(\"DSV41_Q2=it'"'"'s\") != null" >/dev/null'
 done
-check "launch: the worker's rank first" eval '[ "$(printf "%s\n" "$out" | grep -n "^started dsv41-r1 on worker" | cut -d: -f1)" -lt "$(printf "%s\n" "$out" | grep -n "^started dsv41-r0 on head" | cut -d: -f1)" ]'
+# started at once (launch.c: start_one), said the last worker first, the head last
+check "launch: both ranks started, said worker first" eval '[ "$(printf "%s\n" "$out" | grep -n "^started dsv41-r1 on worker" | cut -d: -f1)" -lt "$(printf "%s\n" "$out" | grep -n "^started dsv41-r0 on head" | cut -d: -f1)" ]'
 check "launch: phases shown with elapsed time" contains "$out" "r0 head    loading weights"
 check "launch: weights phase on the worker" contains "$out" "r1 worker  weights loaded"
 check "launch: ready" contains "$out" "ready after"
@@ -261,6 +262,20 @@ out=$(top_head "$FAST" launch 2>&1); rc=$?
 kill_in_ns head nc; wait $ncp 2>/dev/null
 check "port in use: refused" [ $rc -eq 1 ]
 check "port in use: named" contains "$out" "head: port 8000 is in use by another program"
+# one rank's start fails while the others start beside it (launch.c: start_one):
+# the head's `podman run` refused by a wrapper first on its PATH (every other
+# podman call goes through), and the worker's rank, started at the same
+# time, is stopped again
+W=$(mktemp -d /tmp/dsv41-it-podman.XXXXXX)
+printf '#!/bin/sh\n[ "$1" = run ] && { echo "Error: refused by the test" >&2; exit 125; }\nexec %s "$@"\n' \
+    "$(command -v podman)" > "$W/podman"
+chmod +x "$W/podman"
+out=$(top_head "$FAST" "PATH=$W:$PATH" launch 2>&1); rc=$?
+rm -rf "$W"
+check "a rank's start fails: refused" [ $rc -eq 1 ]
+check "a rank's start fails: named" contains "$out" "head: starting dsv41-r0 failed: Error: refused by the test"
+check "a rank's start fails: the worker's, started beside it, stopped (its log kept)" \
+    eval '[ -z "$(on_host worker podman ps -q --filter name=dsv41-r1)" ]'
 out=$(top_head "$FAST" PLAN_NAME=missing.json launch 2>&1); rc=$?
 check "plan missing: refused and named" eval '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "worker: missing $M/exl3/plan/missing.json"'
 echo '{"qdir": ' > "$M/exl3/plan/$PLAN"
