@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "engine_at.h"
 #include "jscan.h"
 #include "inspect.h"
 
@@ -117,8 +118,8 @@ int engine_image_parse(const char *json, size_t len, bool strip_prefix, struct e
     return 0;
 }
 
-int engine_image_inspect(const char *sock, const char *ref, bool strip_prefix, long timeout_ms,
-                         struct engine_image *img, struct buf *err)
+int engine_image_inspect_at(const struct engine_at *at, const char *ref, bool strip_prefix,
+                            long timeout_ms, struct engine_image *img, struct buf *err)
 {
     memset(img, 0, sizeof *img);
     if (engine_image_ref_ok(ref, err) < 0)
@@ -127,19 +128,26 @@ int engine_image_inspect(const char *sock, const char *ref, bool strip_prefix, l
     snprintf(path, sizeof path, "/images/%s/json", ref);
     struct buf body = BUF_INIT;
     int status = 0;
-    int rc = engine_call(sock, "GET", path, timeout_ms, &body, &status, err);
+    int rc = engine_call_at(at, "GET", path, timeout_ms, &body, &status, err);
     if (rc == 0 && status != 200) {
         char what[ENGINE_IMAGE_REF_MAX + 32];
         snprintf(what, sizeof what, "image inspect %s", ref);
-        engine_error(err, sock, what, status, &body);
+        engine_error(err, at->sock, what, status, &body);
         rc = status == 404 ? ENGINE_NOSUCH : -1;
     } else if (rc == 0) {
         const char *why = NULL;
         if (engine_image_parse(body.data, body.len, strip_prefix, img, &why) < 0) {
-            buf_printf(err, "%s: image inspect %s: %s", sock, ref, why);
+            buf_printf(err, "%s: image inspect %s: %s", at->sock, ref, why);
             rc = -1;
         }
     }
     buf_free(&body);
     return rc;
+}
+
+int engine_image_inspect(const char *sock, const char *ref, bool strip_prefix, long timeout_ms,
+                         struct engine_image *img, struct buf *err)
+{
+    const struct engine_at local = {sock, NULL, NULL};
+    return engine_image_inspect_at(&local, ref, strip_prefix, timeout_ms, img, err);
 }

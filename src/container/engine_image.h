@@ -1,9 +1,11 @@
 /* engine_image: an image's inspect document through the engine's API
- * socket (GET /images/NAME/json), for alike on the local node: its id and
+ * socket (GET /images/NAME/json), for alike on the local node and
+ * preflight on every node (a remote one's through engine_at): its id and
  * the CUDA_VERSION its Config.Env sets, with no `RUNTIME image inspect`
- * started. An image reference goes into a URL path: only the characters a
- * reference has ([A-Za-z0-9._/:@-], no "..", no "//", not starting with
- * '/', '-' or '.') are taken, anything else is refused, never escaped. */
+ * started (podman's CLI takes ~0.2 s to start). An image reference goes
+ * into a URL path: only the characters a reference has ([A-Za-z0-9._/:@-],
+ * no "..", no "//", not starting with '/', '-' or '.') are taken, anything
+ * else is refused, never escaped. */
 #ifndef DSV41_ENGINE_IMAGE_H
 #define DSV41_ENGINE_IMAGE_H
 
@@ -11,6 +13,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "engine_at.h"
 
 #define ENGINE_IMAGE_REF_MAX 255
 
@@ -29,5 +32,10 @@ int engine_image_parse(const char *json, size_t len, bool strip_prefix, struct e
 /* GET /images/REF/json: 0, ENGINE_NOSUCH (404: not on this node), or -1. */
 int engine_image_inspect(const char *sock, const char *ref, bool strip_prefix, long timeout_ms,
                          struct engine_image *img, struct buf *err);
+/* engine_image_inspect through at (a remote node's socket over its ssh
+ * session): the same codes, or ENGINE_NO_ANSWER / the transport's when the
+ * engine could not be asked (the CLI then). */
+int engine_image_inspect_at(const struct engine_at *at, const char *ref, bool strip_prefix,
+                            long timeout_ms, struct engine_image *img, struct buf *err);
 
 #endif

@@ -52,13 +52,13 @@ static void on_log_line(void *ctx, const char *line, size_t len)
     }
 }
 
-/* Up to 200 ms, less when a phase changes meanwhile. */
-static void wait_poll(unsigned *seen)
+/* Up to ms, less when a phase changes meanwhile. */
+static void wait_poll(unsigned *seen, int ms)
 {
     pthread_mutex_lock(&wake_mu);
     if (wake_n == *seen) {
         struct timespec dl;
-        mono_deadline(&dl, CLOCK_REALTIME, 200);
+        mono_deadline(&dl, CLOCK_REALTIME, ms);
         pthread_cond_timedwait(&wake_cv, &wake_mu, &dl);
     }
     *seen = wake_n;
@@ -115,10 +115,14 @@ static void postmortem(const struct config *c, struct lnode *l, struct phase_sta
 /* A worker's log comes over its ssh session and may trail the API's
  * readiness by a moment (a busy machine): up to 3 s for every node's memory
  * figures (weights, CUDA graphs) before the logs close and what came is
- * recorded for the next budget. */
+ * recorded for the next budget. Their lines change a phase, which wakes the
+ * look at once. */
 static void await_figures(struct lnode *ln, int n)
 {
-    for (int t = 0; t < 30; t++) {
+    pthread_mutex_lock(&wake_mu);
+    unsigned seen = wake_n;
+    pthread_mutex_unlock(&wake_mu);
+    for (double end = mono_s() + 3.0; mono_s() < end;) {
         bool all = true;
         for (int i = 0; i < n; i++) {
             pthread_mutex_lock(&ln[i].mu);
@@ -127,7 +131,7 @@ static void await_figures(struct lnode *ln, int n)
         }
         if (all)
             return;
-        usleep(100000);
+        wait_poll(&seen, 100);
     }
 }
 
@@ -183,6 +187,7 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     pthread_mutex_unlock(&wake_mu);
     int rc = 1;
     double next_state = 0;
+    bool near = false; /* rank 0 past its CUDA graphs: the API is seconds away */
     const char *failure = NULL;
     char failbuf[512] = "";
     while (!interrupt_pending()) {
@@ -194,6 +199,8 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
                 printf("%s\n", ln[i].transitions.v[k]);
             fflush(stdout);
             strv_free(&ln[i].transitions);
+            if (ln[i].cn->rank == 0 && ln[i].ph.phase >= PHASE_ENGINE)
+                near = true;
             if (ln[i].ph.failed && !fatal_msg[0])
                 snprintf(fatal_msg, sizeof fatal_msg, "r%d on %s logged a fatal line during %s: %s",
                          ln[i].cn->rank, ln[i].cn->name, phase_name(ln[i].ph.phase),
@@ -252,7 +259,16 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
             failure = failbuf;
             break;
         }
-        wait_poll(&seen);
+        /* 200 ms while the ranks load (minutes on a Spark); 25 ms once rank
+         * 0 is past its graphs, so that ready is said within a look of the
+         * API's first answer - a podman log stream hands lines over in
+         * batches (~250 ms here), so its READY line comes later than that.
+         * Before uvicorn listens, a look is a refused connect on loopback:
+         * vLLM binds its socket before the engine is built but listens only
+         * when it serves (create_server_socket: bind, no listen; in
+         * vllm/entrypoints/openai/api_server.py of 0.11, moved to
+         * vllm/utils/network_utils.py later). */
+        wait_poll(&seen, near ? 25 : 200);
     }
     if (interrupt_pending() && rc) {
         snprintf(failbuf, sizeof failbuf, "interrupted by %s", interrupt_name(interrupt_pending()));

@@ -123,6 +123,11 @@ for h in head:dsv41-r0 worker:dsv41-r1; do
 done
 # started at once (launch.c: start_one), said the last worker first, the head last
 check "launch: both ranks started, said worker first" eval '[ "$(printf "%s\n" "$out" | grep -n "^started dsv41-r1 on worker" | cut -d: -f1)" -lt "$(printf "%s\n" "$out" | grep -n "^started dsv41-r0 on head" | cut -d: -f1)" ]'
+# the image ids as each node's engine API gives them (preflight.c), as its CLI prints them
+for h in head worker; do
+    id=$(on_host "$h" podman image inspect -f '{{.Id}}' "$SIM_IMAGE" | cut -c1-24)
+    check "launch: $h's image id said" contains "$out" "$(printf '  %-8s image id %s' "$h" "$id")"
+done
 check "launch: phases shown with elapsed time" contains "$out" "r0 head    loading weights"
 check "launch: weights phase on the worker" contains "$out" "r1 worker  weights loaded"
 check "launch: ready" contains "$out" "ready after"
@@ -256,6 +261,10 @@ check "image missing, pull fails: refused" [ $rc -eq 1 ]
 check "image missing: pulling said" contains "$out" "image localhost/dsv41-no-such-image:1 missing: pulling"
 check "image missing: the pull's own lines shown" contains "$out" "head: pull: "
 check "image missing: pull failure named" contains "$out" "cannot pull localhost/dsv41-no-such-image:1"
+# without an engine socket the CLI asks, in preflight's round trip
+out=$(top_head "$FAST" RUNTIME_SOCKET=none WORKER_RUNTIME_SOCKET=none IMG=localhost/dsv41-no-such-image:1 launch 2>&1); rc=$?
+check "image missing, no engine socket: the CLI finds it missing" eval '[ $rc -eq 1 ] && contains "$out" "image localhost/dsv41-no-such-image:1 missing: pulling"'
+
 on_host head nc -lk 0.0.0.0 8000 </dev/null >/dev/null 2>&1 &
 ncp=$!; sleep 0.3
 out=$(top_head "$FAST" launch 2>&1); rc=$?

@@ -90,9 +90,59 @@ static void refuses_what_is_wrong(void **st)
     buf_free(&err);
 }
 
+/* A transport that answers what it is given and keeps the request. */
+struct canned {
+    const char *ans;
+    int calls;
+    char req[512];
+};
+
+static int canned_exchange(void *ctx, const char *sock, const char *req, size_t len, size_t max,
+                           long timeout_ms, int cancel_fd, struct buf *out, struct buf *err)
+{
+    struct canned *c = ctx;
+    (void)sock, (void)max, (void)timeout_ms, (void)cancel_fd, (void)err;
+    c->calls++;
+    snprintf(c->req, sizeof c->req, "%.*s", (int)len, req);
+    buf_puts(out, c->ans);
+    return 0;
+}
+
+/* preflight asks a worker's engine through its session: 200 is the id,
+ * 404 says the image is not there, no answer leaves the CLI, and a
+ * reference that cannot go into a URL is refused before any exchange. */
+static void inspect_through_a_transport(void **st)
+{
+    (void)st;
+    char ok[1024];
+    snprintf(ok, sizeof ok, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s", strlen(DOC),
+             DOC);
+    struct canned cn = {ok, 0, ""};
+    struct engine_at at = {"/run/podman/podman.sock", canned_exchange, &cn};
+    struct engine_image img;
+    struct buf err = BUF_INIT;
+    assert_int_equal(engine_image_inspect_at(&at, "localhost/dsv41-sim:test", true, 1000, &img,
+                                             &err),
+                     0);
+    assert_string_equal(img.id, ID);
+    assert_non_null(strstr(cn.req, "GET /images/localhost/dsv41-sim:test/json HTTP/1.1\r\n"));
+    cn.ans = "HTTP/1.1 404 Not Found\r\nContent-Length: 27\r\n\r\n{\"message\":\"no such image\"}";
+    assert_int_equal(engine_image_inspect_at(&at, "x:1", true, 1000, &img, &err), ENGINE_NOSUCH);
+    cn.ans = "";
+    assert_int_equal(engine_image_inspect_at(&at, "x:1", true, 1000, &img, &err),
+                     ENGINE_NO_ANSWER);
+    int calls = cn.calls;
+    buf_reset(&err);
+    assert_int_equal(engine_image_inspect_at(&at, "x/../y", true, 1000, &img, &err), -1);
+    assert_int_equal(cn.calls, calls);
+    assert_non_null(strstr(buf_str(&err), "image"));
+    buf_free(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(parses_id_and_cuda),
-                                       cmocka_unit_test(refuses_what_is_wrong)};
+                                       cmocka_unit_test(refuses_what_is_wrong),
+                                       cmocka_unit_test(inspect_through_a_transport)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
