@@ -284,8 +284,10 @@ static LIBSSH2_RECV_FUNC(counting_recv)
 {
     struct ssh_conn *c = *abstract;
     ssize_t n = recv(socket, buffer, length, flags);
-    if (n > 0)
+    if (n > 0) {
         c->last_rx = mono_ms();
+        c->rx_bytes += (unsigned long long)n;
+    }
     return n < 0 ? -errno : n;
 }
 
@@ -497,6 +499,11 @@ int ssh_ping_step(struct ssh_conn *c)
 long long ssh_last_rx(const struct ssh_conn *c)
 {
     return c->last_rx;
+}
+
+unsigned long long ssh_rx_bytes(const struct ssh_conn *c)
+{
+    return c->rx_bytes;
 }
 
 /* 1 when something was read, 0 when nothing, <0 on a channel error. With

@@ -95,6 +95,10 @@ int ssh_fd(const struct ssh_conn *c);
 short ssh_poll_events(struct ssh_conn *c);
 /* Monotonic ms of the last byte received on the session (any packet). */
 long long ssh_last_rx(const struct ssh_conn *c);
+/* Bytes read from the node so far: a call that moved it may have left
+ * packets in libssh2 for a channel other than its own, which the socket no
+ * longer shows to poll. */
+unsigned long long ssh_rx_bytes(const struct ssh_conn *c);
 /* One step of a ping: a session channel opened and closed again, which the
  * node's sshd must answer and which runs nothing there. 1 answered, 0
  * waiting (it then holds the session's one channel-opening slot), -1 the

@@ -24,6 +24,7 @@ struct grave {
 
 struct ssh_conn {
     long long last_rx;
+    unsigned long long rx_bytes; /* every byte read from the node, for ssh_rx_bytes */
     struct grave grave[GRAVE_MAX];
     int ngrave;
     int fd;

@@ -260,8 +260,10 @@ static void deliver(struct sshio *io)
  * freed. 0 meanwhile or once freed, -1 when the session broke (why). */
 static int see_open_through(struct sshio *io, struct work *w, struct buf *why)
 {
-    if (io->opener && io->opener != w)
+    if (io->opener && io->opener != w) {
+        io->slot_wanted = true;
         return 0;
+    }
     struct buf zo = BUF_INIT, zwhy = BUF_INIT;
     int r = ssh_unix_step(io->conn, w->ux, true, &zo, 0, &zwhy);
     buf_free(&zo);
@@ -337,6 +339,8 @@ static int step_all(struct sshio *io, struct buf *why)
         bool may_open = !io->opener || io->opener == w;
         struct buf wwhy = BUF_INIT;
         int r = step_one(io, w, may_open, &wwhy);
+        if (!may_open && work_opening(w))
+            io->slot_wanted = true;
         if (may_open && work_opening(w) && r == 0)
             io->opener = w;
         else if (io->opener == w)
@@ -514,6 +518,8 @@ static void *io_main(void *arg)
         struct pollfd p[2] = {{io->wake[0], POLLIN, 0}, {-1, 0, 0}};
         int timeout = 1000;
         io->again = false;
+        io->slot_wanted = false;
+        unsigned long long rx0 = io->conn ? ssh_rx_bytes(io->conn) : 0;
         if (io->conn) {
             struct buf why = BUF_INIT;
             int stepped = step_all(io, &why);
@@ -552,6 +558,20 @@ static void *io_main(void *arg)
                 timeout = left < 0 ? 0 : (int)left;
         }
         if (io->again) /* a stream stopped at its buffer's end: more is waiting */
+            timeout = 0;
+        /* Anything read in this pass may be a packet for a work stepped
+         * before it was read (libssh2 reads what the socket has into the
+         * channel it belongs to, whichever call reads): it waits in libssh2,
+         * where poll does not see it, and would wait for the next packet or
+         * the timeout - seen as 1 s stalls of an sftp put under load. A pass
+         * that read nothing leaves nothing behind. */
+        if (io->conn && ssh_rx_bytes(io->conn) != rx0)
+            timeout = 0;
+        /* A work that waited for the one channel-opening slot while another
+         * held it has its turn once the slot is free: now, not after the
+         * next packet or the timeout (a put behind a command's open waited
+         * out 1 s polls, under strace and on a loaded machine alike). */
+        if (io->conn && io->slot_wanted && !io->opener)
             timeout = 0;
         /* an exchange's deadline is kept to the pass: its channel closed,
          * the opening slot let go */

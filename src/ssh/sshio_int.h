@@ -89,6 +89,7 @@ struct sshio {
     char last_error[1024]; /* guarded by mu */
     struct work *opener;   /* the work in its opening step; the thread's */
     bool again;            /* a held stream has more waiting; the thread's */
+    bool slot_wanted;      /* a work waited for the opening slot this pass; the thread's */
     int backoff_ms;        /* guarded by mu */
     /* liveness, the thread's: since when the session has had work, and a
      * ping in flight (see check_alive) */
