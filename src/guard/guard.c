@@ -26,9 +26,6 @@
 #include "mono.h"
 
 #define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
-#ifndef SYS_process_mrelease
-#define SYS_process_mrelease 448 /* Linux 5.15, one number on every architecture */
-#endif
 #define POLL_MIN_MS 2
 
 void guard_log(struct guard *g, const char *fmt, ...)
@@ -535,18 +532,6 @@ static void fire(struct guard *g, long avail, bool by_psi)
     int cgs = 0;
     for (int i = 0; i < g->npids; i++)
         cgs += guard_cgroup_kill(g->cgkill_fds[i]);
-    /* then each rank's memory handed back by this thread, at its priority:
-     * a killed rank frees its address space in its own exit, which a busy
-     * core's scheduler may put off, and on a GB10 that memory is what the
-     * node is short of (process_mrelease, Linux 5.15: the oom reaper's
-     * work, as Android's lmkd asks it; ENOSYS or EINVAL leave it to the
-     * exit) */
-    double t1 = mono_s();
-    int reaped = 0;
-    for (int i = 0; i < g->npids; i++)
-        if (g->pidfds[i] >= 0 && syscall(SYS_process_mrelease, g->pidfds[i], 0) == 0)
-            reaped++;
-    double dr = mono_s() - t1;
     g->kills += (unsigned long)killed;
     if (by_psi)
         g->psi_armed = false;
@@ -555,16 +540,14 @@ static void fire(struct guard *g, long avail, bool by_psi)
     if (by_psi)
         guard_log(g,
                   "FIRED: memory pressure (PSI full avg10) %.1f%% >= %d%% (MemAvailable %ld MiB): "
-                  "SIGKILL to %d of %d rank(s) in %.3f ms, cgroup.kill of %d, memory of %d "
-                  "reaped in %.3f ms",
+                  "SIGKILL to %d of %d rank(s) in %.3f ms, cgroup.kill of %d",
                   g->sig.psi.full_avg10, g->o.psi_kill, avail / 1024, killed, g->npids, dt * 1e3,
-                  cgs, reaped, dr * 1e3);
+                  cgs);
     else
         guard_log(g,
                   "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in "
-                  "%.3f ms, cgroup.kill of %d, memory of %d reaped in %.3f ms",
-                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, cgs, reaped,
-                  dr * 1e3);
+                  "%.3f ms, cgroup.kill of %d",
+                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, cgs);
     /* then the runtime removes what is left: in the resolver's thread (its
      * outcome is logged when it is back), else here */
     if (g->o.runtime[0] && g->o.nranks > 0 && !guard_resolver_kill(g)) {

@@ -69,10 +69,6 @@ check "an unrelated process lives" kill -0 $sleeper
 check "the allocating process itself was not the guard's" contains "$(cat "$IT_DIR/eat.log")" "eatmem: holding"
 check "the worker's log says it fired" contains "$(cat "$WLOG")" "FIRED: MemAvailable"
 check "the log names the floor" eval 'grep -qE "< floor [0-9]+ MiB: SIGKILL to [0-9] of [0-9] rank" "$WLOG"'
-# process_mrelease (Linux 5.15): the killed rank's memory handed back by the guard itself
-if [ "$(printf '%s\n' "$(uname -r | cut -d. -f1,2)" 5.15 | sort -V | head -1)" = 5.15 ]; then
-    check "the guard reaped the killed rank's memory itself (process_mrelease)" eval 'grep "FIRED: MemAvailable" "$WLOG" | grep -qE "memory of [1-9][0-9]* reaped in"'
-fi
 check "the head's guard fired too (one machine's memory)" contains "$(cat "$HLOG")" "FIRED"
 check "the runtime cleaned up after the kill" contains "$(cat "$WLOG")" "runtime kill of the ranks"
 rearmed() { for _ in $(seq 30); do grep -q "re-armed" "$WLOG" && return 0; sleep 0.2; done; return 1; }
