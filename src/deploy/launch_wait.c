@@ -187,7 +187,8 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
     pthread_mutex_unlock(&wake_mu);
     int rc = 1;
     double next_state = 0;
-    bool near = false; /* rank 0 past its CUDA graphs: the API is seconds away */
+    bool near = false;     /* rank 0 past its CUDA graphs: the API is seconds away */
+    bool answered = false; /* the API gave an HTTP answer (not 200: a 401, a 503) */
     const char *failure = NULL;
     char failbuf[512] = "";
     while (!interrupt_pending()) {
@@ -210,6 +211,7 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
         if (!fatal_msg[0]) {
             struct buf body = BUF_INIT, err = BUF_INIT;
             long code = api_get(buf_str(&base), "/v1/models", buf_str(&key), 1000, &body, &err);
+            answered |= code > 0;
             buf_free(&body);
             buf_free(&err);
             if (code == 200) {
@@ -263,12 +265,14 @@ int launch_wait_ready(const struct config *c, struct lnode *ln, int n, int timeo
          * 0 is past its graphs, so that ready is said within a look of the
          * API's first answer - a podman log stream hands lines over in
          * batches (~250 ms here), so its READY line comes later than that.
+         * Only while no HTTP answer came: one that is not 200 (a wrong
+         * key's 401) would put 40 lines a second into vLLM's access log.
          * Before uvicorn listens, a look is a refused connect on loopback:
          * vLLM binds its socket before the engine is built but listens only
          * when it serves (create_server_socket: bind, no listen; in
          * vllm/entrypoints/openai/api_server.py of 0.11, moved to
          * vllm/utils/network_utils.py later). */
-        wait_poll(&seen, near ? 25 : 200);
+        wait_poll(&seen, near && !answered ? 25 : 200);
     }
     if (interrupt_pending() && rc) {
         snprintf(failbuf, sizeof failbuf, "interrupted by %s", interrupt_name(interrupt_pending()));

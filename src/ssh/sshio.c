@@ -563,19 +563,20 @@ static void *io_main(void *arg)
          * before it was read (libssh2 reads what the socket has into the
          * channel it belongs to, whichever call reads): it waits in libssh2,
          * where poll does not see it, and would wait for the next packet or
-         * the timeout - seen as 1 s stalls of an sftp put under load. A pass
-         * that read nothing leaves nothing behind. */
+         * the timeout. Not every case: bytes libssh2 read in one piece
+         * with an earlier packet are parsed without a read; a pass that
+         * finds those for an earlier work still waits for the poll. */
         if (io->conn && ssh_rx_bytes(io->conn) != rx0)
             timeout = 0;
+        /* an exchange's deadline is kept to the pass: its channel closed,
+         * the opening slot let go */
+        pthread_mutex_lock(&io->mu);
         /* A work that waited for the one channel-opening slot while another
          * held it has its turn once the slot is free: now, not after the
          * next packet or the timeout (a put behind a command's open waited
          * out 1 s polls, under strace and on a loaded machine alike). */
         if (io->conn && io->slot_wanted && !io->opener)
             timeout = 0;
-        /* an exchange's deadline is kept to the pass: its channel closed,
-         * the opening slot let go */
-        pthread_mutex_lock(&io->mu);
         for (struct work *w = io->works; w; w = w->next)
             if (w->kind == W_UNIX && !w->done) {
                 long long left = w->deadline - mono_ms() + 1;
