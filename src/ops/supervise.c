@@ -231,7 +231,12 @@ void supervise_event(struct supervisor *sv, struct state_event *e)
         job_cancel(sv->s, sv->job); /* the relaunch ran into the floor */
         sv->ph = SV_IDLE;
     }
-    if (sv->ph != SV_IDLE && !(guard && sv->ph == SV_WAITING))
+    /* held (after the cap, or an operator's stop) and relaunched by hand,
+     * a guard that fires before a step has seen that launch serve is a
+     * firing like any other: every rank stopped and held, and the alert
+     * says so - a launch that says ready at once made this race common */
+    bool held_guard = guard && sv->ph == SV_HELD && !sv->after_guard;
+    if (sv->ph != SV_IDLE && !(guard && sv->ph == SV_WAITING) && !held_guard)
         return; /* a relaunch is under way, or held: said when it began */
     snprintf(sv->cause, sizeof sv->cause, "%s", guard ? "guard-fired" : e->kind);
     snprintf(sv->what, sizeof sv->what, "%s", e->what);
