@@ -602,7 +602,7 @@ static int launch_cluster(const struct config *c, const struct launch_opts *o, s
      * new rank can meet an old one, and the order does not matter to vLLM
      * (rank 0 serves the TCPStore at MASTER_ADDR:MPORT and the others retry
      * their connect until it answers: init_distributed_environment,
-     * vllm/distributed/parallel_state.py; sparkrun starts the head first).
+     * vllm/distributed/parallel_state.py).
      * One after another cost a `run` round trip (~220 ms here) per rank. */
     double t0 = mono_s();
     struct start_all sa = {c, &plan, ln, n};
