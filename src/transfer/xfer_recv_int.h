@@ -23,7 +23,12 @@
 #define MAX_HELLOS_FROM 4   /* ... from one address */
 #define HELLO_MS 5000       /* the whole hello, however slowly it trickles in */
 #define MAX_REFUSED_SAID 20 /* refusals reported; the rest counted at the end */
-#define PIECE (256 << 10)   /* received and written at a time: stays in the cache between */
+/* received, written (direct) and hashed at a time: one direct write per 4 MiB
+ * instead of per 256 KiB took the worker from ~1.45 to ~1.0 CPU-s per GB
+ * here (fewer extent conversions and lock rounds; 2, 8 and 16 MiB measured
+ * worse), and 4 MiB still sits in the cache for the hash; 16 streams (the
+ * most copy-to-peer picks itself) hold 64 MiB. */
+#define PIECE (4 << 20)
 #define HASH_STEP (4 << 20)
 #define SYNC_MS 5000 /* landed bytes made durable this often: what a power cut may cost */
 
