@@ -172,6 +172,21 @@ static void kick_writeback(struct dl_run *d)
     pthread_mutex_lock(&d->mu);
 }
 
+/* Work that must not wait for the next tick: an output whole and no longer
+ * written, or the stop. Checked under the lock before each wait - a signal
+ * sent while this thread synced or saved (lock dropped) found no waiter, and
+ * the last output sat READY for the whole tick (#32: 100 ms of the
+ * download's end). Lock held. */
+static bool sync_due(const struct dl_run *d)
+{
+    if (d->sync_stop)
+        return true;
+    for (int i = 0; i < d->nout; i++)
+        if (d->out[i].status == OUT_READY && d->out[i].active == 0)
+            return true;
+    return false;
+}
+
 void *dlsync_main(void *arg)
 {
     struct dl_run *d = arg;
@@ -190,10 +205,14 @@ void *dlsync_main(void *arg)
         }
         if (stop)
             break;
+        if (finished && d->wake) /* the run's loop sees it at once, not at its next poll */
+            curl_multi_wakeup(d->wake);
         if (now - last_kick >= KICK_S) {
             kick_writeback(d);
             last_kick = now;
         }
+        if (sync_due(d))
+            continue;
         struct timespec ts;
         mono_deadline(&ts, CLOCK_REALTIME, 100);
         pthread_cond_timedwait(&d->sync_cv, &d->mu, &ts);

@@ -312,7 +312,8 @@ static void end_xfer(struct dl_run *d, CURLM *m, CURLcode res, struct xfer *x,
     const struct dl_piece *dp = &r->o->p[x->piece];
     pthread_mutex_lock(&d->mu);
     ranges_sub(&r->inflight, dp->off + x->off, dp->off + x->off + x->len);
-    r->active--;
+    if (--r->active == 0) /* a whole output waits for its last writer: the syncer goes now */
+        pthread_cond_signal(&d->sync_cv);
     if (x->whole)
         pc->whole_active = false;
     /* judged by what it delivered, not only by what counts as landed now: a
