@@ -48,6 +48,7 @@ struct out_rt {
     struct ranges inflight;
     int active; /* transfers writing into it: it is finished only when none is */
     bool announced; /* its end (DONE or FAILED) was told to the caller */
+    bool presynced; /* every byte landed and synced while the hasher caught up (dlsync.c) */
     char err[512];
 };
 
