@@ -11,20 +11,29 @@
 
 #define GUARD_BIN "dsv41-guard"
 
+/* run_guard_as's answer when the node's guard is not the one it was asked
+ * for (the guard's own exit codes are 0-2) */
+#define GUARD_NOT_THERE 97
+
 /* The node's installed guard with args; its first line of output in out.
  * stop_first: the guard running there is stopped first, in the same round
- * trip (#32: the launch's overhead). */
+ * trip (#32: the launch's overhead). sum (or NULL): run only if the file
+ * there has this sha256, else GUARD_NOT_THERE - the check helper_install
+ * makes, in this round trip instead of one of its own. */
 static int run_guard_as(struct cluster_node *cn, const char *state_dir, const struct strv *args,
-                        bool stop_first, const atomic_int *cancel, struct buf *out,
-                        struct buf *err)
+                        bool stop_first, const char *sum, const atomic_int *cancel,
+                        struct buf *out, struct buf *err)
 {
     struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "G=$1 S=$2 STOP=$3; shift 3\n"
+    shcmd_script(&cmd, "G=$1 S=$2 STOP=$3 SUM=$4; shift 4\n"
+                       "[ -z \"$SUM\" ] || { [ -f \"$G\" ] && [ ! -L \"$G\" ] &&\n"
+                       "  [ \"$(sha256sum < \"$G\" 2>/dev/null)\" = \"$SUM  -\" ]; } || exit 97\n"
                        "[ \"$STOP\" = 0 ] || \"$G\" --state-dir \"$S\" --stop >/dev/null 2>&1\n"
                        "exec \"$G\" --state-dir \"$S\" \"$@\" 2>&1");
     shcmd_argf(&cmd, "%s/bin/%s", state_dir, GUARD_BIN);
     shcmd_arg(&cmd, state_dir);
     shcmd_arg(&cmd, stop_first ? "1" : "0");
+    shcmd_arg(&cmd, sum ? sum : "");
     shcmd_args(&cmd, args);
     struct ssh_result res;
     int rc = node_run_cancel(&cn->node, &cmd, 30000, cancel, &res, err);
@@ -42,7 +51,7 @@ static int run_guard_as(struct cluster_node *cn, const char *state_dir, const st
 static int run_guard(struct cluster_node *cn, const char *state_dir, const struct strv *args,
                      struct buf *out, struct buf *err)
 {
-    return run_guard_as(cn, state_dir, args, false, NULL, out, err);
+    return run_guard_as(cn, state_dir, args, false, NULL, NULL, out, err);
 }
 
 void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
@@ -90,11 +99,21 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
     struct strv args = STRV_INIT;
     /* installed first, then the old guard stops (its floor may differ; a
      * console's guard lets go), which also works on a first launch with no
-     * binary yet, and the new one starts */
-    bool ok = helper_install(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
+     * binary yet, and the new one starts. Where the node's copy is this
+     * guard already (the usual launch), all of it is one round trip: the same
+     * bytes passed helper_install's CPU check when they were sent. */
+    char sum[65];
+    helper_sha256_hex(bin, sum);
     guards_args(c, cn, nranks, &args);
     strv_add(&args, "--daemon");
-    int rc = ok ? run_guard_as(cn, state_dir, &args, true, NULL, &said, &err) : -1;
+    bool ok = true;
+    int rc = sum[0] ? run_guard_as(cn, state_dir, &args, true, sum, NULL, &said, &err)
+                    : GUARD_NOT_THERE;
+    if (rc == GUARD_NOT_THERE) {
+        buf_reset(&said);
+        ok = helper_install(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
+        rc = ok ? run_guard_as(cn, state_dir, &args, true, NULL, NULL, &said, &err) : -1;
+    }
     if (rc == 0) {
         fprintf(out, "%s: memory guard up: %s\n", cn->name, buf_str(&said));
     } else if (ok && strstr(buf_str(&said), "another guard is running")) {
@@ -200,7 +219,7 @@ int guards_describe(const struct config *c, struct cluster_node *cn, char *out, 
         return rc;
     }
     if (rc == 0)
-        rc = run_guard_as(cn, dir, &args, false, cancel, &said, &err);
+        rc = run_guard_as(cn, dir, &args, false, NULL, cancel, &said, &err);
     if (rc == 127 || (rc != 0 && strstr(buf_str(&said), "not found"))) {
         rc = 127;
         snprintf(out, sz, "no memory guard installed (launch installs and starts it)");

@@ -89,6 +89,15 @@ static int run_ok(struct cluster_node *cn, struct shcmd *cmd, const char *what, 
     return rc;
 }
 
+void helper_sha256_hex(const struct buf *data, char hex[65])
+{
+    unsigned char d[32];
+    hex[0] = '\0';
+    if (EVP_Digest(data->data, data->len, d, NULL, EVP_sha256(), NULL))
+        for (int i = 0; i < 32; i++)
+            snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
 int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
                    const struct buf *data, struct buf *path, struct buf *err)
 {
@@ -105,11 +114,8 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
     /* the directory made, the node's machine, and the sha256 of the copy
      * there, in one round trip: a helper that is there already is not sent
      * again, and one built for another CPU is not sent at all */
-    unsigned char d[32];
-    char hex[65] = "";
-    if (EVP_Digest(data->data, data->len, d, NULL, EVP_sha256(), NULL))
-        for (int i = 0; i < 32; i++)
-            snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    char hex[65];
+    helper_sha256_hex(data, hex);
     shcmd_script(&cmd, "umask 077 && mkdir -p -- \"$1\" 2>&1 || exit 3; uname -m; "
                        "[ -f \"$2\" ] && [ ! -L \"$2\" ] && sha256sum -- \"$2\" 2>/dev/null; exit 0");
     shcmd_arg(&cmd, buf_str(&dir));

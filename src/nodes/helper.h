@@ -19,6 +19,9 @@ const char *helper_elf_machine(const struct buf *data);
  * when unknown: not judged); -1 with err naming both and the fix. */
 int helper_check_machine(const char *node, const char *uname_m, const char *name,
                          const struct buf *data, struct buf *err);
+/* data's sha256 in hex ("" when it cannot be computed): what a node's copy
+ * is compared with. */
+void helper_sha256_hex(const struct buf *data, char hex[65]);
 /* Installs data as STATE_DIR/bin/NAME on the node, mode 0700: written under
  * another name, then renamed over the old one (a running executable cannot
  * be written, but it can be replaced); nothing is sent when the node's copy
