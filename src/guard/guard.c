@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -502,6 +503,44 @@ static void trace_top(struct guard *g, long avail)
     guard_log(g, "trace: MemAvailable %ld MiB; biggest: %s", avail / 1024, list);
 }
 
+/* After the SIGKILLs, each killed rank's threads at the highest nice: a
+ * SIGKILL takes effect only when each thread runs again, and the memory
+ * comes back only once the last one has exited, which a busy core would
+ * otherwise put off behind everything else that wants it. Android's lmkd
+ * hurries its victims the same way. Measured on the 2-core test VM with a CPU
+ * hog per core (a throwaway program: a 2 GiB process SIGKILLed, MemAvailable
+ * watched): at nice 0, 3 of 15 took 8-21 s to hand the memory back; at -20,
+ * none of 20 took over 110 ms. Where the ranks' cgroups have the cpu
+ * controller, the nice counts within the rank's cgroup only. No allocation: the task directory is read with getdents64 into a
+ * static buffer. The directory is checked to be the rank's (its pidfd still
+ * names a process, so the number was not reused); a thread number named in
+ * it and reused in the microseconds since would need pid_max to wrap. The
+ * number of threads boosted. */
+static int boost_dying(struct guard *g, int i)
+{
+    static char dents[16384];
+    char path[600];
+    snprintf(path, sizeof path, "%s/%ld/task", g->o.proc_root, (long)g->pids[i]);
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    int n = 0;
+    if (syscall(SYS_pidfd_send_signal, g->pidfds[i], 0, NULL, 0) == 0) {
+        long got;
+        while ((got = syscall(SYS_getdents64, dfd, dents, sizeof dents)) > 0)
+            for (long at = 0; at < got;) {
+                const struct dirent64 *d = (const struct dirent64 *)(dents + at);
+                at += d->d_reclen;
+                char *end;
+                long tid = strtol(d->d_name, &end, 10);
+                if (tid > 0 && !*end && setpriority(PRIO_PROCESS, (id_t)tid, -20) == 0)
+                    n++;
+            }
+    }
+    close(dfd);
+    return n;
+}
+
 /* The kill path: no allocation, no fork - unless no rank is known yet (a
  * rank that started a moment ago): then asking the runtime first is the
  * only way to do any good. */
@@ -532,6 +571,10 @@ static void fire(struct guard *g, long avail, bool by_psi)
     int cgs = 0;
     for (int i = 0; i < g->npids; i++)
         cgs += guard_cgroup_kill(g->cgkill_fds[i]);
+    int boosted = 0;
+    for (int i = 0; i < g->npids; i++)
+        if (g->pidfds[i] >= 0)
+            boosted += boost_dying(g, i);
     g->kills += (unsigned long)killed;
     if (by_psi)
         g->psi_armed = false;
@@ -540,14 +583,14 @@ static void fire(struct guard *g, long avail, bool by_psi)
     if (by_psi)
         guard_log(g,
                   "FIRED: memory pressure (PSI full avg10) %.1f%% >= %d%% (MemAvailable %ld MiB): "
-                  "SIGKILL to %d of %d rank(s) in %.3f ms, cgroup.kill of %d",
+                  "SIGKILL to %d of %d rank(s) in %.3f ms, cgroup.kill of %d, nice -20 for %d thread(s)",
                   g->sig.psi.full_avg10, g->o.psi_kill, avail / 1024, killed, g->npids, dt * 1e3,
-                  cgs);
+                  cgs, boosted);
     else
         guard_log(g,
                   "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in "
-                  "%.3f ms, cgroup.kill of %d",
-                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, cgs);
+                  "%.3f ms, cgroup.kill of %d, nice -20 for %d thread(s)",
+                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, cgs, boosted);
     /* then the runtime removes what is left: in the resolver's thread (its
      * outcome is logged when it is back), else here */
     if (g->o.runtime[0] && g->o.nranks > 0 && !guard_resolver_kill(g)) {

@@ -29,6 +29,8 @@ said=$(systemd-analyze verify "$T/bad.service" 2>&1)
 check "systemd-analyze verify catches a bad value" contains "$said" "allways"
 check "the guard unit runs the foreground guard" grep -qx "ExecStart=$BINDIR/dsv41-top guard" "$T/dsv41-guard.service"
 check "the guard unit: Restart=always, OOMScoreAdjust=-1000" eval "grep -qx Restart=always '$T/dsv41-guard.service' && grep -qx OOMScoreAdjust=-1000 '$T/dsv41-guard.service'"
+check "the guard unit: CAP_SYS_NICE, no RestrictRealtime (the sampling thread's SCHED_RR)" eval \
+    "grep -q '^AmbientCapabilities=.*CAP_SYS_NICE' '$T/dsv41-guard.service' && ! grep -q '^RestrictRealtime=' '$T/dsv41-guard.service'"
 check "the guard unit: no PrivateTmp/ProtectHome (STATE_DIR)" eval "! grep -Eq '^(PrivateTmp|ProtectHome)=' '$T/dsv41-guard.service'"
 
 # watch --unit: the watch unit filled in for this head, as systemd takes it
