@@ -563,9 +563,10 @@ static void fire(struct guard *g, long avail, bool by_psi)
     }
     double t0 = mono_s();
     int killed = 0;
+    bool sent[GUARD_MAX_RANKS] = {false};
     for (int i = 0; i < g->npids; i++)
         if (g->pidfds[i] >= 0 && syscall(SYS_pidfd_send_signal, g->pidfds[i], SIGKILL, NULL, 0) == 0)
-            killed++;
+            sent[i] = true, killed++;
     double dt = mono_s() - t0;
     /* then each container's whole cgroup: what the rank forked goes too */
     int cgs = 0;
@@ -573,7 +574,7 @@ static void fire(struct guard *g, long avail, bool by_psi)
         cgs += guard_cgroup_kill(g->cgkill_fds[i]);
     int boosted = 0;
     for (int i = 0; i < g->npids; i++)
-        if (g->pidfds[i] >= 0)
+        if (sent[i]) /* never a rank the SIGKILL did not reach: it would live on at -20 */
             boosted += boost_dying(g, i);
     g->kills += (unsigned long)killed;
     if (by_psi)
