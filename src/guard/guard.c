@@ -511,11 +511,12 @@ static void trace_top(struct guard *g, long avail)
  * hog per core (a throwaway program: a 2 GiB process SIGKILLed, MemAvailable
  * watched): at nice 0, 3 of 15 took 8-21 s to hand the memory back; at -20,
  * none of 20 took over 110 ms. Where the ranks' cgroups have the cpu
- * controller, the nice counts within the rank's cgroup only. No allocation: the task directory is read with getdents64 into a
- * static buffer. The directory is checked to be the rank's (its pidfd still
- * names a process, so the number was not reused); a thread number named in
- * it and reused in the microseconds since would need pid_max to wrap. The
- * number of threads boosted. */
+ * controller, the nice counts within the rank's cgroup only. No allocation:
+ * the task directory is read with getdents64 into a static buffer (one
+ * caller: the sampling thread). The directory is checked to be the rank's
+ * (its pidfd still names a process, so the number was not reused); a thread
+ * number named in it and reused in the microseconds since would need pid_max
+ * to wrap. The number of threads boosted. */
 static int boost_dying(struct guard *g, int i)
 {
     static char dents[16384];
