@@ -77,6 +77,13 @@ static void note_sums(struct out_rt *r, int64_t mtime_ns)
     r->st->mtime_ns = mtime_ns;
 }
 
+/* r is whole (the hasher said so) and no transfer writes it: the syncer
+ * puts it in place (finish_ready), at once (sync_due). Lock held. */
+static bool finish_wanted(const struct out_rt *r)
+{
+    return r->status == OUT_READY && r->active == 0;
+}
+
 /* Outputs the hasher found whole, once no transfer writes them: in place
  * (OUT_DONE) or failed with why. A failed output's file stays open until the
  * run ends: the hasher may be reading it. Lock held (dropped around the disk
@@ -86,7 +93,7 @@ static bool finish_ready(struct dl_run *d)
     bool any = false;
     for (int i = 0; i < d->nout; i++) {
         struct out_rt *r = &d->out[i];
-        if (r->status != OUT_READY || r->active > 0)
+        if (!finish_wanted(r))
             continue;
         r->status = OUT_FINISHING;
         int fd = r->fd;
@@ -210,7 +217,7 @@ static bool sync_due(const struct dl_run *d)
     if (d->sync_stop)
         return true;
     for (int i = 0; i < d->nout; i++)
-        if ((d->out[i].status == OUT_READY && d->out[i].active == 0) || presync_wanted(&d->out[i]))
+        if (finish_wanted(&d->out[i]) || presync_wanted(&d->out[i]))
             return true;
     return false;
 }
