@@ -107,7 +107,10 @@ static char *prefill_body(int n, unsigned *seed)
     /* written directly: cJSON appends to arrays in linear time, which makes
      * a 32k-id prompt quadratic */
     struct buf b = BUF_INIT;
-    buf_printf(&b, "{\"model\":\"%s\",\"stream\":true,\"prompt\":[", MODEL);
+    /* one token: TTFT is all that is measured, and the client leaves after
+     * it; without a limit the server would go on to /v1/completions' default
+     * of 16 (vLLM's CompletionRequest.max_tokens) into a closed connection */
+    buf_printf(&b, "{\"model\":\"%s\",\"stream\":true,\"max_tokens\":1,\"prompt\":[", MODEL);
     /* fresh random ids: nothing for the prefix cache to hit */
     for (int i = 0; i < n; i++)
         buf_printf(&b, "%s%d", i ? "," : "", 1000 + rand_r(seed) % 100000);

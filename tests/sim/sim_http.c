@@ -111,7 +111,7 @@ struct stream {
     double t_first, gap;
     struct buf pending;
     size_t pending_off;
-    bool done, counted, cut;
+    bool done, counted, cut, logged;
     double t_req, t_prev;
     double t_sent_first; /* when the first token left; with nsent, for DSV41_SIM_TOKEN_LOG */
     int nsent;
@@ -157,12 +157,15 @@ static bool authorized(struct MHD_Connection *c)
 
 /* DSV41_SIM_TOKEN_LOG=FILE: a line per stream, "ID TOKENS FIRST LAST" with
  * the monotonic seconds its first and last token left - what the simulator
- * really did, for tests that judge a client's rates on a loaded machine. */
-static void log_tokens(const struct stream *s)
+ * really did, for tests that judge a client's rates on a loaded machine.
+ * A finished stream's line is written before its [DONE] is queued, so a
+ * client that has read [DONE] finds it; one whose client left, when freed. */
+static void log_tokens(struct stream *s)
 {
     const char *path = getenv("DSV41_SIM_TOKEN_LOG");
-    if (!path || !*path || !s->nsent)
+    if (s->logged || !path || !*path || !s->nsent)
         return;
+    s->logged = true;
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&mu);
     FILE *f = fopen(path, "a");
@@ -334,6 +337,7 @@ static void next_event(struct stream *s)
         add_usage(o, s, s->ntok);
         emit(s, o);
     } else {
+        log_tokens(s);
         buf_puts(&s->pending, "data: [DONE]\n\n");
         s->done = true;
         if (!s->counted) {
