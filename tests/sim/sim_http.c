@@ -455,6 +455,8 @@ static enum MHD_Result complete(struct MHD_Connection *c, const char *body, bool
         mt = cJSON_GetObjectItemCaseSensitive(req, "max_tokens");
     if (cJSON_IsNumber(mt))
         limit = (long)mt->valuedouble;
+    else if (!chat) /* vllm/entrypoints/openai/protocol.py: CompletionRequest.max_tokens = 16 */
+        limit = 16;
     struct stream *s = calloc(1, sizeof *s);
     if (!s) {
         buf_free(&prompt);
