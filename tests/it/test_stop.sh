@@ -23,7 +23,7 @@ SSE=$IT_DIR/stop.sse
 stream_bg() {
     : >"$SSE"
     on_host head curl -sN -H "Authorization: Bearer $(cat "$key")" \
-        -d '{"model":"m","prompt":"tell a story","stream":true}' \
+        -d '{"model":"m","prompt":"tell a story","max_tokens":64,"stream":true}' \
         http://127.0.0.1:8000/v1/completions >"$SSE" 2>/dev/null &
     cpid=$!
     for _ in $(seq 200); do grep -q '^data: {' "$SSE" && return 0; sleep 0.05; done

@@ -99,7 +99,10 @@ sent=$(awk '$2 >= 10 {printf "%.4f\n", ($2 - 1) / ($4 - $3)}' "$T/tokens.log" | 
 check "bench: a decode figure for every stream the simulator sent" eval '[ -n "$sent" ] && [ "$(printf "%s\n" "$sent" | wc -l)" = "$(printf "%s\n" "$seen" | wc -l)" ]'
 echo "    (decode per stream: the simulator sent $(printf "%s" "$sent" | tr '\n' ' ') tok/s; the bench saw" \
     "$(printf "%s" "$seen" | tr '\n' ' ')tok/s; configured 200)"
-check "bench: per-stream decode within 5 % of what the simulator sent" eval 'paste <(printf "%s\n" "$sent") <(printf "%s\n" "$seen") | awk "{d = \$2 / \$1 - 1; if (d < 0) d = -d; if (d > 0.05) bad++} END {exit bad > 0}"'
+# the median to 2 %, each stream to 10 %: a client that a loaded machine holds up for 100 ms at
+# a stream's end sees it 7 % slower than it left (the streams are told apart by rank alone)
+check "bench: per-stream decode, the median within 2 % of the simulator's" eval 'med() { awk "{a[NR] = \$1} END {print (a[int((NR + 1) / 2)] + a[int(NR / 2) + 1]) / 2}"; }; awk -v a="$(printf "%s\n" "$sent" | med)" -v b="$(printf "%s\n" "$seen" | med)" "BEGIN {d = b / a - 1; exit (d < -0.02 || d > 0.02)}"'
+check "bench: per-stream decode, each within 10 % of what the simulator sent" eval 'paste <(printf "%s\n" "$sent") <(printf "%s\n" "$seen") | awk "{d = \$2 / \$1 - 1; if (d < 0) d = -d; if (d > 0.10) bad++} END {exit bad > 0}"'
 
 start_sim DSV41_SIM_FAULT=http500
 out=$("$TOP" smoke "$URL" 2>&1); rc=$?

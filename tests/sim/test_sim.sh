@@ -151,7 +151,7 @@ check "too long: says maximum context length" contains "$(cat "$T/body")" "maxim
 
 # decode pacing: 64 tokens at 200 tok/s take about 0.32 s (a sanity check, not a benchmark)
 t0=$(date +%s%N)
-curl -s -o /dev/null -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"tell a story","stream":true}' "http://127.0.0.1:$PORT/v1/completions"
+curl -s -o /dev/null -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"tell a story","max_tokens":64,"stream":true}' "http://127.0.0.1:$PORT/v1/completions"
 t1=$(date +%s%N)
 check "tokens are paced at the configured rate" [ $(( (t1 - t0) / 1000000 )) -ge 300 ]
 metrics=$(curl -s "http://127.0.0.1:$PORT/metrics")
@@ -177,7 +177,7 @@ start_single() { # log
 }
 # a stream of 64 tokens at 20 tok/s, until its first token has come
 stream_bg() { # out
-    curl -sN -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"tell a story","stream":true}' \
+    curl -sN -H "Authorization: Bearer $KEY" -d '{"model":"m","prompt":"tell a story","max_tokens":64,"stream":true}' \
         "http://127.0.0.1:$P2/v1/completions" >"$1" 2>/dev/null &
     cpid=$!
     for _ in $(seq 100); do grep -q '^data: {' "$1" && return 0; sleep 0.05; done
