@@ -299,10 +299,12 @@ aarch64:
 	  $(if $(filter 1,$(WERROR)),WERROR=1) all unit-bins
 
 # Static checks: nothing reaches a shell unquoted (tests/check_commands.sh);
-# includes run one way between the subsystem folders (tests/check_layout.sh).
+# includes run one way between the subsystem folders (tests/check_layout.sh);
+# every timed wait is on the monotonic clock (tests/check_clock.sh).
 check:
 	tests/check_commands.sh
 	tests/check_layout.sh
+	tests/check_clock.sh
 
 # The builds of make test side by side, warnings as errors: plain (gcc),
 # ASan+UBSan, TSan, and clang (the compiler an operator may have instead:

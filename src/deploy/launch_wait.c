@@ -58,8 +58,8 @@ static void wait_poll(unsigned *seen, int ms)
     pthread_mutex_lock(&wake_mu);
     if (wake_n == *seen) {
         struct timespec dl;
-        mono_deadline(&dl, CLOCK_REALTIME, ms);
-        pthread_cond_timedwait(&wake_cv, &wake_mu, &dl);
+        mono_deadline(&dl, ms);
+        mono_cond_wait(&wake_cv, &wake_mu, &dl);
     }
     *seen = wake_n;
     pthread_mutex_unlock(&wake_mu);

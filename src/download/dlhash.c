@@ -233,8 +233,8 @@ void *dlhash_main(void *arg)
             continue;
         }
         struct timespec ts;
-        mono_deadline(&ts, CLOCK_REALTIME, 200);
-        pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+        mono_deadline(&ts, 200);
+        mono_cond_wait(&d->cv, &d->mu, &ts);
     }
     pthread_mutex_unlock(&d->mu);
     free(buf);

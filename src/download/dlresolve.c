@@ -64,8 +64,8 @@ static void *resolver_main(void *arg)
         int o, p;
         if (!next_piece(d, &o, &p)) {
             struct timespec ts;
-            mono_deadline(&ts, CLOCK_REALTIME, 500);
-            pthread_cond_timedwait(&d->resolve_cv, &d->mu, &ts);
+            mono_deadline(&ts, 500);
+            mono_cond_wait(&d->resolve_cv, &d->mu, &ts);
             continue;
         }
         struct out_rt *r = &d->out[o];

@@ -250,8 +250,8 @@ void *dlsync_main(void *arg)
         if (sync_due(d))
             continue;
         struct timespec ts;
-        mono_deadline(&ts, CLOCK_REALTIME, 100);
-        pthread_cond_timedwait(&d->sync_cv, &d->mu, &ts);
+        mono_deadline(&ts, 100);
+        mono_cond_wait(&d->sync_cv, &d->mu, &ts);
     }
     pthread_mutex_unlock(&d->mu);
     return NULL;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "mono.h"
 
 #define OUT_RING (64u << 10) /* log bytes waiting: ~500 lines */
 
@@ -159,18 +160,12 @@ bool guardout_flush(struct guard *g, int timeout_ms)
     if (!o)
         return true;
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    mono_deadline(&until, timeout_ms);
     pthread_mutex_lock(&o->mu);
     unsigned long long want = o->queued;
     int rc = 0;
     while (o->written < want && rc == 0)
-        rc = pthread_cond_timedwait(&o->done_cv, &o->mu, &until);
+        rc = mono_cond_wait(&o->done_cv, &o->mu, &until);
     bool done = o->written >= want;
     pthread_mutex_unlock(&o->mu);
     return done;

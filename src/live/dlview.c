@@ -209,9 +209,9 @@ static void *dlview_thread(void *arg)
         poll_once(v);
         pthread_mutex_lock(&v->mu);
         struct timespec dl;
-        mono_deadline(&dl, CLOCK_REALTIME, v->interval_ms);
+        mono_deadline(&dl, v->interval_ms);
         while (!v->stop)
-            if (pthread_cond_timedwait(&v->cv, &v->mu, &dl) != 0)
+            if (mono_cond_wait(&v->cv, &v->mu, &dl) != 0)
                 break;
     }
     pthread_mutex_unlock(&v->mu);

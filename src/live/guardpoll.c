@@ -73,9 +73,9 @@ static void *poll_main(void *arg)
         p->asked_at = at;
         p->fresh = true;
         struct timespec dl;
-        mono_deadline(&dl, CLOCK_REALTIME, (int)(p->every_s * 1000));
+        mono_deadline(&dl, (int)(p->every_s * 1000));
         if (!p->stop)
-            pthread_cond_timedwait(&p->cv, &p->mu, &dl);
+            mono_cond_wait(&p->cv, &p->mu, &dl);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "child.h"
+#include "mono.h"
 #include "text.h"
 
 
@@ -303,11 +304,10 @@ int job_shutdown(struct state *s)
     for (int i = 0; i < n; i++)
         kill(-pids[i], SIGTERM);
     struct timespec dl;
-    clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += 5;
+    mono_deadline(&dl, 5000);
     pthread_mutex_lock(&g_mu);
     while (g_threads > left)
-        if (pthread_cond_timedwait(&g_cv, &g_mu, &dl) == ETIMEDOUT) {
+        if (mono_cond_wait(&g_cv, &g_mu, &dl) == ETIMEDOUT) {
             for (int i = 0; i < n; i++)
                 kill(-pids[i], SIGKILL);
             dl.tv_sec += 5;

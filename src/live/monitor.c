@@ -309,9 +309,9 @@ static void *monitor_thread(void *arg)
         sample(m, full);
         pthread_mutex_lock(&m->mu);
         struct timespec dl;
-        mono_deadline(&dl, CLOCK_REALTIME, m->interval_ms);
+        mono_deadline(&dl, m->interval_ms);
         while (!m->stop && !m->poke)
-            if (pthread_cond_timedwait(&m->cv, &m->mu, &dl) != 0)
+            if (mono_cond_wait(&m->cv, &m->mu, &dl) != 0)
                 break;
         m->poke = false;
     }

@@ -276,8 +276,8 @@ static int wait_frame(struct sampler *s, const char *trigger, bool lite, bool la
         pthread_mutex_lock(&s->mu);
         if (s->seq < want && s->ups == ups) {
             struct timespec dl;
-            mono_deadline(&dl, CLOCK_REALTIME, 50);
-            pthread_cond_timedwait(&s->cv, &s->mu, &dl);
+            mono_deadline(&dl, 50);
+            mono_cond_wait(&s->cv, &s->mu, &dl);
         }
         if (need_ct && s->seq >= want && !s->latest.ct_sampled)
             want = s->seq + 1; /* an earlier trigger's lite frame */
@@ -338,8 +338,8 @@ static void sock_for(struct sampler *s, bool late_ok, long long deadline, char *
         until = deadline;
     while (!late_ok && s->sock_state == SOCK_FIND && s->helper_busy && mono_ms() < until) {
         struct timespec dl;
-        mono_deadline(&dl, CLOCK_REALTIME, 50);
-        pthread_cond_timedwait(&s->cv, &s->mu, &dl);
+        mono_deadline(&dl, 50);
+        mono_cond_wait(&s->cv, &s->mu, &dl);
     }
     if (s->sock_state == SOCK_KNOWN && mono_ms() >= s->skip_until)
         snprintf(out, sz, "%s", s->sock);
@@ -462,8 +462,8 @@ static int request(struct sampler *s, int timeout_ms, bool lite, bool late_ok,
             while (!late_ok && worst == SSHIO_UNIX_REFUSED && s->helper_busy &&
                    mono_ms() < deadline) {
                 struct timespec dl;
-                mono_deadline(&dl, CLOCK_REALTIME, 50);
-                pthread_cond_timedwait(&s->cv, &s->mu, &dl);
+                mono_deadline(&dl, 50);
+                mono_cond_wait(&s->cv, &s->mu, &dl);
             }
             pthread_mutex_unlock(&s->mu);
         }

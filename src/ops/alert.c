@@ -242,8 +242,8 @@ static void wait_until(struct alerter *a, double at)
     double left = at - mono_s();
     if (left <= 0)
         return;
-    mono_deadline(&dl, CLOCK_REALTIME, (int)(left * 1000) + 1);
-    pthread_cond_timedwait(&a->cv, &a->mu, &dl);
+    mono_deadline(&dl, (int)(left * 1000) + 1);
+    mono_cond_wait(&a->cv, &a->mu, &dl);
 }
 
 static void *sender(void *arg)

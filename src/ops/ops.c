@@ -98,9 +98,9 @@ static void *ops_thread(void *arg)
         }
         pthread_mutex_lock(&o->mu);
         struct timespec dl;
-        mono_deadline(&dl, CLOCK_REALTIME, TICK_MS);
+        mono_deadline(&dl, TICK_MS);
         if (!o->stop)
-            pthread_cond_timedwait(&o->cv, &o->mu, &dl);
+            mono_cond_wait(&o->cv, &o->mu, &dl);
     }
     pthread_mutex_unlock(&o->mu);
     return NULL;

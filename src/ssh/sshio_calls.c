@@ -67,8 +67,8 @@ static int wait_work(struct sshio *io, struct work *w, const atomic_int *cancel)
             sshio_wake(io);
         }
         struct timespec ts;
-        mono_deadline(&ts, CLOCK_REALTIME, 200);
-        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+        mono_deadline(&ts, 200);
+        mono_cond_wait(&io->cv, &io->mu, &ts);
     }
     for (struct work **pw = &io->works; *pw; pw = &(*pw)->next)
         if (*pw == w) {
@@ -243,8 +243,8 @@ int sshio_unix_wait(struct sshio *io, struct sshio_unix *u, long long until_ms)
     while (!w->done && mono_ms() < until_ms) {
         long long left = until_ms - mono_ms();
         struct timespec ts;
-        mono_deadline(&ts, CLOCK_REALTIME, left > 200 ? 200 : left < 1 ? 1 : left);
-        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+        mono_deadline(&ts, left > 200 ? 200 : left < 1 ? 1 : left);
+        mono_cond_wait(&io->cv, &io->mu, &ts);
     }
     int rc = w->done ? w->rc : 1;
     pthread_mutex_unlock(&io->mu);

@@ -429,8 +429,8 @@ static void *hasher_main(void *arg)
         if (worked)
             continue;
         struct timespec ts;
-        mono_deadline(&ts, CLOCK_REALTIME, 200);
-        pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+        mono_deadline(&ts, 200);
+        mono_cond_wait(&r->cv, &r->mu, &ts);
     }
     pthread_mutex_unlock(&r->mu);
     free(buf);

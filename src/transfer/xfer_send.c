@@ -439,8 +439,8 @@ static int serve(struct stream *st, int sock, char *buf)
                 continue;
             }
             struct timespec ts; /* also how a file that became ready is seen */
-            mono_deadline(&ts, CLOCK_REALTIME, 200);
-            pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+            mono_deadline(&ts, 200);
+            mono_cond_wait(&s->cv, &s->mu, &ts);
         }
         if (atomic_load(&s->stop)) {
             pthread_mutex_unlock(&s->mu);

@@ -137,10 +137,10 @@ void *xfer_sync_main(void *arg)
     struct recv *r = arg;
     while (!atomic_load(&r->stop)) {
         struct timespec until;
-        mono_deadline(&until, CLOCK_REALTIME, SYNC_MS);
+        mono_deadline(&until, SYNC_MS);
         pthread_mutex_lock(&r->mu);
         while (!atomic_load(&r->stop) &&
-               pthread_cond_timedwait(&r->sync_cv, &r->mu, &until) != ETIMEDOUT)
+               mono_cond_wait(&r->sync_cv, &r->mu, &until) != ETIMEDOUT)
             ;
         pthread_mutex_unlock(&r->mu);
         if (!atomic_load(&r->stop))

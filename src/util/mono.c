@@ -15,13 +15,18 @@ long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void mono_deadline(struct timespec *ts, clockid_t clock, long ms)
+void mono_deadline(struct timespec *ts, long ms)
 {
-    clock_gettime(clock, ts);
+    clock_gettime(CLOCK_MONOTONIC, ts);
     ts->tv_sec += ms / 1000;
     ts->tv_nsec += ms % 1000 * 1000000L;
     if (ts->tv_nsec >= 1000000000L) {
         ts->tv_sec++;
         ts->tv_nsec -= 1000000000L;
     }
+}
+
+int mono_cond_wait(pthread_cond_t *cv, pthread_mutex_t *mu, const struct timespec *deadline)
+{
+    return pthread_cond_clockwait(cv, mu, CLOCK_MONOTONIC, deadline);
 }

@@ -371,11 +371,7 @@ int verify_run(struct verify_manifest *m, const char *dir, int jobs,
     if (jobs > VERIFY_MAX_JOBS)
         jobs = VERIFY_MAX_JOBS;
     pthread_mutex_init(&r.mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&r.cv, &ca);
-    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&r.cv, NULL);
     int started = 0;
     for (; started < jobs; started++) {
         pthread_mutex_lock(&r.mu);
@@ -398,8 +394,8 @@ int verify_run(struct verify_manifest *m, const char *dir, int jobs,
     pthread_mutex_lock(&r.mu);
     while (r.running > 0) {
         struct timespec ts;
-        mono_deadline(&ts, CLOCK_MONOTONIC, 200);
-        pthread_cond_timedwait(&r.cv, &r.mu, &ts);
+        mono_deadline(&ts, 200);
+        mono_cond_wait(&r.cv, &r.mu, &ts);
         if (tick && r.running > 0)
             tick(arg); /* under mu: never beside a done call */
     }
