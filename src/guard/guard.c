@@ -562,6 +562,9 @@ static void fire(struct guard *g, long avail, bool by_psi)
         g->psi_idle_said = true;
         return;
     }
+    /* the FIRED line says when, on the clock of dmesg's [seconds] (both
+     * count from boot; near enough to line the kill up with the kernel's
+     * lines) and of make bench's crossing (tests/bench/guard.sh) */
     double t0 = mono_s();
     int killed = 0;
     bool sent[GUARD_MAX_RANKS] = {false};
@@ -585,14 +588,15 @@ static void fire(struct guard *g, long avail, bool by_psi)
     if (by_psi)
         guard_log(g,
                   "FIRED: memory pressure (PSI full avg10) %.1f%% >= %d%% (MemAvailable %ld MiB): "
-                  "SIGKILL to %d of %d rank(s) in %.3f ms, cgroup.kill of %d, nice -20 for %d thread(s)",
+                  "SIGKILL to %d of %d rank(s) in %.3f ms at monotonic %.6f s, cgroup.kill of %d, "
+                  "nice -20 for %d thread(s)",
                   g->sig.psi.full_avg10, g->o.psi_kill, avail / 1024, killed, g->npids, dt * 1e3,
-                  cgs, boosted);
+                  t0, cgs, boosted);
     else
         guard_log(g,
                   "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in "
-                  "%.3f ms, cgroup.kill of %d, nice -20 for %d thread(s)",
-                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, cgs, boosted);
+                  "%.3f ms at monotonic %.6f s, cgroup.kill of %d, nice -20 for %d thread(s)",
+                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, t0, cgs, boosted);
     /* then the runtime removes what is left: in the resolver's thread (its
      * outcome is logged when it is back), else here */
     if (g->o.runtime[0] && g->o.nranks > 0 && !guard_resolver_kill(g)) {
