@@ -73,7 +73,7 @@ run() { # ours|script label -> prints the lines; sets last_p99 (dead), last_sent
         "$ok" "${#res[@]}"
     last_p99=$(printf '%s\n' "${res[@]}" | col 1 | p99)
     last_sent_p99=$(printf '%s\n' "${res[@]}" | col 2 | p99)
-    [ "$1" = ours ] && printf '%-44s %s  (%d of them: from the FIRED lines)\n' "  of it the guard's: crossing -> SIGKILL sent" \
+    [ "$1" = ours ] && printf '%-44s %s  (%d of them: from the FIRED lines)\n' "  the guard's part: crossing -> SIGKILL" \
         "$(printf '%s\n' "${res[@]}" | col 2 | stats)" "$(printf '%s\n' "${res[@]}" | col 2 | wc -l)"
     return 0
 }
