@@ -11,6 +11,11 @@ int runtime_check(const char *rt, struct buf *err)
     return -1;
 }
 
+bool runtime_ids_bare(const char *rt)
+{
+    return strcmp(rt, "podman") == 0;
+}
+
 void runtime_rank_names(struct strv *names, int n)
 {
     for (int i = 0; i < n; i++)

@@ -14,6 +14,10 @@
 
 /* 0 when rt is a runtime we drive, else -1 with a message. */
 int runtime_check(const char *rt, struct buf *err);
+/* Whether rt's CLI prints an image id bare (podman) rather than as
+ * sha256:HEX (docker): an id read from the engine API is cut to the same
+ * form, so that it compares with the other nodes' CLI answers. */
+bool runtime_ids_bare(const char *rt);
 
 /* For scripts that keep the runtime in $RT, an image in $IMG and container
  * names in $NAMES (a list of plain dsv41-rN words: unquoted on purpose). */

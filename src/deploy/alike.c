@@ -15,6 +15,7 @@
 #include "engine_image.h"
 #include "mono.h"
 #include "nvml.h"
+#include "runtime.h"
 #include "shcmd.h"
 #include "text.h"
 
@@ -283,9 +284,7 @@ int alike_collect_local(const struct config *c, struct cluster_node *cn, struct 
     const char *rt = config_str(c, CFG_RUNTIME);
     struct engine_image img;
     struct buf err = BUF_INIT;
-    /* podman's CLI prints the id bare, docker's with "sha256:" (alike
-     * compares it with the other nodes' CLI answers) */
-    int irc = engine_image_inspect(sock, config_str(c, CFG_IMG), strcmp(rt, "podman") == 0, 10000,
+    int irc = engine_image_inspect(sock, config_str(c, CFG_IMG), runtime_ids_bare(rt), 10000,
                                    &img, &err);
     char name[32];
     snprintf(name, sizeof name, "dsv41-r%d", cn->rank);

@@ -27,9 +27,8 @@ static bool image_by_engine(const struct config *c, struct node *n, struct prefl
         return false;
     struct engine_image img;
     struct buf err = BUF_INIT;
-    /* the id without "sha256:" where podman's CLI prints it so */
-    int rc = engine_image_inspect_at(&e.at, config_str(c, CFG_IMG), strcmp(rt, "podman") == 0,
-                                     10000, &img, &err);
+    int rc = engine_image_inspect_at(&e.at, config_str(c, CFG_IMG), runtime_ids_bare(rt), 10000,
+                                     &img, &err);
     buf_free(&err);
     if (rc == 0) {
         p->image = 1;

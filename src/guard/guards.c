@@ -92,7 +92,7 @@ void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
 
 /* Installs and starts the guard on one node; 0 when it runs (or already did). */
 static int start_one(const struct config *c, struct cluster_node *cn, int nranks,
-                     const char *state_dir, const struct buf *bin, FILE *out)
+                     const char *state_dir, const struct buf *bin, const char *sum, FILE *out)
 {
     int bad = 0;
     struct buf path = BUF_INIT, err = BUF_INIT, said = BUF_INIT;
@@ -101,9 +101,8 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
      * console's guard lets go), which also works on a first launch with no
      * binary yet, and the new one starts. Where the node's copy is this
      * guard already (the usual launch), all of it is one round trip: the same
-     * bytes passed helper_install's CPU check when they were sent. */
-    char sum[65];
-    helper_sha256_hex(bin, sum);
+     * bytes passed helper_install's CPU check when they were sent. sum: bin's
+     * sha256, hashed once for every node. */
     guards_args(c, cn, nranks, &args);
     strv_add(&args, "--daemon");
     bool ok = true;
@@ -137,8 +136,11 @@ int guards_start_node(const struct config *c, struct cluster *cl, int i, const c
     int bad = 1;
     if (helper_read(GUARD_BIN, &bin, &why) < 0)
         fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
-    else
-        bad = start_one(c, &cl->nodes[i], cl->n, state_dir, &bin, out);
+    else {
+        char sum[65];
+        helper_sha256_hex(&bin, sum);
+        bad = start_one(c, &cl->nodes[i], cl->n, state_dir, &bin, sum, out);
+    }
     buf_free(&bin);
     buf_free(&why);
     return bad;
@@ -149,12 +151,13 @@ struct start_all {
     struct cluster *cl;
     char (*dirs)[512];
     const struct buf *bin;
+    char sum[65];
 };
 
 static int start_each(int i, FILE *out, void *ctx)
 {
     struct start_all *a = ctx;
-    return start_one(a->c, &a->cl->nodes[i], a->cl->n, a->dirs[i], a->bin, out);
+    return start_one(a->c, &a->cl->nodes[i], a->cl->n, a->dirs[i], a->bin, a->sum, out);
 }
 
 int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out)
@@ -165,7 +168,8 @@ int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[
         buf_free(&why);
         return cl->n;
     }
-    struct start_all a = {c, cl, state_dirs, &bin};
+    struct start_all a = {c, cl, state_dirs, &bin, ""};
+    helper_sha256_hex(&bin, a.sum);
     int bad = fanout_run(cl->n, start_each, &a, out); /* every node's at once */
     buf_free(&bin);
     buf_free(&why);
