@@ -175,6 +175,10 @@ static void setup_terminal(struct ui *u)
     /* Esc alone must not wait a second for a sequence that never comes */
     set_escdelay(25);
     initscr();
+    /* no look at the keyboard in the middle of a refresh (a poll() every
+     * five lines, seven a frame): the loop reads every key before it draws,
+     * so there is no typed-ahead key for ncurses to cut an update short for */
+    typeahead(-1);
     cbreak();
     noecho();
     nonl();
