@@ -175,6 +175,15 @@ static void setup_terminal(struct ui *u)
     /* Esc alone must not wait a second for a sequence that never comes */
     set_escdelay(25);
     initscr();
+    /* out of curses mode and back before anything is drawn: ncurses 6.4
+     * flushes its output on every cursor move until the screen has once
+     * been resumed (_nc_mvcur flushes while _endwin is still ewInitial;
+     * doupdate after endwin sets ewRunning), which wrote each frame a
+     * write() per screen line - 78 for the overview, each a wakeup of the
+     * terminal's side of the pty (and a packet over ssh -t). After it a
+     * frame goes out in one write() from ncurses' frame-sized buffer. */
+    endwin();
+    refresh();
     /* no look at the keyboard in the middle of a refresh (a poll() every
      * five lines, seven a frame): the loop reads every key before it draws,
      * so there is no typed-ahead key for ncurses to cut an update short for */

@@ -154,7 +154,9 @@ echo "== key press to updated screen (tab 1 <-> 3, 20 presses; the pane searched
 # back, no process started per probe (a tmux client and a grep of the pane each time cost
 # ~17 ms here, most of the figure; bash reading the whole pane from a pipe, a byte per
 # read(), ~24 ms); times from bash's $EPOCHREALTIME
-coproc TM { exec tmux -C attach -t "$S_TOP" 2>&1; }
+# -f no-output: without it tmux copies the console's output to this client as %output
+# lines, which bash skips a byte per read(): ~20 ms of a 4 KB frame went into the figure
+coproc TM { exec tmux -C attach -f no-output -t "$S_TOP" 2>&1; }
 exec {SLP}<> <(:) # a pipe nobody writes: read -t on it is a sleep without a process
 tm_reply() { # the next reply block -> TM_REPLY (notifications between blocks skipped)
     TM_REPLY=
