@@ -11,29 +11,36 @@
 
 #define GUARD_BIN "dsv41-guard"
 
-/* run_guard_as's answer when the node's guard is not the one it was asked
- * for (the guard's own exit codes are 0-2) */
+/* run_guard_as's answers of its own (the guard's exit codes are 0-2): the
+ * node's guard is not the one it was asked for; the bin directory or the
+ * rename failed (what the command said is the first line of output) */
 #define GUARD_NOT_THERE 97
 
 /* The node's installed guard with args; its first line of output in out.
  * stop_first: the guard running there is stopped first, in the same round
  * trip (#32: the launch's overhead). sum (or NULL): run only if the file
- * there has this sha256, else GUARD_NOT_THERE - the check helper_install
- * makes, in this round trip instead of one of its own. */
+ * there has this sha256, else GUARD_NOT_THERE with the node's `uname -m` in
+ * out and its bin directory made - the probe helper_install makes, in this
+ * round trip instead of one of its own. newbin (or NULL): a copy sent by
+ * helper_send, renamed over the guard first (helper_install's last round
+ * trip, folded in here). */
 static int run_guard_as(struct cluster_node *cn, const char *state_dir, const struct strv *args,
-                        bool stop_first, const char *sum, const atomic_int *cancel,
-                        struct buf *out, struct buf *err)
+                        bool stop_first, const char *sum, const char *newbin,
+                        const atomic_int *cancel, struct buf *out, struct buf *err)
 {
     struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "G=$1 S=$2 STOP=$3 SUM=$4; shift 4\n"
+    shcmd_script(&cmd, "G=$1 S=$2 STOP=$3 SUM=$4 NEW=$5; shift 5\n"
                        "[ -z \"$SUM\" ] || { [ -f \"$G\" ] && [ ! -L \"$G\" ] &&\n"
-                       "  [ \"$(sha256sum < \"$G\" 2>/dev/null)\" = \"$SUM  -\" ]; } || exit 97\n"
+                       "  [ \"$(sha256sum < \"$G\" 2>/dev/null)\" = \"$SUM  -\" ]; } ||\n"
+                       "  { umask 077; mkdir -p -- \"${G%/*}\" 2>&1 || exit 95; uname -m; exit 97; }\n"
+                       "[ -z \"$NEW\" ] || mv -f -- \"$NEW\" \"$G\" 2>&1 || { rm -f -- \"$NEW\"; exit 96; }\n"
                        "[ \"$STOP\" = 0 ] || \"$G\" --state-dir \"$S\" --stop >/dev/null 2>&1\n"
                        "exec \"$G\" --state-dir \"$S\" \"$@\" 2>&1");
     shcmd_argf(&cmd, "%s/bin/%s", state_dir, GUARD_BIN);
     shcmd_arg(&cmd, state_dir);
     shcmd_arg(&cmd, stop_first ? "1" : "0");
     shcmd_arg(&cmd, sum ? sum : "");
+    shcmd_arg(&cmd, newbin ? newbin : "");
     shcmd_args(&cmd, args);
     struct ssh_result res;
     int rc = node_run_cancel(&cn->node, &cmd, 30000, cancel, &res, err);
@@ -51,7 +58,7 @@ static int run_guard_as(struct cluster_node *cn, const char *state_dir, const st
 static int run_guard(struct cluster_node *cn, const char *state_dir, const struct strv *args,
                      struct buf *out, struct buf *err)
 {
-    return run_guard_as(cn, state_dir, args, false, NULL, NULL, out, err);
+    return run_guard_as(cn, state_dir, args, false, NULL, NULL, NULL, out, err);
 }
 
 void guards_args(const struct config *c, struct cluster_node *cn, int nranks,
@@ -101,17 +108,28 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
      * console's guard lets go), which also works on a first launch with no
      * binary yet, and the new one starts. Where the node's copy is this
      * guard already (the usual launch), all of it is one round trip: the same
-     * bytes passed helper_install's CPU check when they were sent. sum: bin's
-     * sha256, hashed once for every node. */
+     * bytes passed helper_install's CPU check when they were sent. Where it
+     * is not (a first launch, a new build), that round trip also made the
+     * bin directory and said the node's CPU: the copy is sent and renamed
+     * into place in the start's round trip (#32: two round trips fewer than
+     * helper_install's). sum: bin's sha256, hashed once for every node. */
     guards_args(c, cn, nranks, &args);
     strv_add(&args, "--daemon");
     bool ok = true;
-    int rc = sum[0] ? run_guard_as(cn, state_dir, &args, true, sum, NULL, &said, &err)
-                    : GUARD_NOT_THERE;
-    if (rc == GUARD_NOT_THERE) {
-        buf_reset(&said);
+    int rc;
+    if (sum[0]) {
+        rc = run_guard_as(cn, state_dir, &args, true, sum, NULL, NULL, &said, &err);
+        if (rc == GUARD_NOT_THERE) {
+            ok = helper_check_machine(cn->name, buf_str(&said), GUARD_BIN, bin, &err) == 0 &&
+                 helper_send(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
+            buf_reset(&said);
+            rc = ok ? run_guard_as(cn, state_dir, &args, true, NULL, buf_str(&path), NULL, &said,
+                                   &err)
+                    : -1;
+        }
+    } else { /* the hash failed here: helper_install's own round trips */
         ok = helper_install(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
-        rc = ok ? run_guard_as(cn, state_dir, &args, true, NULL, NULL, &said, &err) : -1;
+        rc = ok ? run_guard_as(cn, state_dir, &args, true, NULL, NULL, NULL, &said, &err) : -1;
     }
     if (rc == 0) {
         fprintf(out, "%s: memory guard up: %s\n", cn->name, buf_str(&said));
@@ -129,20 +147,29 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
     return bad;
 }
 
+/* The guard's binary from beside ours and its sha256, read and hashed once
+ * for every node it starts on; -1 said on out when it is missing. */
+static int guard_bin_load(struct buf *bin, char sum[65], FILE *out)
+{
+    struct buf why = BUF_INIT;
+    int rc = helper_read(GUARD_BIN, bin, &why);
+    if (rc < 0)
+        fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
+    else
+        helper_sha256_hex(bin, sum);
+    buf_free(&why);
+    return rc;
+}
+
 int guards_start_node(const struct config *c, struct cluster *cl, int i, const char *state_dir,
                       FILE *out)
 {
-    struct buf bin = BUF_INIT, why = BUF_INIT;
+    struct buf bin = BUF_INIT;
+    char sum[65];
     int bad = 1;
-    if (helper_read(GUARD_BIN, &bin, &why) < 0)
-        fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
-    else {
-        char sum[65];
-        helper_sha256_hex(&bin, sum);
+    if (guard_bin_load(&bin, sum, out) == 0)
         bad = start_one(c, &cl->nodes[i], cl->n, state_dir, &bin, sum, out);
-    }
     buf_free(&bin);
-    buf_free(&why);
     return bad;
 }
 
@@ -162,17 +189,12 @@ static int start_each(int i, FILE *out, void *ctx)
 
 int guards_start(const struct config *c, struct cluster *cl, char (*state_dirs)[512], FILE *out)
 {
-    struct buf bin = BUF_INIT, why = BUF_INIT;
-    if (helper_read(GUARD_BIN, &bin, &why) < 0) {
-        fprintf(out, "head: no memory guard: %s\n", buf_str(&why));
-        buf_free(&why);
-        return cl->n;
-    }
+    struct buf bin = BUF_INIT;
     struct start_all a = {c, cl, state_dirs, &bin, ""};
-    helper_sha256_hex(&bin, a.sum);
-    int bad = fanout_run(cl->n, start_each, &a, out); /* every node's at once */
+    int bad = cl->n;
+    if (guard_bin_load(&bin, a.sum, out) == 0)
+        bad = fanout_run(cl->n, start_each, &a, out); /* every node's at once */
     buf_free(&bin);
-    buf_free(&why);
     return bad;
 }
 
@@ -223,7 +245,7 @@ int guards_describe(const struct config *c, struct cluster_node *cn, char *out, 
         return rc;
     }
     if (rc == 0)
-        rc = run_guard_as(cn, dir, &args, false, NULL, cancel, &said, &err);
+        rc = run_guard_as(cn, dir, &args, false, NULL, NULL, cancel, &said, &err);
     if (rc == 127 || (rc != 0 && strstr(buf_str(&said), "not found"))) {
         rc = 127;
         snprintf(out, sz, "no memory guard installed (launch installs and starts it)");

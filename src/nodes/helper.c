@@ -98,6 +98,18 @@ void helper_sha256_hex(const struct buf *data, char hex[65])
             snprintf(hex + 2 * i, 3, "%02x", d[i]);
 }
 
+int helper_send(struct cluster_node *cn, const char *state_dir, const char *name,
+                const struct buf *data, struct buf *tmp, struct buf *err)
+{
+    /* a name of its own: two nodes that share a home (NFS) install into
+     * one directory at once (launch starts every node's guard together) */
+    unsigned char r[6] = {0};
+    RAND_bytes(r, sizeof r);
+    buf_printf(tmp, "%s/bin/%s.new-%02x%02x%02x%02x%02x%02x", state_dir, name, r[0], r[1], r[2],
+               r[3], r[4], r[5]);
+    return node_put(&cn->node, buf_str(tmp), data->data, data->len, 0700, err);
+}
+
 int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
                    const struct buf *data, struct buf *path, struct buf *err)
 {
@@ -105,12 +117,6 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
     struct shcmd cmd = SHCMD_INIT;
     buf_printf(&dir, "%s/bin", state_dir);
     buf_printf(path, "%s/%s", buf_str(&dir), name);
-    /* a name of its own: two nodes that share a home (NFS) install into
-     * one directory at once (launch starts every node's guard together) */
-    unsigned char r[6] = {0};
-    RAND_bytes(r, sizeof r);
-    buf_printf(&tmp, "%s.new-%02x%02x%02x%02x%02x%02x", buf_str(path), r[0], r[1], r[2], r[3],
-               r[4], r[5]);
     /* the directory made, the node's machine, and the sha256 of the copy
      * there, in one round trip: a helper that is there already is not sent
      * again, and one built for another CPU is not sent at all */
@@ -141,7 +147,7 @@ int helper_install(struct cluster_node *cn, const char *state_dir, const char *n
         ssh_result_free(&res);
     }
     if (rc == 0 && !there)
-        rc = node_put(&cn->node, buf_str(&tmp), data->data, data->len, 0700, err);
+        rc = helper_send(cn, state_dir, name, data, &tmp, err);
     if (rc == 0 && !there) {
         shcmd_script(&cmd, "mv -f -- \"$1\" \"$2\" 2>&1 || { rm -f -- \"$1\"; exit 1; }");
         shcmd_arg(&cmd, buf_str(&tmp));

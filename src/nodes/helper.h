@@ -30,5 +30,11 @@ void helper_sha256_hex(const struct buf *data, char hex[65]);
  * -1 with err naming the node. */
 int helper_install(struct cluster_node *cn, const char *state_dir, const char *name,
                    const struct buf *data, struct buf *path, struct buf *err);
+/* Only the sending: data written as a fresh name beside STATE_DIR/bin/NAME
+ * (the directory must exist), mode 0700, that name in tmp, for a caller
+ * that renames it into place in a round trip it makes anyway (the guard's
+ * start: #32). -1 with err naming the node. */
+int helper_send(struct cluster_node *cn, const char *state_dir, const char *name,
+                const struct buf *data, struct buf *tmp, struct buf *err);
 
 #endif

@@ -5,6 +5,7 @@
 # MemAvailable crosses the floor and times the kill. Also prints what the
 # nodes-alike check and the guard read there. Writes into $OUT when set.
 set -u
+. "$(dirname "$0")/guard_lib.sh"
 out=${OUT:-/tmp/dsv41-device}
 mkdir -p "$out"
 exec > >(tee "$out/device_guard.txt") 2>&1
@@ -38,11 +39,7 @@ trial_set() { # label: $trials trials into $out/kill_ms-label.txt, then the figu
         rm -f "$sd/memguard.log"
         /tmp/dg --state-dir "$sd" --pid "$victim" --floor "$floor_gib" --daemon >/dev/null
         r=$(/tmp/bg "$victim" "$floor_kib" $(( (avail - 4 * 1048576) / 1024 )))
-        sleep 0.2 # the FIRED line: when the guard sent the SIGKILL
-        sent=$(sed -n 's/.*FIRED: .* at monotonic \([0-9.]*\) s.*/\1/p' "$sd/memguard.log" | head -1)
-        # "DEAD_MS SENT_MS": crossing -> dead, crossing -> the guard's SIGKILL
-        echo "$r" | awk -v s="${sent:-x}" 'NF == 2 && s != "x" {printf "%s %.2f\n", $1, (s - $2) * 1e3; next} {print $1}' \
-            >> "$out/kill_ms-$1.txt"
+        trial_line "$r" "$(fired_at "$sd/memguard.log")" >> "$out/kill_ms-$1.txt"
         /tmp/dg --state-dir "$sd" --stop >/dev/null
         kill "$victim" 2>/dev/null
         wait "$victim" 2>/dev/null

@@ -8,6 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$root/tests/it/lib.sh"
+. "$root/tests/bench/guard_lib.sh"
 N=${BENCH_GUARD_TRIALS:-20}
 GB=$root/build/tests/bench-guard
 GD=$IT_DIR/head/guardbench
@@ -44,22 +45,12 @@ trial() { # ours|script -> latency ms
     r=$("$GB" "$pid" "$floor" 4096)
     if [ "$1" = ours ]; then
         # the guard's part: its FIRED line says when the SIGKILL left (the same clock)
-        for _ in $(seq 50); do
-            sent=$(sed -n 's/.*FIRED: .* at monotonic \([0-9.]*\) s.*/\1/p' "$GD/memguard.log" 2>/dev/null | head -1)
-            [ -n "$sent" ] && break
-            sleep 0.02
-        done
+        sent=$(fired_at "$GD/memguard.log")
         on_host head "$root/build/dsv41-guard" --state-dir "$GD" --stop >/dev/null
     else
         kill_in_ns head bash; kill $gpid 2>/dev/null; wait $gpid 2>/dev/null
     fi
-    # "DEAD_MS [SENT_MS]": crossing -> dead, crossing -> the guard's SIGKILL
-    set -- ${r:-none}
-    if [ $# -eq 2 ] && [ -n "$sent" ]; then
-        awk -v d="$1" -v t0="$2" -v s="$sent" 'BEGIN {printf "%s %.2f\n", d, (s - t0) * 1e3}'
-    else
-        echo "$1"
-    fi
+    trial_line "$r" "$sent"
 }
 # column COL of the measured trials, sorted: their p50/p99 line, or their p99 alone
 col() { awk -v c="$1" '$1 ~ /^[0-9.]+$/ && $c != "" {print $c}' | sort -n; }

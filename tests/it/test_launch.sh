@@ -112,6 +112,20 @@ out=$(top_head WORKER=worker-fish HOME="$HH" WORKER_MODEL_DIR='~/m' config 2>&1)
 check "worker ~: config shows it unexpanded, and what ~ means" contains "$out" "~/m (~ is the worker's home)"
 rm -rf "$FH/copy" "$FH/st" "$HH"
 
+# --- a worker of another CPU: no guard sent, no rank started ----------------------
+# (its uname -m says aarch64, as a Spark's does; the worker has no guard yet, so
+# the guard's first round trip asks for its CPU: guards.c start_one)
+rm -f "$IT_DIR/worker/state/bin/dsv41-guard"
+printf '#!/bin/sh\n[ "$1" = -m ] && echo aarch64 || exec /bin/uname "$@"\n' > "$IT_DIR/bin/uname"
+chmod +x "$IT_DIR/bin/uname"
+out=$(top_head "$FAST" launch 2>&1); rc=$?
+rm -f "$IT_DIR/bin/uname"
+check "guard for another CPU: launch refused, exit 1" [ $rc -eq 1 ] || printf '%s\n' "$out" | tail -5
+check "guard for another CPU: both named, and the fix" contains "$out" \
+    "worker is aarch64, but the helper dsv41-guard found next to this program is built for $(uname -m)"
+check "guard for another CPU: no rank started" eval 'case $out in *"started dsv41-r"*) false ;; esac'
+check "guard for another CPU: nothing sent" eval '[ -z "$(ls "$IT_DIR/worker/state/bin" 2>/dev/null)" ]'
+
 # --- launch -> ready -------------------------------------------------------------
 out=$(top_head "$QEXTRA" "$QENV" launch 2>&1); rc=$?
 check "launch: exit 0" [ $rc -eq 0 ]
