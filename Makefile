@@ -376,7 +376,7 @@ fuzz: build-clang
 	tests/fuzz/run.sh 60
 
 fuzz-smoke: build-clang
-	tests/fuzz/run.sh 2
+	tests/fuzz/run.sh 1
 
 # make test: the packages, the static checks, the builds side by side, then
 # every test job of make test side by side (tests/run.sh: unit tests of each

@@ -61,12 +61,12 @@ TSAN_ROUND="test_copy.sh test_download_copy.sh test_engine_remote.sh test_first_
     test_three.sh test_watch.sh test_console.sh test_soak.sh"
 # Expected seconds of the integration tests (plain build; the TSan build takes
 # about as long: the tests wait far more than they compute), measured by a run.
-declare -A SECS=([test_console.sh]=220 [test_launch.sh]=150 [test_guard.sh]=160
-    [test_hang.sh]=108 [test_stop.sh]=66 [test_engine_remote.sh]=70 [test_interrupt.sh]=78
-    [test_copy.sh]=82 [test_watch.sh]=105 [test_soak.sh]=52 [test_status.sh]=66
-    [test_engine.sh]=48 [test_three.sh]=45 [test_first_contact.sh]=70 [test_alike.sh]=42
-    [test_key.sh]=38 [test_valgrind.sh]=32 [test_status_local.sh]=42 [test_units.sh]=23
-    [test_download_copy.sh]=31 [test_verify_peer.sh]=23 [test_accept.sh]=440 [test_ops.sh]=222)
+declare -A SECS=([test_console.sh]=180 [test_launch.sh]=145 [test_guard.sh]=190
+    [test_hang.sh]=103 [test_stop.sh]=55 [test_engine_remote.sh]=64 [test_interrupt.sh]=51
+    [test_copy.sh]=84 [test_watch.sh]=94 [test_soak.sh]=47 [test_status.sh]=69
+    [test_engine.sh]=44 [test_three.sh]=26 [test_first_contact.sh]=64 [test_alike.sh]=59
+    [test_key.sh]=35 [test_valgrind.sh]=36 [test_status_local.sh]=47 [test_units.sh]=28
+    [test_download_copy.sh]=34 [test_verify_peer.sh]=25 [test_accept.sh]=373 [test_ops.sh]=181)
 # test_guard takes real memory from the machine (MemAvailable is one for all):
 # two at once would cross each other's floors.
 declare -A LOCK=([test_guard.sh]=memory)
@@ -77,26 +77,26 @@ job_table() {
         case $b in
         "") n=build ;; +asan) n=build-address-undefined ;; +tsan) n=build-thread ;;
         esac
-        echo "unit$b 70 - tests/unit/run.sh $n"
+        echo "unit$b 80 - tests/unit/run.sh $n"
     done
-    echo "sim/test_sim.sh 11 - tests/sim/test_sim.sh"
-    echo "sim/test_client.sh 14 - tests/sim/test_client.sh"
-    echo "sim/test_wedge.sh 60 - tests/sim/test_wedge.sh"
-    echo "node/run.sh 7 - tests/node/run.sh"
-    echo "hub/test_client.sh 4 - tests/hub/test_client.sh"
-    echo "hub/test_download.sh 120 - tests/hub/test_download.sh"
-    echo "hub/test_download.sh+tsan 125 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/hub/test_download.sh"
-    echo "hub/test_assemble.sh 23 - tests/hub/test_assemble.sh"
-    echo "pi/test_pi.sh 54 - tests/pi/test_pi.sh"
+    echo "sim/test_sim.sh 29 - tests/sim/test_sim.sh"
+    echo "sim/test_client.sh 18 - tests/sim/test_client.sh"
+    echo "sim/test_wedge.sh 56 - tests/sim/test_wedge.sh"
+    echo "node/run.sh 12 - tests/node/run.sh"
+    echo "hub/test_client.sh 20 - tests/hub/test_client.sh"
+    echo "hub/test_download.sh 137 - tests/hub/test_download.sh"
+    echo "hub/test_download.sh+tsan 208 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/hub/test_download.sh"
+    echo "hub/test_assemble.sh 37 - tests/hub/test_assemble.sh"
+    echo "pi/test_pi.sh 132 - tests/pi/test_pi.sh"
     for t in verify install units nvml engine key; do echo "cli/test_$t.sh 10 - tests/cli/test_$t.sh"; done
-    echo "cli/test_deb.sh 90 - tests/cli/test_deb.sh"
+    echo "cli/test_deb.sh 103 - tests/cli/test_deb.sh"
     echo "cli/test_guard_stall.sh 10 - tests/cli/test_guard_stall.sh"
     echo "cli/test_guard_stall.sh+tsan 10 - DSV41_GUARD=$root/build-thread/dsv41-guard $TSAN_ENV tests/cli/test_guard_stall.sh"
     echo "cli/test_engine.sh+tsan 9 - DSV41_ENGINE_PROBE=$root/build-thread/tests/engine-probe $TSAN_ENV tests/cli/test_engine.sh"
     echo "cli/test_verify.sh+tsan 20 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/cli/test_verify.sh"
     echo "cli/test_key.sh+tsan 6 - DSV41_BIN=$root/build-thread/dsv41-top $TSAN_ENV tests/cli/test_key.sh"
-    echo "fuzz-smoke 120 - tests/fuzz/run.sh 2"
-    echo "aarch64/run.sh 170 - tests/aarch64/run.sh"
+    echo "fuzz-smoke 100 - tests/fuzz/run.sh 1"
+    echo "aarch64/run.sh 330 - tests/aarch64/run.sh"
     for t in tests/it/test_*.sh tests/tui/test_*.sh; do
         n=$(basename "$t")
         tsan=

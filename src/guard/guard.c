@@ -516,7 +516,8 @@ static void trace_top(struct guard *g, long avail)
  * caller: the sampling thread). The directory is checked to be the rank's
  * (its pidfd still names a process, so the number was not reused); a thread
  * number named in it and reused in the microseconds since would need pid_max
- * to wrap. The number of threads boosted. */
+ * to wrap. The number of threads boosted; -1 when the rank had exited
+ * before any could be (a fast exit: nothing to hurry). */
 static int boost_dying(struct guard *g, int i)
 {
     static char dents[16384];
@@ -524,9 +525,11 @@ static int boost_dying(struct guard *g, int i)
     snprintf(path, sizeof path, "%s/%ld/task", g->o.proc_root, (long)g->pids[i]);
     int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
-        return 0;
-    int n = 0;
-    if (syscall(SYS_pidfd_send_signal, g->pidfds[i], 0, NULL, 0) == 0) {
+        return -1;
+    int n = 0, exited = 0;
+    if (syscall(SYS_pidfd_send_signal, g->pidfds[i], 0, NULL, 0) < 0)
+        exited++;
+    else {
         long got;
         while ((got = syscall(SYS_getdents64, dfd, dents, sizeof dents)) > 0)
             for (long at = 0; at < got;) {
@@ -534,12 +537,16 @@ static int boost_dying(struct guard *g, int i)
                 at += d->d_reclen;
                 char *end;
                 long tid = strtol(d->d_name, &end, 10);
-                if (tid > 0 && !*end && setpriority(PRIO_PROCESS, (id_t)tid, -20) == 0)
+                if (tid <= 0 || *end)
+                    continue;
+                if (setpriority(PRIO_PROCESS, (id_t)tid, -20) == 0)
                     n++;
+                else
+                    exited += errno == ESRCH;
             }
     }
     close(dfd);
-    return n;
+    return n == 0 && exited ? -1 : n;
 }
 
 /* The kill path: no allocation, no fork - unless no rank is known yet (a
@@ -576,10 +583,16 @@ static void fire(struct guard *g, long avail, bool by_psi)
     int cgs = 0;
     for (int i = 0; i < g->npids; i++)
         cgs += guard_cgroup_kill(g->cgkill_fds[i]);
-    int boosted = 0;
+    int boosted = 0, gone = 0;
     for (int i = 0; i < g->npids; i++)
-        if (sent[i]) /* never a rank the SIGKILL did not reach: it would live on at -20 */
-            boosted += boost_dying(g, i);
+        if (sent[i]) { /* never a rank the SIGKILL did not reach: it would live on at -20 */
+            int b = boost_dying(g, i);
+            boosted += b > 0 ? b : 0;
+            gone += b < 0; /* it exited before it could be boosted: nothing put off */
+        }
+    char gone_s[48] = "";
+    if (gone)
+        snprintf(gone_s, sizeof gone_s, " (%d rank(s) exited before that)", gone);
     g->kills += (unsigned long)killed;
     if (by_psi)
         g->psi_armed = false;
@@ -589,14 +602,15 @@ static void fire(struct guard *g, long avail, bool by_psi)
         guard_log(g,
                   "FIRED: memory pressure (PSI full avg10) %.1f%% >= %d%% (MemAvailable %ld MiB): "
                   "SIGKILL to %d of %d rank(s) in %.3f ms at monotonic %.6f s, cgroup.kill of %d, "
-                  "nice -20 for %d thread(s)",
+                  "nice -20 for %d thread(s)%s",
                   g->sig.psi.full_avg10, g->o.psi_kill, avail / 1024, killed, g->npids, dt * 1e3,
-                  t0, cgs, boosted);
+                  t0, cgs, boosted, gone_s);
     else
         guard_log(g,
                   "FIRED: MemAvailable %ld MiB < floor %ld MiB: SIGKILL to %d of %d rank(s) in "
-                  "%.3f ms at monotonic %.6f s, cgroup.kill of %d, nice -20 for %d thread(s)",
-                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, t0, cgs, boosted);
+                  "%.3f ms at monotonic %.6f s, cgroup.kill of %d, nice -20 for %d thread(s)%s",
+                  avail / 1024, g->o.floor_kib / 1024, killed, g->npids, dt * 1e3, t0, cgs, boosted,
+                  gone_s);
     /* then the runtime removes what is left: in the resolver's thread (its
      * outcome is logged when it is back), else here */
     if (g->o.runtime[0] && g->o.nranks > 0 && !guard_resolver_kill(g)) {

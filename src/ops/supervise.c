@@ -236,6 +236,17 @@ void supervise_event(struct supervisor *sv, struct state_event *e)
      * firing like any other: every rank stopped and held, and the alert
      * says so - a launch that says ready at once made this race common */
     bool held_guard = guard && sv->ph == SV_HELD && !sv->after_guard;
+    if (guard && !sv->after_guard && sv->ph == SV_STOPPING && sv->relaunch) {
+        /* the stop before a fault's relaunch is under way when the firing
+         * is seen (the head's wedge can settle before the worker's guard is
+         * read): the firing governs - the stop goes on, nothing relaunches */
+        snprintf(sv->cause, sizeof sv->cause, "guard-fired");
+        record(sv, "stopped", "a memory guard fired: every rank stopped and left stopped "
+                              "(SUPERVISE_AFTER_GUARD=0)");
+        sv->relaunch = false;
+        append(e, "every rank stopped, not relaunched (SUPERVISE_AFTER_GUARD=0)");
+        return;
+    }
     if (sv->ph != SV_IDLE && !(guard && sv->ph == SV_WAITING) && !held_guard)
         return; /* a relaunch is under way, or held: said when it began */
     snprintf(sv->cause, sizeof sv->cause, "%s", guard ? "guard-fired" : e->kind);

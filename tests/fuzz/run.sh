@@ -2,7 +2,7 @@
 # Runs the libFuzzer harness (make build-clang: clang, ASan+UBSan) on each parser's
 # target on its own (DSV41_FUZZ_TARGET=N) for the given number of seconds,
 # with the seeds made here from the fixtures plus the committed corpus in
-# tests/fuzz/corpus/NAME/. `make fuzz` runs 60 s each, `make fuzz-smoke` 2 s.
+# tests/fuzz/corpus/NAME/. `make fuzz` runs 60 s each, `make fuzz-smoke` 1 s.
 # Prints the executions per target; exits 1 at the first target that fails.
 set -euo pipefail
 secs=${1:-60}

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static long avail_mib(void)
@@ -37,9 +38,15 @@ int main(int argc, char **argv)
                     done, min);
             break;
         }
-        blocks[n] = malloc(64u << 20);
-        if (!blocks[n])
+        /* in transparent huge pages where the kernel has them (THP "madvise",
+         * Debian's default): on the test VM a 4 KiB fault costs ~10 us of
+         * system time, 12 GiB took 44 CPU-s that way and 10 CPU-s in 2 MiB
+         * pages; MemAvailable counts the memory the same */
+        void *p = NULL;
+        if (posix_memalign(&p, 2u << 20, 64u << 20) != 0)
             break;
+        blocks[n] = p;
+        (void)madvise(p, 64u << 20, MADV_HUGEPAGE);
         memset(blocks[n++], 1, 64u << 20);
     }
     printf("eatmem: holding %d MiB, MemAvailable %ld MiB\n", n * 64, avail_mib());

@@ -69,8 +69,13 @@ check "an unrelated process lives" kill -0 $sleeper
 check "the allocating process itself was not the guard's" contains "$(cat "$IT_DIR/eat.log")" "eatmem: holding"
 check "the worker's log says it fired" contains "$(cat "$WLOG")" "FIRED: MemAvailable"
 check "the log names the floor" eval 'grep -qE "< floor [0-9]+ MiB: SIGKILL to [0-9] of [0-9] rank" "$WLOG"'
+# (or the rank had exited before the guard got to it: nothing was put off; a
+# TSan guard is slow enough for that on a loaded machine. What fails is a
+# living thread the guard could not renice.)
 check "the killed rank's threads were put at nice -20 (their exit not put off)" \
-    eval 'grep -qE "nice -20 for [1-9][0-9]* thread" "$WLOG"'
+    eval 'grep -qE "nice -20 for [1-9][0-9]* thread|nice -20 for 0 thread\(s\) \([0-9] rank\(s\) exited before that\)" "$WLOG"' ||
+    grep "FIRED" "$WLOG" | sed 's/^/    /'
+
 check "the head's guard fired too (one machine's memory)" contains "$(cat "$HLOG")" "FIRED"
 check "the runtime cleaned up after the kill" contains "$(cat "$WLOG")" "runtime kill of the ranks"
 rearmed() { for _ in $(seq 30); do grep -q "re-armed" "$WLOG" && return 0; sleep 0.2; done; return 1; }

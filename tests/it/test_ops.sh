@@ -232,7 +232,14 @@ check "guard fires: an alert" wait_alert guard-fired || echo "    alerts: $(aler
 check "guard fires: every rank stopped" none_running
 sleep 8 # a relaunch would have begun (backoff 1 s) and an alert of it settled
 new=$(tail -n +$((n_before + 1)) "$W/hook.jsonl" | jq -r 'select(.answered == 200) | .body | fromjson | .kind' | grep -vx guard-warning)
-check "guard fires: one alert, no other ($(echo $new))" [ "$new" = guard-fired ]
+check "guard fires: one alert, no other ($(echo $new))" [ "$new" = guard-fired ] || {
+    # what came, in order, and what the guard and the incidents said
+    tail -n +$((n_before + 1)) "$W/hook.jsonl" | jq -r 'select(.answered == 200) | .body | fromjson |
+        "    alert: \(.time) \(.kind) \(.what)"'
+    tail -n 6 "$IT_DIR/worker/state/memguard.log" | sed 's/^/    worker guard: /'
+    ls "$STATE/incidents" | tail -n 4 | sed 's/^/    incident: /'
+    tail -n 4 "$STATE/supervise.tsv" | sed 's/^/    supervise.tsv: /'
+}
 g=$(jq -c 'select(.answered == 200 and (.body | fromjson | .kind == "guard-fired")) | .body | fromjson' "$W/hook.jsonl" | head -1)
 check "guard fires: the alert says the ranks stay stopped" contains "$g" "not relaunched (SUPERVISE_AFTER_GUARD=0)"
 check "guard fires: no relaunch" eval '[ -z "$(on_host head podman ps -q --filter name=dsv41-r)" ]'
