@@ -14,7 +14,8 @@ top_head stop >/dev/null 2>&1
 WLOG=$IT_DIR/worker/state/memguard.log
 HLOG=$IT_DIR/head/state/memguard.log
 avail_mib() { awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo; }
-running() { [ "$(on_host "$1" podman inspect -f '{{.State.Running}}' "$2" 2>/dev/null)" = true ]; }
+running() { [ "$(ct_state "$1" "$2")" = true ]; }
+stopped() { [ "$(ct_state "$1" "$2")" = false ]; } # (an API that does not answer is neither)
 wait_resolved() { # log
     for _ in $(seq 50); do grep -q "ranks resolved: [0-9]" "$1" 2>/dev/null && return 0; sleep 0.2; done
     return 1
@@ -56,8 +57,9 @@ t0=$(date +%s%N)
 on_host worker "$EAT" 8192 4 4096 $(( a - 2048 - 512 )) > "$IT_DIR/eat.log" 2>&1 &
 eater=$!
 dead=no
-for _ in $(seq 100); do
-    if ! running worker dsv41-r1 && ! running head dsv41-r0; then dead=yes; break; fi
+end=$((SECONDS + 120)) # the eater's time to the floor: ~10 s quiet, 30 on a loaded CI
+while [ $SECONDS -lt $end ]; do
+    if stopped worker dsv41-r1 && stopped head dsv41-r0; then dead=yes; break; fi
     sleep 0.1
 done
 t1=$(date +%s%N)

@@ -213,7 +213,7 @@ on_host worker podman kill dsv41-r1 >/dev/null
 kills=$((kills + 1))
 check "cap: an alert that the supervisor stopped" wait_alert supervise-stopped || echo "    alerts: $(alerts)"
 none_running() { for _ in $(seq 300); do
-    [ -z "$(on_host head podman ps -q --filter name=dsv41-r)" ] && [ -z "$(on_host worker podman ps -q --filter name=dsv41-r)" ] && return 0
+    [ -z "$(ct_ids head)" ] && [ -z "$(ct_ids worker)" ] && return 0
     sleep 0.2; done; return 1; }
 check "cap: every rank stopped" none_running
 sleep 4

@@ -63,8 +63,9 @@ check "smoke, the configured host in another case: the key sent" [ $rc -eq 0 ]
 
 # gates and bench on a good server (rank 0 as launch starts it: usage on every chunk)
 stop_sim
+# 300 tokens a story: 1.5 s streams, so a client held up 100 ms is 7 % slow, not 30 %
 env VLLM_API_KEY=$KEY DSV41_SIM_BOOT_MS=50 DSV41_SIM_DECODE_TPS=200 DSV41_SIM_PREFILL_TPS=200000 \
-    DSV41_SIM_TOKEN_LOG="$T/tokens.log" "$SIM" /model --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port "$PORT" \
+    DSV41_SIM_OUTPUT_TOKENS=300 DSV41_SIM_TOKEN_LOG="$T/tokens.log" "$SIM" /model --served-model-name deepseek-v4.1-flash --host 127.0.0.1 --port "$PORT" \
     --enable-force-include-usage > "$T/sim.log" 2>&1 &
 SIMPID=$!; PIDS+=($SIMPID)
 for _ in $(seq 100); do curl -sf -o /dev/null "$URL/health" && break; sleep 0.05; done
@@ -100,7 +101,7 @@ check "bench: a decode figure for every stream the simulator sent" eval '[ -n "$
 echo "    (decode per stream: the simulator sent $(printf "%s" "$sent" | tr '\n' ' ') tok/s; the bench saw" \
     "$(printf "%s" "$seen" | tr '\n' ' ')tok/s; configured 200)"
 # the median to 2 %, each stream to 10 %: a client that a loaded machine holds up for 100 ms at
-# a stream's end sees it 7 % slower than it left (the streams are told apart by rank alone)
+# a 1.5 s stream's end sees it 7 % slower than it left (CI saw 34 ms on a 64-token stream: 10.3 %) (the streams are told apart by rank alone)
 check "bench: per-stream decode, the median within 2 % of the simulator's" eval 'med() { awk "{a[NR] = \$1} END {print (a[int((NR + 1) / 2)] + a[int(NR / 2) + 1]) / 2}"; }; awk -v a="$(printf "%s\n" "$sent" | med)" -v b="$(printf "%s\n" "$seen" | med)" "BEGIN {d = b / a - 1; exit (d < -0.02 || d > 0.02)}"'
 check "bench: per-stream decode, each within 10 % of what the simulator sent" eval 'paste <(printf "%s\n" "$sent") <(printf "%s\n" "$seen") | awk "{d = \$2 / \$1 - 1; if (d < 0) d = -d; if (d > 0.10) bad++} END {exit bad > 0}"'
 

@@ -292,7 +292,7 @@ key 3
 check "guard fires: the console says it stops the other ranks" wait_for "stopping the ranks on the other nodes" 100
 key 1
 check "guard fires: the head's rank is gone" eval \
-    'for i in $(seq 300); do [ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ] && break; sleep 0.1; done; [ -z "$(on_host head podman ps -aq --filter name=dsv41-r0)" ]'
+    'for i in $(seq 300); do [ -z "$(ct_ids head all)" ] && break; sleep 0.1; done; [ -z "$(ct_ids head all)" ]'
 on_host worker "$G" --state-dir "$IT_DIR/worker/state" --stop >/dev/null 2>&1
 check "guard fires: the stop job ends" wait_for "stop    done" 600
 
