@@ -517,16 +517,22 @@ static void trace_top(struct guard *g, long avail)
  * (its pidfd still names a process, so the number was not reused); a thread
  * number named in it and reused in the microseconds since would need pid_max
  * to wrap. The number of threads boosted; -1 when the rank had exited
- * before any could be (a fast exit: nothing to hurry). */
-static int boost_dying(struct guard *g, int i)
+ * before any could be (a fast exit: nothing to hurry). *refused counts the
+ * threads that stayed as they were for another reason (EPERM: no
+ * CAP_SYS_NICE) and a task directory that could not be read. */
+static int boost_dying(struct guard *g, int i, int *refused)
 {
     static char dents[16384];
     char path[600];
     snprintf(path, sizeof path, "%s/%ld/task", g->o.proc_root, (long)g->pids[i]);
     int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -1;
-    int n = 0, exited = 0;
+    if (dfd < 0) {
+        if (errno == ENOENT || errno == ESRCH)
+            return -1;
+        ++*refused;
+        return 0;
+    }
+    int n = 0, exited = 0, no = 0;
     if (syscall(SYS_pidfd_send_signal, g->pidfds[i], 0, NULL, 0) < 0)
         exited++;
     else {
@@ -541,12 +547,20 @@ static int boost_dying(struct guard *g, int i)
                     continue;
                 if (setpriority(PRIO_PROCESS, (id_t)tid, -20) == 0)
                     n++;
+                else if (errno == ESRCH)
+                    exited++;
                 else
-                    exited += errno == ESRCH;
+                    no++;
             }
+        /* reaped between the pidfd's answer and the read: gone, not refused */
+        if (got < 0 && (errno == ENOENT || errno == ESRCH))
+            exited++;
+        else if (got < 0)
+            no++;
     }
     close(dfd);
-    return n == 0 && exited ? -1 : n;
+    *refused += no;
+    return n == 0 && exited && !no ? -1 : n;
 }
 
 /* The kill path: no allocation, no fork - unless no rank is known yet (a
@@ -583,16 +597,20 @@ static void fire(struct guard *g, long avail, bool by_psi)
     int cgs = 0;
     for (int i = 0; i < g->npids; i++)
         cgs += guard_cgroup_kill(g->cgkill_fds[i]);
-    int boosted = 0, gone = 0;
+    int boosted = 0, gone = 0, refused = 0;
     for (int i = 0; i < g->npids; i++)
         if (sent[i]) { /* never a rank the SIGKILL did not reach: it would live on at -20 */
-            int b = boost_dying(g, i);
+            int b = boost_dying(g, i, &refused);
             boosted += b > 0 ? b : 0;
             gone += b < 0; /* it exited before it could be boosted: nothing put off */
         }
-    char gone_s[48] = "";
+    char gone_s[112] = "";
+    int at = 0;
     if (gone)
-        snprintf(gone_s, sizeof gone_s, " (%d rank(s) exited before that)", gone);
+        at = snprintf(gone_s, sizeof gone_s, " (%d rank(s) exited before that)", gone);
+    if (refused && at >= 0 && (size_t)at < sizeof gone_s)
+        snprintf(gone_s + at, sizeof gone_s - (size_t)at,
+                 " (%d thread(s) not reniced: no CAP_SYS_NICE?)", refused);
     g->kills += (unsigned long)killed;
     if (by_psi)
         g->psi_armed = false;

@@ -12,30 +12,43 @@
 #define GUARD_BIN "dsv41-guard"
 
 /* run_guard_as's answers of its own (the guard's exit codes are 0-2): the
- * node's guard is not the one it was asked for; the bin directory or the
- * rename failed (what the command said is the first line of output) */
+ * node's guard is not the one it was asked for; the copy sent is not the
+ * bytes sent (a write-back error that sftp did not report) and is removed;
+ * 95 and 96: the bin directory or the rename failed (what the command said
+ * is the first line of output) */
 #define GUARD_NOT_THERE 97
+#define GUARD_COPY_DAMAGED 94
 
 /* The node's installed guard with args; its first line of output in out.
  * stop_first: the guard running there is stopped first, in the same round
  * trip (#32: the launch's overhead). sum (or NULL): run only if the file
  * there has this sha256, else GUARD_NOT_THERE with the node's `uname -m` in
  * out and its bin directory made - the probe helper_install makes, in this
- * round trip instead of one of its own. newbin (or NULL): a copy sent by
- * helper_send, renamed over the guard first (helper_install's last round
- * trip, folded in here). */
+ * round trip instead of one of its own; copies older than 10 minutes that
+ * never reached their rename (a session that dropped mid-send) go then.
+ * newbin (or NULL): a copy sent by helper_send, whose sha256 must be sum,
+ * renamed over the guard first (helper_install's last round trip, folded
+ * in here). */
 static int run_guard_as(struct cluster_node *cn, const char *state_dir, const struct strv *args,
                         bool stop_first, const char *sum, const char *newbin,
                         const atomic_int *cancel, struct buf *out, struct buf *err)
 {
     struct shcmd cmd = SHCMD_INIT;
-    shcmd_script(&cmd, "G=$1 S=$2 STOP=$3 SUM=$4 NEW=$5; shift 5\n"
-                       "[ -z \"$SUM\" ] || { [ -f \"$G\" ] && [ ! -L \"$G\" ] &&\n"
-                       "  [ \"$(sha256sum < \"$G\" 2>/dev/null)\" = \"$SUM  -\" ]; } ||\n"
-                       "  { umask 077; mkdir -p -- \"${G%/*}\" 2>&1 || exit 95; uname -m; exit 97; }\n"
-                       "[ -z \"$NEW\" ] || mv -f -- \"$NEW\" \"$G\" 2>&1 || { rm -f -- \"$NEW\"; exit 96; }\n"
-                       "[ \"$STOP\" = 0 ] || \"$G\" --state-dir \"$S\" --stop >/dev/null 2>&1\n"
-                       "exec \"$G\" --state-dir \"$S\" \"$@\" 2>&1");
+    shcmd_script(&cmd,
+                 "G=$1 S=$2 STOP=$3 SUM=$4 NEW=$5; shift 5\n"
+                 "if [ -n \"$NEW\" ]; then\n"
+                 "  H=$(sha256sum < \"$NEW\" 2>/dev/null)\n"
+                 "  [ \"$H\" = \"$SUM  -\" ] || { rm -f -- \"$NEW\"; exit 94; }\n"
+                 "  mv -f -- \"$NEW\" \"$G\" 2>&1 || { rm -f -- \"$NEW\"; exit 96; }\n"
+                 "elif [ -n \"$SUM\" ] && ! { [ -f \"$G\" ] && [ ! -L \"$G\" ] &&\n"
+                 "  [ \"$(sha256sum < \"$G\" 2>/dev/null)\" = \"$SUM  -\" ]; }; then\n"
+                 "  D=${G%/*} P=${G##*/}.new-*\n"
+                 "  umask 077; mkdir -p -- \"$D\" 2>&1 || exit 95\n"
+                 "  find \"$D\" -maxdepth 1 -name \"$P\" -mmin +10 -exec rm -f -- {} + 2>/dev/null\n"
+                 "  uname -m; exit 97\n"
+                 "fi\n"
+                 "[ \"$STOP\" = 0 ] || \"$G\" --state-dir \"$S\" --stop >/dev/null 2>&1\n"
+                 "exec \"$G\" --state-dir \"$S\" \"$@\" 2>&1");
     shcmd_argf(&cmd, "%s/bin/%s", state_dir, GUARD_BIN);
     shcmd_arg(&cmd, state_dir);
     shcmd_arg(&cmd, stop_first ? "1" : "0");
@@ -123,9 +136,12 @@ static int start_one(const struct config *c, struct cluster_node *cn, int nranks
             ok = helper_check_machine(cn->name, buf_str(&said), GUARD_BIN, bin, &err) == 0 &&
                  helper_send(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;
             buf_reset(&said);
-            rc = ok ? run_guard_as(cn, state_dir, &args, true, NULL, buf_str(&path), NULL, &said,
+            rc = ok ? run_guard_as(cn, state_dir, &args, true, sum, buf_str(&path), NULL, &said,
                                    &err)
                     : -1;
+            if (rc == GUARD_COPY_DAMAGED)
+                buf_printf(&said, "the copy sent (%s) arrived with another sha256 and was removed: "
+                           "is that disk full or failing?", buf_str(&path));
         }
     } else { /* the hash failed here: helper_install's own round trips */
         ok = helper_install(cn, state_dir, GUARD_BIN, bin, &path, &err) == 0;

@@ -104,7 +104,11 @@ int helper_send(struct cluster_node *cn, const char *state_dir, const char *name
     /* a name of its own: two nodes that share a home (NFS) install into
      * one directory at once (launch starts every node's guard together) */
     unsigned char r[6] = {0};
-    RAND_bytes(r, sizeof r);
+    if (RAND_bytes(r, sizeof r) != 1) {
+        buf_printf(err, "%s: cannot make a name for the copy of %s: no random bytes", cn->name,
+                   name);
+        return -1;
+    }
     buf_printf(tmp, "%s/bin/%s.new-%02x%02x%02x%02x%02x%02x", state_dir, name, r[0], r[1], r[2],
                r[3], r[4], r[5]);
     return node_put(&cn->node, buf_str(tmp), data->data, data->len, 0700, err);

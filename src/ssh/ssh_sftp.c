@@ -139,7 +139,14 @@ int ssh_put_step(struct ssh_conn *c, struct ssh_put *p, bool may_open, struct bu
             rc = libssh2_sftp_close_handle(p->h);
             if (rc == LIBSSH2_ERROR_EAGAIN)
                 return 0;
-            p->h = NULL;
+            p->h = NULL; /* freed by libssh2 whatever the answer */
+            /* the server's close is where a write-back error shows (sftp-
+             * server answers close(2)'s errno: EIO, ENOSPC, EDQUOT on NFS) */
+            if (rc == LIBSSH2_ERROR_SFTP_PROTOCOL && !p->sftp_err) {
+                unsigned long e = libssh2_sftp_last_error(p->sftp);
+                p->sftp_err = e ? e : LIBSSH2_FX_FAILURE;
+            } else if (rc && rc != LIBSSH2_ERROR_SFTP_PROTOCOL)
+                goto fail;
             p->st = PUT_SHUTDOWN;
             break;
         case PUT_SHUTDOWN:

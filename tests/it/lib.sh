@@ -78,7 +78,8 @@ ct_state() {
     code=${out##*$'\n'}
     case $code in
         200) printf '%s' "${out%$'\n'*}" | jq -r '.State.Running' 2>/dev/null || echo error ;;
-        404) echo false ;;
+        # only the engine's own answer: a 404 of a path it does not serve is no answer
+        404) printf '%s' "${out%$'\n'*}" | grep -q 'no such container' && echo false || echo error ;;
         *) echo error ;;
     esac
 }

@@ -144,7 +144,8 @@ check "a missing socket: the rank through the CLI" eval \
     'jq_is "$js" ".nodes[1].containers[0].running" true && [ "$(snap_inspects)" -ge 1 ]'
 check "a missing socket: status exits as with the socket ($base_rc)" [ "$rc" = "$base_rc" ]
 check "a missing socket: no refusal warned of" eval \
-    '! jq -r ".warnings[]" <<<"$js" | grep -q AllowStreamLocalForwarding'
+    '! jq -r ".warnings[]" <<<"$js" | grep -q AllowStreamLocalForwarding' ||
+    { jq -r ".warnings[]" <<<"$js"; ls -la "$T"; } >&2
 
 # --- sshd refuses the forwarding ---------------------------------------------------------
 echo 'AllowStreamLocalForwarding no' >> "$SSHD_CONF"

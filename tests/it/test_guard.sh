@@ -51,6 +51,7 @@ sleep 0.5
 gpid=$(head -1 "$IT_DIR/worker/state/guard.spark-worker.lock" | cut -d" " -f1)
 check "the worker's guard outlives its ssh session" kill -0 "$gpid"
 
+check "both ranks run before the eating" eval 'running worker dsv41-r1 && running head dsv41-r0'
 t0=$(date +%s%N)
 # to 512 MiB under the floor, however much other processes freed since it was
 # set (a TSan launch exiting frees ~1 GiB: a fixed 3 GiB ended above the floor)

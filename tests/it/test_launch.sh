@@ -113,22 +113,49 @@ check "worker ~: config shows it unexpanded, and what ~ means" contains "$out" "
 rm -rf "$FH/copy" "$FH/st" "$HH"
 
 # --- a worker of another CPU: no guard sent, no rank started ----------------------
+# launch_faking TOOL BODY: a launch with the worker's TOOL a script of BODY (its
+# sshd's PATH starts with $IT_DIR/bin); the output in out, the exit in rc
+launch_faking() {
+    printf '#!/bin/sh\n%s\n' "$2" > "$IT_DIR/bin/$1"
+    chmod +x "$IT_DIR/bin/$1"
+    out=$(top_head "$FAST" launch 2>&1); rc=$?
+    rm -f "$IT_DIR/bin/$1"
+}
+# refused LABEL: that launch refused with exit 1, no rank started, nothing left in
+# the worker's bin directory
+refused() {
+    check "$1: launch refused, exit 1" [ $rc -eq 1 ] || printf '%s\n' "$out" | tail -5
+    check "$1: no rank started" eval 'case $out in *"started dsv41-r"*) false ;; esac'
+    check "$1: nothing installed or left" eval '[ -z "$(ls "$IT_DIR/worker/state/bin" 2>/dev/null)" ]'
+}
 # (its uname -m says aarch64, as a Spark's does; the worker has no guard yet, so
-# the guard's first round trip asks for its CPU: guards.c start_one)
+# the guard's first round trip asks for its CPU: guards.c start_one; a copy whose
+# send dropped 20 minutes ago is removed in that round trip)
 rm -f "$IT_DIR/worker/state/bin/dsv41-guard"
-printf '#!/bin/sh\n[ "$1" = -m ] && echo aarch64 || exec /bin/uname "$@"\n' > "$IT_DIR/bin/uname"
-chmod +x "$IT_DIR/bin/uname"
-out=$(top_head "$FAST" launch 2>&1); rc=$?
-rm -f "$IT_DIR/bin/uname"
-check "guard for another CPU: launch refused, exit 1" [ $rc -eq 1 ] || printf '%s\n' "$out" | tail -5
+mkdir -p "$IT_DIR/worker/state/bin"
+touch -d '20 minutes ago' "$IT_DIR/worker/state/bin/dsv41-guard.new-0123456789ab"
+launch_faking uname '[ "$1" = -m ] && echo aarch64 || exec /bin/uname "$@"'
+refused "guard for another CPU"
 check "guard for another CPU: both named, and the fix" contains "$out" \
     "worker is aarch64, but the helper dsv41-guard found next to this program is built for $(uname -m)"
-check "guard for another CPU: no rank started" eval 'case $out in *"started dsv41-r"*) false ;; esac'
-check "guard for another CPU: nothing sent" eval '[ -z "$(ls "$IT_DIR/worker/state/bin" 2>/dev/null)" ]'
+
+# a copy that lands other than it was sent (a disk that loses writes sftp does not hear
+# of; here the worker's sha256sum says so): removed, never renamed into place or started
+launch_faking sha256sum 'echo "0000  -"'
+refused "a damaged copy"
+check "a damaged copy: said, with the question to ask" contains "$out" \
+    "worker: cannot start the memory guard: the copy sent ($IT_DIR/worker/state/bin/dsv41-guard.new-"
+check "a damaged copy: ...and why" contains "$out" "arrived with another sha256 and was removed: is that disk full or failing?"
+
+# a copy another launch is sending now (a home shared by two nodes): left alone
+fresh=$IT_DIR/worker/state/bin/dsv41-guard.new-00000000fe5h
+touch "$fresh"
 
 # --- launch -> ready -------------------------------------------------------------
 out=$(top_head "$QEXTRA" "$QENV" launch 2>&1); rc=$?
 check "launch: exit 0" [ $rc -eq 0 ]
+check "launch: the guard sent, another's copy being sent left alone" eval '[ -x "$IT_DIR/worker/state/bin/dsv41-guard" ] && [ -e "$fresh" ]'
+rm -f "$fresh"
 args=$(on_host head podman inspect -f '{{json .Args}}' dsv41-r0)
 check "quoting: the JSON one argument after its option in rank 0's command" eval 'printf "%s" "$args" | jq -e "(index(\"--override-generation-config\")) as \$i | \$i != null and .[\$i + 1] == \"{\\\"temperature\\\": 0.6}\"" >/dev/null'
 for h in head:dsv41-r0 worker:dsv41-r1; do
