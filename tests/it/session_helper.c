@@ -3,6 +3,7 @@
  * prints the status JSON on one line; "killed" runs a command that SIGKILLs
  * its own shell and prints the exit status the node reported. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,11 +139,17 @@ int main(void)
             multiplex(&c, &cl, r);
             continue;
         }
-        if (strncmp(line, "killed", 6) == 0) { /* a remote command a signal ends */
+        /* "killed": a remote command a signal ends; "late": one that closes
+         * its output and exits 3 a moment later (the EOF before the status) */
+        bool late = strncmp(line, "late", 4) == 0;
+        if (strncmp(line, "killed", 6) == 0 || late) {
             struct shcmd cmd = SHCMD_INIT;
             struct ssh_result res;
             struct buf err = BUF_INIT;
-            shcmd_script(&cmd, "kill -9 $$");
+            if (late)
+                shcmd_script(&cmd, "exec >/dev/null 2>&1; sleep 0.5; exit 3");
+            else
+                shcmd_script(&cmd, "kill -9 $$");
             if (node_run(&cl.nodes[1].node, &cmd, 10000, &res, &err) == 0) {
                 printf("{\"exit\":%d}\n", res.exit_status);
                 ssh_result_free(&res);

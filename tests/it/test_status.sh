@@ -202,6 +202,9 @@ check "one session: a 4.3 MB burst of lines arrives whole and in order (the chan
 echo killed >&"${SESSION[1]}"
 IFS= read -r -t 30 kl <&"${SESSION[0]}"
 check "a remote command killed by a signal reports 128+9, not success" jq_is "$kl" '.exit' 137
+echo late >&"${SESSION[1]}"
+IFS= read -r -t 30 kl <&"${SESSION[0]}"
+check "a remote command that closes its output before it exits 3 reports 3, not success" jq_is "$kl" '.exit' 3
 put() { echo "put $1" >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
 mkdir -p "$IT_DIR/worker/putdir"
 r=$(put "$IT_DIR/worker/putdir/f")
