@@ -36,12 +36,12 @@ static int run_guard_as(struct cluster_node *cn, const char *state_dir, const st
     struct shcmd cmd = SHCMD_INIT;
     shcmd_script(&cmd,
                  "G=$1 S=$2 STOP=$3 SUM=$4 NEW=$5; shift 5\n"
+                 "is_sum() { [ -f \"$1\" ] && [ ! -L \"$1\" ] &&\n"
+                 "  [ \"$(sha256sum < \"$1\" 2>/dev/null)\" = \"$SUM  -\" ]; }\n"
                  "if [ -n \"$NEW\" ]; then\n"
-                 "  H=$(sha256sum < \"$NEW\" 2>/dev/null)\n"
-                 "  [ \"$H\" = \"$SUM  -\" ] || { rm -f -- \"$NEW\"; exit 94; }\n"
+                 "  is_sum \"$NEW\" || { rm -f -- \"$NEW\"; exit 94; }\n"
                  "  mv -f -- \"$NEW\" \"$G\" 2>&1 || { rm -f -- \"$NEW\"; exit 96; }\n"
-                 "elif [ -n \"$SUM\" ] && ! { [ -f \"$G\" ] && [ ! -L \"$G\" ] &&\n"
-                 "  [ \"$(sha256sum < \"$G\" 2>/dev/null)\" = \"$SUM  -\" ]; }; then\n"
+                 "elif [ -n \"$SUM\" ] && ! is_sum \"$G\"; then\n"
                  "  D=${G%/*} P=${G##*/}.new-*\n"
                  "  umask 077; mkdir -p -- \"$D\" 2>&1 || exit 95\n"
                  "  find \"$D\" -maxdepth 1 -name \"$P\" -mmin +10 -exec rm -f -- {} + 2>/dev/null\n"

@@ -70,11 +70,11 @@ pkill_in_ns() { # head|worker ERE [signal]
 # and a test that polls a rank's state every 0.1 s with it took most of a
 # core from what it measured. An API that does not answer says "error", so
 # that no check takes its silence for "no container".
+ct_api() { curl -s --max-time 10 --unix-socket "$IT_DIR/$1/podman.sock" "${@:2}"; } # HOST curl-args...
 # ct_state HOST NAME: true (running), false (not running, or no such), error
 ct_state() {
     local out code
-    out=$(curl -s --max-time 10 -w '\n%{http_code}' --unix-socket "$IT_DIR/$1/podman.sock" \
-        "http://d/containers/$2/json") || { echo error; return; }
+    out=$(ct_api "$1" -w '\n%{http_code}' "http://d/containers/$2/json") || { echo error; return; }
     code=${out##*$'\n'}
     case $code in
         200) printf '%s' "${out%$'\n'*}" | jq -r '.State.Running' 2>/dev/null || echo error ;;
@@ -86,8 +86,7 @@ ct_state() {
 # ct_ids HOST [all]: the dsv41-r* containers' ids, running ones (or all); "error"
 ct_ids() {
     local out
-    out=$(curl -sf --max-time 10 --unix-socket "$IT_DIR/$1/podman.sock" -G \
-        --data-urlencode "all=$([ "${2:-}" = all ] && echo true || echo false)" \
+    out=$(ct_api "$1" -f -G --data-urlencode "all=$([ "${2:-}" = all ] && echo true || echo false)" \
         --data-urlencode 'filters={"name":["dsv41-r"]}' http://d/containers/json) || { echo error; return; }
     printf '%s' "$out" | jq -r '.[].Id' 2>/dev/null || echo error
 }
