@@ -13,11 +13,19 @@ fired_at() {
     done
 }
 
-# trial_line "DEAD_MS T0_MONO_S" SENT: bench_guard's answer (crossing -> dead,
-# and when the crossing was, same clock) joined with fired_at's second as
-# "DEAD_MS SENT_MS" (crossing -> the guard's SIGKILL); DEAD_MS alone when
-# either is missing, "none" when bench_guard measured nothing
+# trial_line "T0 T1" SENT: bench_guard's answer (its crossing and the
+# victim's death, CLOCK_MONOTONIC seconds; T0 "-" where not seen) joined with
+# fired_at's second, as "DEAD_MS SENT_MS" from the crossing: the earlier of
+# bench_guard's and the guard's own (a guard that saw MemAvailable dip first
+# fired before bench_guard's t0; timing from t0 would flatter it). SENT_MS
+# "-" without a FIRED line; "none" when nothing was measured.
 trial_line() {
-    echo "${1:-none}" | awk -v s="${2:-x}" \
-        'NF == 2 && s != "x" {printf "%s %.2f\n", $1, (s - $2) * 1e3; next} {print $1}'
+    echo "${1:-none}" | awk -v s="${2:--}" '
+        NF != 2 { print "none"; next }
+        {
+            c = $1
+            if (s != "-" && (c == "-" || s + 0 < c + 0)) c = s
+            if (c == "-") { print "none"; next }
+            printf "%.2f %s\n", ($2 - c) * 1e3, s == "-" ? "-" : sprintf("%.2f", (s - c) * 1e3)
+        }'
 }

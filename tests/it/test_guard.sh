@@ -78,6 +78,11 @@ check "the log names the floor" eval 'grep -qE "< floor [0-9]+ MiB: SIGKILL to [
 check "the killed rank's threads were put at nice -20 (their exit not put off)" \
     eval 'grep -qE "nice -20 for [1-9][0-9]* thread|nice -20 for 0 thread\(s\) \([0-9] rank\(s\) exited before that\)" "$WLOG"' ||
     grep "FIRED" "$WLOG" | sed 's/^/    /'
+# process_mrelease after the kill (Linux >= 5.15 here): every killed rank's memory
+# unmapped by the guard, or already back because the rank had exited
+check "the killed rank's memory unmapped by the guard (process_mrelease)" \
+    eval 'grep -qE "memory of [0-9]+ killed rank\(s\) unmapped by the guard in [0-9.]+ ms( \([0-9]+ had exited\))?$" "$WLOG"' ||
+    grep "unmapped" "$WLOG" | sed 's/^/    /'
 
 check "the head's guard fired too (one machine's memory)" contains "$(cat "$HLOG")" "FIRED"
 check "the runtime cleaned up after the kill" contains "$(cat "$WLOG")" "runtime kill of the ranks"

@@ -327,6 +327,17 @@ int main(int argc, char **argv)
     sim_log("vLLM API server version 0.11.1 (dsv41-sim, rank %d of %d, t=%lld)", o.node_rank,
             o.nnodes, epoch_ms());
     maybe_die(&o, 0);
+    /* memory held as a rank holds its weights (0 by default): the guard's
+     * bench times its return after a kill (tests/bench/guard.sh) */
+    const char *hold = getenv("DSV41_SIM_HOLD_MIB");
+    if (hold && atol(hold) > 0) {
+        static char *volatile held; /* volatile: the touching is not optimised away */
+        size_t n = (size_t)atol(hold) << 20;
+        held = malloc(n);
+        if (held)
+            memset(held, 1, n);
+        sim_log("holding %s MiB", held ? hold : "0");
+    }
     sim_log("non-default args: model=%s served_model_name=%s tensor_parallel_size=%d nnodes=%d",
             o.model_path, o.served_name, o.tp, o.nnodes);
     map_nccl(&o);
