@@ -106,6 +106,12 @@ int guard_open(struct guard *g, const struct guard_opts *o, char *err, size_t er
 int guard_cgroup_open(const struct guard *g, pid_t pid, int pidfd, char *why, size_t whysz);
 /* SIGKILLs the cgroup's every process; false when the write failed. */
 bool guard_cgroup_kill(int fd);
+/* After the kill (guarddie.c): rank i's threads at nice -20, their number;
+ * -1 when it had exited before any could be; *refused counts threads the
+ * kernel would not renice. Then the killed ranks' (sent[i]) memory unmapped
+ * by process_mrelease, what was done said in said. */
+int guard_boost_dying(struct guard *g, int i, int *refused);
+void guard_reap_dying(struct guard *g, const bool *sent, char *said, size_t saidsz);
 /* Clears the ambient capability set: dsv41-guard.service gives the guard
  * CAP_KILL, CAP_DAC_OVERRIDE, ... as ambient capabilities, which would pass
  * to every program it starts (the runtime CLI) - the guard keeps them, its
