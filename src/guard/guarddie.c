@@ -84,10 +84,13 @@ int guard_boost_dying(struct guard *g, int i, int *refused)
  * process_mrelease(2) (Linux 5.15, mm/oom_kill.c) does the OOM reaper's
  * work for a process with a SIGKILL pending - its anonymous and private
  * memory, the part a GB10 wedges for want of. lmkd does the same after its
- * kills. Measured on the 2-core test VM, a 4 GiB process SIGKILLed beside a
- * CPU hog: MemAvailable had it back in 94-132 ms with the reap, 118-284 ms
- * at nice -20 alone. Called after the FIRED line is written: the reap takes
- * as long as the unmapping (~25 ms a GiB there). Says what it did in *said. */
+ * kills. Measured with a 4 GiB process SIGKILLed, MemAvailable watched: on
+ * the 2-core test VM beside a CPU hog, back in 94-132 ms with the reap,
+ * 118-284 ms at nice -20 alone; idle on the device tool's 16-core host,
+ * 66-120 ms against 99-208. Called after the FIRED line is written: the reap
+ * takes as long as the unmapping (~25 ms a GiB on the VM). ESRCH: every
+ * thread of the rank has let go of its memory already (its exit unmaps it).
+ * Says what it did in *said. */
 void guard_reap_dying(struct guard *g, const bool *sent, char *said, size_t saidsz)
 {
     double t0 = mono_s();
@@ -97,7 +100,7 @@ void guard_reap_dying(struct guard *g, const bool *sent, char *said, size_t said
             continue;
         if (syscall(SYS_process_mrelease, g->pidfds[i], 0) == 0)
             reaped++;
-        else if (errno == ESRCH) /* exited already: its memory is back */
+        else if (errno == ESRCH)
             gone++;
         else
             failed++, err = errno;
