@@ -118,9 +118,10 @@ static void helper_find(struct sampler *s)
 /* After sshd would not open the socket: a socket there that we may write
  * means sshd refused the forwarding, which the operator should hear of; a
  * missing one is only the CLI's case. The answer is a word the command
- * prints, not its exit status alone: libssh2 reads an exit status that
- * never came as 0, and two CI runs (a TSan one and a plain one) warned of a
- * refusal for a socket that was not there. */
+ * prints as well as its exit status: two CI runs warned of a refusal for a
+ * socket that was not there, the status read before the node had sent it
+ * (ssh.c's CH_WAIT has the cause, and fixes it); a channel closed with no
+ * status still reads 0, which libssh2 cannot tell from a success. */
 static void helper_check(struct sampler *s)
 {
     char sock[256];

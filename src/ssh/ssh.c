@@ -403,7 +403,7 @@ int ssh_keepalive(struct ssh_conn *c)
                : -1;
 }
 
-enum chan_state { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_DONE };
+enum chan_state { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_WAIT, CH_DONE };
 
 struct ssh_chan {
     enum chan_state st;
@@ -615,6 +615,21 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
         }
         case CH_CLOSE:
             rc = libssh2_channel_close(ch->ch);
+            if (rc == LIBSSH2_ERROR_EAGAIN)
+                return 0;
+            if (rc)
+                goto fail;
+            ch->st = CH_WAIT;
+            break;
+        case CH_WAIT:
+            /* libssh2's close (1.10 to 1.11.1, channel.c
+             * _libssh2_channel_close) stops waiting for the node's CLOSE
+             * at the first packet it reads for any channel of the session:
+             * with another channel sending, it returned before the node's
+             * exit-status had come, which then read as 0 (RFC 4254 §6.10
+             * sends it before the CLOSE; OpenSSH may send the EOF first).
+             * The status is read once the CLOSE is in. */
+            rc = libssh2_channel_wait_closed(ch->ch);
             if (rc == LIBSSH2_ERROR_EAGAIN)
                 return 0;
             if (rc)

@@ -15,7 +15,11 @@ struct ssh_conn;
 
 struct ssh_result {
     struct buf out, err;
-    int exit_status; /* -1 when the remote side sent none */
+    /* -1 when the command did not finish (the session failed or timed
+     * out); 128+N when signal N ended it. A node that closed the channel
+     * without sending a status reads 0: libssh2 cannot tell the two apart
+     * (OpenSSH always sends one when the command ends). */
+    int exit_status;
 };
 
 /* Library-wide init; call once before any thread uses ssh. */

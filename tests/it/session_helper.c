@@ -122,6 +122,34 @@ static void flood(struct cluster *cl)
     pthread_mutex_unlock(&col.mu);
 }
 
+/* "late" while another channel on the session keeps sending: the close of
+ * the late command reads the other channel's packets while it waits for
+ * the node's CLOSE, and the exit status must still be the one it sent. */
+static void late_busy(struct cluster *cl)
+{
+    struct node *w = &cl->nodes[1].node;
+    struct collect col = {PTHREAD_MUTEX_INITIALIZER, 0, 1, 0, 0};
+    struct sshio_stream *st = sshio_stream_open(
+        node_io(w), "while :; do echo tick; sleep 0.002; done", false, on_line, NULL, &col);
+    printf("{\"exits\":[");
+    for (int i = 0; i < 4; i++) {
+        struct shcmd cmd = SHCMD_INIT;
+        struct ssh_result res;
+        struct buf err = BUF_INIT;
+        shcmd_script(&cmd, "exec >/dev/null 2>&1; sleep 0.3; exit 3");
+        int rc = node_run(w, &cmd, 10000, &res, &err);
+        printf("%s%d", i ? "," : "", rc == 0 ? res.exit_status : -100);
+        if (rc == 0)
+            ssh_result_free(&res);
+        shcmd_free(&cmd);
+        buf_free(&err);
+    }
+    sshio_stream_close(node_io(w), st);
+    pthread_mutex_lock(&col.mu);
+    printf("],\"ticks\":%d}\n", col.lines);
+    pthread_mutex_unlock(&col.mu);
+}
+
 int main(void)
 {
     struct config c;
@@ -137,6 +165,10 @@ int main(void)
         }
         if (strncmp(line, "multiplex", 9) == 0 && r) {
             multiplex(&c, &cl, r);
+            continue;
+        }
+        if (strncmp(line, "late busy", 9) == 0) {
+            late_busy(&cl);
             continue;
         }
         /* "killed": a remote command a signal ends; "late": one that closes
