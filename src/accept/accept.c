@@ -14,6 +14,7 @@
 #include "benchtab.h"
 #include "deploy.h"
 #include "engine_image.h"
+#include "fixstr.h"
 #include "gates.h"
 #include "interrupt.h"
 #include "smoke.h"
@@ -137,12 +138,11 @@ static void reason(struct accept_verdict *v, const char *fmt, ...)
 static void reason(struct accept_verdict *v, const char *fmt, ...)
 {
     size_t l = strlen(v->reasons);
-    if (l && l + 2 < sizeof v->reasons)
-        l += (size_t)snprintf(v->reasons + l, sizeof v->reasons - l, "; ");
+    if (l)
+        fixstr_appendf(v->reasons, sizeof v->reasons, &l, "; ");
     va_list ap;
     va_start(ap, fmt);
-    if (l < sizeof v->reasons)
-        vsnprintf(v->reasons + l, sizeof v->reasons - l, fmt, ap);
+    fixstr_vappendf(v->reasons, sizeof v->reasons, &l, fmt, ap);
     va_end(ap);
     v->pass = false;
 }

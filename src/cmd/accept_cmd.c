@@ -22,6 +22,7 @@
 #include "apikey.h"
 #include "cluster.h"
 #include "commands.h"
+#include "fixstr.h"
 #include "interrupt.h"
 #include "shcmd.h"
 #include "text.h"
@@ -198,10 +199,8 @@ static int pull_everywhere(struct accept_run *r, const struct accept_ref *ref)
             bad++;
         } else {
             printf("%s: %s present\n", cn->name, ref->digest);
-            dl += (size_t)snprintf(r->digests + dl, sizeof r->digests - dl, "%s%s %.19s", dl ? "; " : "",
-                                   cn->name, ref->digest);
-            if (dl >= sizeof r->digests)
-                dl = sizeof r->digests - 1;
+            fixstr_appendf(r->digests, sizeof r->digests, &dl, "%s%s %.19s", dl ? "; " : "",
+                           cn->name, ref->digest);
         }
     }
     cluster_close(&cl);

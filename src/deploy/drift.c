@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "fixstr.h"
 #include "probe.h"
 #include "shcmd.h"
 
@@ -51,17 +52,15 @@ bool drift_check(const struct drift_start *d, const struct rdma_fabric *now, cha
     size_t n = 0;
     /* a GID index that is not detected now was a guess at start too */
     if (d->gid_index >= 0 && now->gid_index >= 0 && now->gid_index != d->gid_index)
-        n += (size_t)snprintf(why + n, whysz - n, "RoCE v2 IPv4 GID index %d -> %d",
-                              d->gid_index, now->gid_index);
-    if (d->ipv4[0] && strcmp(d->ipv4, now->ipv4) != 0 && n < whysz)
-        n += (size_t)snprintf(why + n, whysz - n, "%sIPv4 %s -> %s", n ? ", " : "", d->ipv4,
-                              now->ipv4);
-    if (d->ifname[0] && strcmp(d->ifname, now->ifname) != 0 && n < whysz)
-        n += (size_t)snprintf(why + n, whysz - n, "%snetdev %s -> %s", n ? ", " : "", d->ifname,
-                              now->ifname);
-    if (d->hcas[0] && strcmp(d->hcas, now->hcas) != 0 && n < whysz)
-        n += (size_t)snprintf(why + n, whysz - n, "%sHCAs %s -> %s", n ? ", " : "", d->hcas,
-                              now->hcas);
+        fixstr_appendf(why, whysz, &n, "RoCE v2 IPv4 GID index %d -> %d", d->gid_index,
+                       now->gid_index);
+    if (d->ipv4[0] && strcmp(d->ipv4, now->ipv4) != 0)
+        fixstr_appendf(why, whysz, &n, "%sIPv4 %s -> %s", n ? ", " : "", d->ipv4, now->ipv4);
+    if (d->ifname[0] && strcmp(d->ifname, now->ifname) != 0)
+        fixstr_appendf(why, whysz, &n, "%snetdev %s -> %s", n ? ", " : "", d->ifname,
+                       now->ifname);
+    if (d->hcas[0] && strcmp(d->hcas, now->hcas) != 0)
+        fixstr_appendf(why, whysz, &n, "%sHCAs %s -> %s", n ? ", " : "", d->hcas, now->hcas);
     return n > 0;
 }
 

@@ -23,6 +23,7 @@
 
 #include "child.h"
 #include "engine.h"
+#include "fixstr.h"
 #include "mono.h"
 
 #define FILL_KIB_PER_S (6000L * 1024) /* earlyoom's assumed worst fill rate */
@@ -38,14 +39,12 @@ void guard_log(struct guard *g, const char *fmt, ...)
     /* the node's name: a shared STATE_DIR holds several nodes' lines */
     char host[65] = "";
     gethostname(host, sizeof host - 1);
-    n += (size_t)snprintf(line + n, sizeof line - n, "%.40s ", host[0] ? host : "node");
+    /* one byte kept for the newline */
+    fixstr_appendf(line, sizeof line - 1, &n, "%.40s ", host[0] ? host : "node");
     va_list ap;
     va_start(ap, fmt);
-    int w = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
+    fixstr_vappendf(line, sizeof line - 1, &n, fmt, ap);
     va_end(ap);
-    if (w < 0)
-        return;
-    n += (size_t)w < sizeof line - n - 1 ? (size_t)w : sizeof line - n - 2;
     line[n++] = '\n';
     guardout_log(g, line, n); /* never waits on STATE_DIR */
     snprintf(g->lastevent, sizeof g->lastevent, "%.*s", (int)(n - 1), line);
@@ -276,10 +275,8 @@ void guard_set_ranks(struct guard *g, const struct guard_rank *ranks, int n)
         else if (!cgwhy[0])
             snprintf(cgwhy, sizeof cgwhy, "%s", why);
         g->pidfds[g->npids++] = fd;
-        int w = snprintf(list + ll, sizeof list - ll, "%s%ld%s", ll ? " " : "", (long)pid,
-                         fd < 0 ? "(gone)" : "");
-        if (w > 0 && (size_t)w < sizeof list - ll)
-            ll += (size_t)w;
+        fixstr_appendf(list, sizeof list, &ll, "%s%ld%s", ll ? " " : "", (long)pid,
+                       fd < 0 ? "(gone)" : "");
     }
     if (!n)
         guard_log(g, "ranks resolved: none running");
@@ -493,10 +490,8 @@ static void trace_top(struct guard *g, long avail)
                 best = k;
         if (best < 0)
             break;
-        int w = snprintf(list + ll, sizeof list - ll, "%s%s(%ld) %ld MiB", ll ? ", " : "",
-                         top[best].comm, top[best].pid, top[best].rss / 1024);
-        if (w > 0 && (size_t)w < sizeof list - ll)
-            ll += (size_t)w;
+        fixstr_appendf(list, sizeof list, &ll, "%s%s(%ld) %ld MiB", ll ? ", " : "",
+                       top[best].comm, top[best].pid, top[best].rss / 1024);
         top[best].rss = 0;
     }
     guard_log(g, "trace: MemAvailable %ld MiB; biggest: %s", avail / 1024, list);
@@ -544,12 +539,12 @@ static void fire(struct guard *g, long avail, bool by_psi)
             gone += b < 0; /* it exited before it could be boosted: nothing put off */
         }
     char gone_s[112] = "";
-    int at = 0;
+    size_t at = 0;
     if (gone)
-        at = snprintf(gone_s, sizeof gone_s, " (%d rank(s) exited before that)", gone);
-    if (refused && at >= 0 && (size_t)at < sizeof gone_s)
-        snprintf(gone_s + at, sizeof gone_s - (size_t)at,
-                 " (%d thread(s) not reniced: no CAP_SYS_NICE?)", refused);
+        fixstr_appendf(gone_s, sizeof gone_s, &at, " (%d rank(s) exited before that)", gone);
+    if (refused)
+        fixstr_appendf(gone_s, sizeof gone_s, &at, " (%d thread(s) not reniced: no CAP_SYS_NICE?)",
+                       refused);
     g->kills += (unsigned long)killed;
     if (by_psi)
         g->psi_armed = false;

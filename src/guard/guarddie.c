@@ -1,6 +1,7 @@
 /* What follows the guard's SIGKILLs (guard.c fire): the killed ranks'
  * threads hurried and their memory unmapped. Both run in the sampling
  * thread: no allocation. */
+#include "fixstr.h"
 #include "guard.h"
 #include "mono.h"
 
@@ -105,13 +106,14 @@ void guard_reap_dying(struct guard *g, const bool *sent, char *said, size_t said
         else
             failed++, err = errno;
     }
-    int at = snprintf(said, saidsz, "memory of %d killed rank(s) unmapped by the guard in %.1f ms",
-                      reaped, (mono_s() - t0) * 1e3);
-    if (gone && at >= 0 && (size_t)at < saidsz)
-        at += snprintf(said + at, saidsz - (size_t)at, " (%d had exited)", gone);
-    if (failed && at >= 0 && (size_t)at < saidsz)
-        snprintf(said + at, saidsz - (size_t)at, "; %d not: %s", failed,
-                 err == ENOSYS ? "this kernel has no process_mrelease (Linux < 5.15): each rank "
-                                 "frees its memory as it exits"
-                               : strerror(err));
+    size_t at = 0;
+    fixstr_appendf(said, saidsz, &at, "memory of %d killed rank(s) unmapped by the guard in %.1f ms",
+                   reaped, (mono_s() - t0) * 1e3);
+    if (gone)
+        fixstr_appendf(said, saidsz, &at, " (%d had exited)", gone);
+    if (failed)
+        fixstr_appendf(said, saidsz, &at, "; %d not: %s", failed,
+                       err == ENOSYS ? "this kernel has no process_mrelease (Linux < 5.15): each "
+                                       "rank frees its memory as it exits"
+                                     : strerror(err));
 }

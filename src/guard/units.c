@@ -11,6 +11,7 @@
 
 #include "account.h"
 #include "dirs.h"
+#include "fixstr.h"
 #include "guard.h"
 #include "guards.h"
 #include "helper.h"
@@ -594,8 +595,7 @@ static int install_section(const char *text, char *wants, size_t sz)
             w += strspn(w, " \t");
             size_t wl = strcspn(w, " \t");
             if (wl && strchr(w, '%') == NULL && used + wl + 12 < sz)
-                used += (size_t)snprintf(wants + used, sz - used, "%s%.*s%s", used ? " " : "",
-                                         (int)wl, w, suffix);
+                fixstr_appendf(wants, sz, &used, "%s%.*s%s", used ? " " : "", (int)wl, w, suffix);
             else if (wl)
                 return -1; /* a specifier or too many: not judged here */
             w += wl;

@@ -1,4 +1,5 @@
 #include "logbuf.h"
+#include "fixstr.h"
 
 #include <strings.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ void logbuf_push(struct logbuf *lb, const char *raw, size_t len)
     size_t used;
     size_t n = text_clean_used(line, LOGBUF_LINE_MAX, raw, len, &used);
     if (used < len)
-        n += (size_t)snprintf(line + n, sizeof line - n, " [... %zu bytes cut]", len - used);
+        fixstr_appendf(line, sizeof line, &n, " [... %zu bytes cut]", len - used);
     while (lb->end > lb->first && (lb->end - lb->first >= lb->cap || lb->bytes + n > lb->max_bytes))
         drop_front(lb);
     char *text = malloc(n + 1);

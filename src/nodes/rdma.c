@@ -1,4 +1,5 @@
 #include "rdma.h"
+#include "fixstr.h"
 #include "text.h"
 
 #include <arpa/inet.h>
@@ -303,10 +304,7 @@ void rdma_detect_fabric(const struct rdma_port *ports, int n, const struct rdma_
     for (int i = 0; i < n; i++) {
         if (ports[i].port != 1 || ports[i].state_num != 4)
             continue;
-        int w = snprintf(out->hcas + hl, sizeof out->hcas - hl, "%s%s", hl ? "," : "",
-                         ports[i].dev);
-        if (w > 0 && (size_t)w < sizeof out->hcas - hl)
-            hl += (size_t)w;
+        fixstr_appendf(out->hcas, sizeof out->hcas, &hl, "%s%s", hl ? "," : "", ports[i].dev);
         if (!chosen && ports[i].ipv4[0])
             chosen = &ports[i];
     }

@@ -10,6 +10,7 @@
 
 #include "dirs.h"
 #include "events.h"
+#include "fixstr.h"
 #include "job.h"
 #include "mono.h"
 #include "strv.h"
@@ -157,7 +158,7 @@ static bool guard_fired_now(struct supervisor *sv)
 static void append(struct state_event *e, const char *text)
 {
     size_t n = strlen(e->what);
-    snprintf(e->what + n, sizeof e->what - n, " - supervisor: %s", text);
+    fixstr_appendf(e->what, sizeof e->what, &n, " - supervisor: %s", text);
 }
 
 /* Every rank stopped and left so: after a guard's firing, or the cap. */

@@ -1,4 +1,5 @@
 #include "metrics.h"
+#include "fixstr.h"
 
 #include <errno.h>
 #include <math.h>
@@ -151,10 +152,8 @@ void metrics_old_names(const struct metrics *m, char *out, size_t sz)
             base[bl - 6] = '\0';
         if (strstr(out, base))
             continue;
-        int w = snprintf(out + n, sz - n, "%s%s", n ? ", " : "", base);
-        if (w < 0 || (size_t)w >= sz - n)
+        if (fixstr_appendf(out, sz, &n, "%s%s", n ? ", " : "", base) < 0)
             break;
-        n += (size_t)w;
     }
 }
 

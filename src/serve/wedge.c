@@ -1,5 +1,6 @@
 /* wedge: see wedge.h. */
 #include "wedge.h"
+#include "fixstr.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -57,32 +58,32 @@ void wedge_gpu_note(const struct probe_gpu *const *gpus, const char *const *name
 {
     size_t len = strlen(why);
     int shown = 0, low = 0, high = 0;
-    for (int i = 0; i < ngpu && len < n; i++) {
+    for (int i = 0; i < ngpu; i++) {
         const struct probe_gpu *g = gpus[i];
         if (!g || !g->power_w.ok)
             continue;
-        int k;
+        int cut;
         if (g->power_limit_w.ok && g->power_limit_w.v > 0) {
             bool is_low = g->power_w.v < WEDGE_GPU_LOW_SHARE * g->power_limit_w.v;
             low += is_low;
             high += !is_low;
-            k = snprintf(why + len, n - len, "%s %s %.0f W of %.0f", shown ? "," : "; GPU power:",
-                         names[i], g->power_w.v, g->power_limit_w.v);
+            cut = fixstr_appendf(why, n, &len, "%s %s %.0f W of %.0f",
+                                 shown ? "," : "; GPU power:", names[i], g->power_w.v,
+                                 g->power_limit_w.v);
         } else {
-            k = snprintf(why + len, n - len, "%s %s %.0f W", shown ? "," : "; GPU power:", names[i],
-                         g->power_w.v);
+            cut = fixstr_appendf(why, n, &len, "%s %s %.0f W", shown ? "," : "; GPU power:",
+                                 names[i], g->power_w.v);
         }
-        if (k < 0)
+        if (cut < 0)
             return;
-        len += (size_t)k < n - len ? (size_t)k : n - len - 1;
         shown++;
     }
-    if (!shown || len >= n)
+    if (!shown)
         return;
     if (low && !high)
-        snprintf(why + len, n - len, " (low: as a collective spinning on a dead peer)");
+        fixstr_appendf(why, n, &len, " (low: as a collective spinning on a dead peer)");
     else if (high && !low)
-        snprintf(why + len, n - len, " (high: the GPUs are computing; not a hang's picture)");
+        fixstr_appendf(why, n, &len, " (high: the GPUs are computing; not a hang's picture)");
     else if (high && low)
-        snprintf(why + len, n - len, " (some low, some high)");
+        fixstr_appendf(why, n, &len, " (some low, some high)");
 }

@@ -1,6 +1,7 @@
 #include "sshconf.h"
 
 #include "account.h"
+#include "fixstr.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -153,8 +154,8 @@ static void note(struct parse *ps, const char *where, const char *key, const cha
         return;
     buf_puts(&ps->noted, tag);
     size_t len = strlen(ps->t->notes);
-    snprintf(ps->t->notes + len, sizeof ps->t->notes - len, "%s%s: %s %s", len ? "; " : "",
-             where, key, what);
+    fixstr_appendf(ps->t->notes, sizeof ps->t->notes, &len, "%s%s: %s %s", len ? "; " : "", where,
+                   key, what);
 }
 
 /* Match criteria against what is known so far (OpenSSH matches `host`

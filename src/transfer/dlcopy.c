@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "fixstr.h"
 #include "progress.h"
 #include "text.h"
 #include "wire.h"
@@ -157,9 +158,8 @@ void dlcopy_status(struct dlcopy *d, char *out, size_t n)
         char a[32], b[32];
         progress_bytes(a, sizeof a, (double)d->w[i].landed);
         progress_bytes(b, sizeof b, (double)d->w[i].need);
-        int k = snprintf(out + at, n - at, "%s%s %s of %s", i ? ", " : "", d->w[i].cn->name, a,
-                         d->w[i].need ? b : "?");
-        at += k > 0 ? (size_t)k : 0;
+        fixstr_appendf(out, n, &at, "%s%s %s of %s", i ? ", " : "", d->w[i].cn->name, a,
+                       d->w[i].need ? b : "?");
     }
     pthread_mutex_unlock(&d->mu);
 }
