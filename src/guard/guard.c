@@ -275,8 +275,8 @@ void guard_set_ranks(struct guard *g, const struct guard_rank *ranks, int n)
         else if (!cgwhy[0])
             snprintf(cgwhy, sizeof cgwhy, "%s", why);
         g->pidfds[g->npids++] = fd;
-        fixstr_appendf(list, sizeof list, &ll, "%s%ld%s", ll ? " " : "", (long)pid,
-                       fd < 0 ? "(gone)" : "");
+        fixstr_appendf_whole(list, sizeof list, &ll, "%s%ld%s", ll ? " " : "", (long)pid,
+                             fd < 0 ? "(gone)" : "");
     }
     if (!n)
         guard_log(g, "ranks resolved: none running");
@@ -490,8 +490,8 @@ static void trace_top(struct guard *g, long avail)
                 best = k;
         if (best < 0)
             break;
-        fixstr_appendf(list, sizeof list, &ll, "%s%s(%ld) %ld MiB", ll ? ", " : "",
-                       top[best].comm, top[best].pid, top[best].rss / 1024);
+        fixstr_appendf_whole(list, sizeof list, &ll, "%s%s(%ld) %ld MiB", ll ? ", " : "",
+                             top[best].comm, top[best].pid, top[best].rss / 1024);
         top[best].rss = 0;
     }
     guard_log(g, "trace: MemAvailable %ld MiB; biggest: %s", avail / 1024, list);

@@ -189,7 +189,7 @@ void guardsig_format(const struct guard *g, char *out, size_t sz)
     size_t wl = 0;
     for (unsigned i = 0; i < 4; i++)
         if (s->warn & (1u << i))
-            fixstr_appendf(warn, sizeof warn, &wl, "%s%s", wl ? "," : "", names[i]);
+            fixstr_appendf_whole(warn, sizeof warn, &wl, "%s%s", wl ? "," : "", names[i]);
     snprintf(out, sz, " psi=%s frag=%s kmsg=%s warn=%s", psi, frag, kmsg, wl ? warn : "-");
 }
 

@@ -304,7 +304,8 @@ void rdma_detect_fabric(const struct rdma_port *ports, int n, const struct rdma_
     for (int i = 0; i < n; i++) {
         if (ports[i].port != 1 || ports[i].state_num != 4)
             continue;
-        fixstr_appendf(out->hcas, sizeof out->hcas, &hl, "%s%s", hl ? "," : "", ports[i].dev);
+        fixstr_appendf_whole(out->hcas, sizeof out->hcas, &hl, "%s%s", hl ? "," : "",
+                             ports[i].dev);
         if (!chosen && ports[i].ipv4[0])
             chosen = &ports[i];
     }

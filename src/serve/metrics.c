@@ -152,7 +152,7 @@ void metrics_old_names(const struct metrics *m, char *out, size_t sz)
             base[bl - 6] = '\0';
         if (strstr(out, base))
             continue;
-        if (fixstr_appendf(out, sz, &n, "%s%s", n ? ", " : "", base) < 0)
+        if (fixstr_appendf_whole(out, sz, &n, "%s%s", n ? ", " : "", base) < 0)
             break;
     }
 }

@@ -404,6 +404,9 @@ int ssh_keepalive(struct ssh_conn *c)
 }
 
 enum chan_state { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_WAIT, CH_DONE };
+/* How long a command that closed its output may take to end (CH_CLOSE,
+ * CH_WAIT): its status then reads -1 */
+#define CLOSE_GRACE_MS 5000
 
 struct ssh_chan {
     enum chan_state st;
@@ -413,6 +416,7 @@ struct ssh_chan {
     size_t in_off;
     bool eof_sent;
     int exit_status;
+    long long wait_since; /* CH_CLOSE, CH_WAIT: when the EOF came (mono_ms) */
     bool hold; /* stdout: stop reading at max instead of dropping */
     bool full; /* the last step stopped reading at max: more is waiting */
 };
@@ -557,6 +561,16 @@ static int exit_code(LIBSSH2_SESSION *s, LIBSSH2_CHANNEL *ch)
     return libssh2_channel_get_exit_status(ch);
 }
 
+/* A close waiting on the node (CH_CLOSE, CH_WAIT): 0 to be stepped again,
+ * 1 when the command has had its grace and is done without a status. */
+static int close_waited(struct ssh_chan *ch)
+{
+    if (mono_ms() - ch->wait_since < CLOSE_GRACE_MS)
+        return 0;
+    ch->st = CH_DONE;
+    return 1;
+}
+
 int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct buf *out,
                   struct buf *err, size_t max, struct buf *why)
 {
@@ -611,12 +625,13 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
             if (ch->full)
                 return 0;
             ch->st = CH_CLOSE;
+            ch->wait_since = mono_ms();
             break;
         }
         case CH_CLOSE:
             rc = libssh2_channel_close(ch->ch);
             if (rc == LIBSSH2_ERROR_EAGAIN)
-                return 0;
+                return close_waited(ch);
             if (rc)
                 goto fail;
             ch->st = CH_WAIT;
@@ -628,10 +643,13 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
              * with another channel sending, it returned before the node's
              * exit-status had come, which then read as 0 (RFC 4254 §6.10
              * sends it before the CLOSE; OpenSSH may send the EOF first).
-             * The status is read once the CLOSE is in. */
+             * The status is read once the CLOSE is in. OpenSSH sends it
+             * when the command ends: one that closed its output and lives
+             * on is given CLOSE_GRACE_MS, then its status is "none" (-1),
+             * never a success, and a stream without a deadline ends. */
             rc = libssh2_channel_wait_closed(ch->ch);
             if (rc == LIBSSH2_ERROR_EAGAIN)
-                return 0;
+                return close_waited(ch);
             if (rc)
                 goto fail;
             ch->exit_status = exit_code(c->s, ch->ch);

@@ -23,6 +23,20 @@ int fixstr_vappendf(char *s, size_t sz, size_t *len, const char *fmt, va_list ap
     return 0;
 }
 
+int fixstr_appendf_whole(char *s, size_t sz, size_t *len, const char *fmt, ...)
+{
+    size_t was = *len < sz ? *len : (sz ? sz - 1 : 0);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = fixstr_vappendf(s, sz, len, fmt, ap);
+    va_end(ap);
+    if (rc < 0 && sz) {
+        s[was] = '\0';
+        *len = was;
+    }
+    return rc;
+}
+
 int fixstr_appendf(char *s, size_t sz, size_t *len, const char *fmt, ...)
 {
     va_list ap;

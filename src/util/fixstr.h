@@ -16,5 +16,10 @@ int fixstr_appendf(char *s, size_t sz, size_t *len, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int fixstr_vappendf(char *s, size_t sz, size_t *len, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
+/* The same for an entry of a list: all of it or none (-1, s and *len as
+ * they were), so a cut never leaves part of a name another program could
+ * take for a whole one (NCCL matches NCCL_IB_HCA's names by prefix). */
+int fixstr_appendf_whole(char *s, size_t sz, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -172,14 +172,17 @@ int main(void)
             continue;
         }
         /* "killed": a remote command a signal ends; "late": one that closes
-         * its output and exits 3 a moment later (the EOF before the status) */
-        bool late = strncmp(line, "late", 4) == 0;
-        if (strncmp(line, "killed", 6) == 0 || late) {
+         * its output and exits 3 a moment later (the EOF before the status);
+         * "linger": one that closes its output and lives on (no status) */
+        bool late = strncmp(line, "late", 4) == 0, linger = strncmp(line, "linger", 6) == 0;
+        if (strncmp(line, "killed", 6) == 0 || late || linger) {
             struct shcmd cmd = SHCMD_INIT;
             struct ssh_result res;
             struct buf err = BUF_INIT;
             if (late)
                 shcmd_script(&cmd, "exec >/dev/null 2>&1; sleep 0.5; exit 3");
+            else if (linger)
+                shcmd_script(&cmd, "exec >/dev/null 2>&1; sleep 20; exit 0");
             else
                 shcmd_script(&cmd, "kill -9 $$");
             if (node_run(&cl.nodes[1].node, &cmd, 10000, &res, &err) == 0) {

@@ -209,6 +209,10 @@ echo late busy >&"${SESSION[1]}"
 IFS= read -r -t 60 kl <&"${SESSION[0]}"
 check "the same beside a channel that keeps sending on the session: 3 each time (libssh2's close returns on the first packet of any channel)" \
     jq_is "$kl" '.exits | tostring' '[3,3,3,3]'
+echo linger >&"${SESSION[1]}"
+IFS= read -r -t 30 kl <&"${SESSION[0]}"
+check "one that closes its output and lives on: no status (-1) after the grace, not success" \
+    jq_is "$kl" '.exit' -1
 put() { echo "put $1" >&"${SESSION[1]}"; local l; IFS= read -r -t 30 l <&"${SESSION[0]}"; printf '%s' "$l"; }
 mkdir -p "$IT_DIR/worker/putdir"
 r=$(put "$IT_DIR/worker/putdir/f")

@@ -1,5 +1,6 @@
 /* fixstr_appendf: appends that fit, appends cut at the array's end, and a
- * caller's length already past the end, which must not write beyond it. */
+ * caller's length already past the end, which must not write beyond it;
+ * fixstr_appendf_whole: a list's entries whole or not at all. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +55,21 @@ static void a_length_past_the_end(void **st)
     assert_int_equal(s[6], 'Z');
 }
 
+/* a list's entry: all of it or none, later entries that fit still go in */
+static void whole_entries(void **st)
+{
+    (void)st;
+    char s[12] = "";
+    size_t n = 0;
+    assert_int_equal(fixstr_appendf_whole(s, sizeof s, &n, "%s", "mlx5_0"), 0);
+    assert_int_equal(fixstr_appendf_whole(s, sizeof s, &n, ",%s", "mlx5_1"), -1);
+    assert_string_equal(s, "mlx5_0");
+    assert_int_equal(n, 6);
+    assert_int_equal(fixstr_appendf_whole(s, sizeof s, &n, ",%s", "ib0"), 0);
+    assert_string_equal(s, "mlx5_0,ib0");
+    assert_int_equal(n, 10);
+}
+
 static void zero_size(void **st)
 {
     (void)st;
@@ -70,6 +86,7 @@ int main(void)
         cmocka_unit_test(appends_that_fit),
         cmocka_unit_test(a_cut_stays_inside),
         cmocka_unit_test(a_length_past_the_end),
+        cmocka_unit_test(whole_entries),
         cmocka_unit_test(zero_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
