@@ -103,6 +103,17 @@ int node_run_cancel(struct node *n, const struct shcmd *cmd, int timeout_ms,
         rc = sshio_run(io, buf_str(&line), NODE_MAX_OUTPUT, timeout_ms, true, cancel, res, err);
     }
     buf_free(&line);
+    /* a command that closed its output and did not end (ssh.c's grace):
+     * its result is not known, which no caller may read as any answer */
+    if (rc == 0 && res->exit_status < 0) {
+        buf_printf(err, "%s: a command closed its output and had not ended %d s later: no exit "
+                        "status (a process it started keeps running?)",
+                   n->name, SSH_CLOSE_GRACE_MS / 1000);
+        ssh_result_free(res);
+        memset(res, 0, sizeof *res);
+        res->exit_status = -1;
+        rc = -1;
+    }
     return rc;
 }
 

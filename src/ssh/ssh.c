@@ -404,9 +404,6 @@ int ssh_keepalive(struct ssh_conn *c)
 }
 
 enum chan_state { CH_OPEN, CH_EXEC, CH_RUN, CH_CLOSE, CH_WAIT, CH_DONE };
-/* How long a command that closed its output may take to end (CH_CLOSE,
- * CH_WAIT): its status then reads -1 */
-#define CLOSE_GRACE_MS 5000
 
 struct ssh_chan {
     enum chan_state st;
@@ -565,7 +562,7 @@ static int exit_code(LIBSSH2_SESSION *s, LIBSSH2_CHANNEL *ch)
  * 1 when the command has had its grace and is done without a status. */
 static int close_waited(struct ssh_chan *ch)
 {
-    if (mono_ms() - ch->wait_since < CLOSE_GRACE_MS)
+    if (mono_ms() - ch->wait_since < SSH_CLOSE_GRACE_MS)
         return 0;
     ch->st = CH_DONE;
     return 1;
@@ -645,7 +642,7 @@ int ssh_chan_step(struct ssh_conn *c, struct ssh_chan *ch, bool may_open, struct
              * sends it before the CLOSE; OpenSSH may send the EOF first).
              * The status is read once the CLOSE is in. OpenSSH sends it
              * when the command ends: one that closed its output and lives
-             * on is given CLOSE_GRACE_MS, then its status is "none" (-1),
+             * on is given SSH_CLOSE_GRACE_MS, then its status is "none" (-1),
              * never a success, and a stream without a deadline ends. */
             rc = libssh2_channel_wait_closed(ch->ch);
             if (rc == LIBSSH2_ERROR_EAGAIN)

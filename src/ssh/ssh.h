@@ -16,11 +16,15 @@ struct ssh_conn;
 struct ssh_result {
     struct buf out, err;
     /* -1 when the command did not finish (the session failed or timed
-     * out); 128+N when signal N ended it. A node that closed the channel
+     * out) or closed its output and had not ended SSH_CLOSE_GRACE_MS
+     * later; 128+N when signal N ended it. A node that closed the channel
      * without sending a status reads 0: libssh2 cannot tell the two apart
      * (OpenSSH always sends one when the command ends). */
     int exit_status;
 };
+/* How long a command that closed its output may take to end (its exit
+ * status comes when it does): then it reads -1 */
+#define SSH_CLOSE_GRACE_MS 5000
 
 /* Library-wide init; call once before any thread uses ssh. */
 int ssh_global_init(void);
