@@ -39,7 +39,7 @@ h=$(grep_except 'shcmd_script_literal_' src/util/shcmd.c src/util/shcmd.h)
 h=$(grep_except '"(/bin/)?sh",|"sh -c|/bin/sh -c|exec sh ' src/util/shcmd.c src/util/shcmd.h src/deploy/deploy.c src/deploy/deploy.h)
 [ -z "$h" ] && ok "sh -c in shcmd.c alone" || bad "a shell started outside shcmd.c" "$h"
 # raw command strings reach ssh only from the node layer (and the sampler's stream)
-h=$(grep_except '\b(sshio_run|sshio_stream_open|ssh_exec|ssh_chan_new)\(' \
+h=$(grep_except '\b(sshio_run|sshio_stream_open|ssh_chan_new)\(' \
     src/nodes/node.c src/nodes/sampler.c src/ssh/sshio.c src/ssh/sshio_calls.c src/ssh/sshio.h src/ssh/ssh.c src/ssh/ssh.h)
 [ -z "$h" ] && ok "command strings reach ssh only through node.c" ||
     bad "a command string handed to ssh directly" "$h"

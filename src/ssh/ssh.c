@@ -661,30 +661,6 @@ fail:
     return -1;
 }
 
-int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_ms,
-             struct ssh_result *res, struct buf *err)
-{
-    memset(res, 0, sizeof *res);
-    res->exit_status = -1;
-    long long deadline = mono_ms() + timeout_ms;
-    struct ssh_chan *ch = ssh_chan_new(cmd);
-    if (!ch) {
-        buf_printf(err, "%s: out of memory", c->name);
-        return -1;
-    }
-    int rc;
-    while ((rc = ssh_chan_step(c, ch, true, &res->out, &res->err, max_bytes, err)) == 0) {
-        if (wait_socket(c, deadline)) {
-            buf_printf(err, "%s: ssh session to %s failed: timed out", c->name, c->host);
-            rc = -1;
-            break;
-        }
-    }
-    res->exit_status = ssh_chan_exit_status(ch);
-    ssh_chan_free(c, ch);
-    return rc < 0 ? -1 : 0;
-}
-
 void ssh_close(struct ssh_conn *c)
 {
     if (!c)

@@ -113,11 +113,6 @@ unsigned long long ssh_rx_bytes(const struct ssh_conn *c);
  * session broke. */
 int ssh_ping_step(struct ssh_conn *c);
 
-/* Runs cmd; stdout/stderr are capped at max_bytes each. Returns 0 when the
- * command ran (whatever its exit status), -1 when the session failed (then
- * the connection is unusable and must be closed). */
-int ssh_exec(struct ssh_conn *c, const char *cmd, size_t max_bytes, int timeout_ms,
-             struct ssh_result *res, struct buf *err);
 /* A direct-tcpip channel from this session to host:port (ProxyJump), opened
  * within timeout_ms; NULL with a reason. */
 struct _LIBSSH2_CHANNEL *ssh_direct_tcpip(struct ssh_conn *c, const char *host, int port,
