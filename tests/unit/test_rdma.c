@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fixture.h"
@@ -92,6 +93,36 @@ static void overrides(void **st)
     assert_string_equal(f.ipv4, "10.10.10.99");
     assert_string_equal(f.hcas, "rocep1s0f0");
     assert_int_equal(f.gid_index, 3);
+}
+
+/* More active HCAs than NCCL_IB_HCA's field holds: the list keeps whole
+ * names only, as NCCL takes each one as a prefix (a cut "mlx5_1" would
+ * read "mlx5_" and pick every mlx5 device). */
+static void hca_list_whole_names(void **st)
+{
+    (void)st;
+    struct rdma_port p[RDMA_MAX_PORTS];
+    memset(p, 0, sizeof p);
+    for (int i = 0; i < RDMA_MAX_PORTS; i++) {
+        snprintf(p[i].dev, sizeof p[i].dev, "mlx5_bond_with_a_long_name_%d", i);
+        p[i].port = 1;
+        p[i].state_num = 4;
+        p[i].gid_index = -1;
+    }
+    struct rdma_fabric f;
+    rdma_detect_fabric(p, RDMA_MAX_PORTS, NULL, 0, NULL, &f);
+    assert_true(strlen(f.hcas) < sizeof f.hcas);
+    int names = 0;
+    char list[sizeof f.hcas];
+    snprintf(list, sizeof list, "%s", f.hcas);
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char want[48];
+        snprintf(want, sizeof want, "mlx5_bond_with_a_long_name_%d", names);
+        assert_string_equal(t, want);
+        names++;
+    }
+    assert_true(names > 0 && names < RDMA_MAX_PORTS);
 }
 
 static void no_ipv4_no_active(void **st)
@@ -210,6 +241,7 @@ int main(void)
         cmocka_unit_test(head_tree),
         cmocka_unit_test(worker_tree_gid5),
         cmocka_unit_test(overrides),
+        cmocka_unit_test(hca_list_whole_names),
         cmocka_unit_test(no_ipv4_no_active),
         cmocka_unit_test(remote_snippet_matches_local_walk),
         cmocka_unit_test(hostile_text),
