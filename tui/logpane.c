@@ -10,6 +10,7 @@
 #include "benchtab.h"
 #include "config.h"
 #include "draw_util.h"
+#include "fixstr.h"
 #include "graph.h"
 #include "panes.h"
 
@@ -64,12 +65,12 @@ void pane_log(struct ui *u, int i)
     char extra[200] = "";
     size_t el = 0;
     if (!v->follow)
-        el += (size_t)snprintf(extra + el, sizeof extra - el, " PAUSED +%llu newer",
-                               (unsigned long long)(last - bottom));
+        fixstr_appendf(extra, sizeof extra, &el, " PAUSED +%llu newer",
+                       (unsigned long long)(last - bottom));
     if (v->filter[0])
-        el += (size_t)snprintf(extra + el, sizeof extra - el, " filter '%s'", v->filter);
+        fixstr_appendf(extra, sizeof extra, &el, " filter '%s'", v->filter);
     if (v->wrap)
-        el += (size_t)snprintf(extra + el, sizeof extra - el, " wrap");
+        fixstr_appendf(extra, sizeof extra, &el, " wrap");
     title(u, r, PANE_LOG0 + i, "log r%d %s%s%s", rk->rank, rk->node,
           rk->attached ? "" : " (not running)", extra);
     int rows = r.h - 1;
