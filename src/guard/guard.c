@@ -565,9 +565,15 @@ static void fire(struct guard *g, long avail, bool by_psi)
                   gone_s);
     /* then the runtime removes what is left: in the resolver's thread, asked
      * before the reap so that a rank not known here is not kept waiting on
-     * it (its outcome is logged when it is back), else here after it */
+     * it (its outcome is logged when it is back), else here after it. With
+     * every rank killed here, the CLI is a cleanup: it waits for their exit
+     * (guardres.c wait_dying) rather than take a core from them. */
     bool cli = g->o.runtime[0] && g->o.nranks > 0;
-    bool asked = cli && guard_resolver_kill(g);
+    int dying[GUARD_MAX_RANKS], ndying = 0;
+    for (int i = 0; i < g->npids && killed >= g->o.nranks; i++)
+        if (sent[i])
+            dying[ndying++] = g->pidfds[i];
+    bool asked = cli && guard_resolver_kill(g, dying, ndying);
     if (killed) {
         char said[256];
         guard_reap_dying(g, sent, said, sizeof said);

@@ -155,11 +155,13 @@ int guard_runtime_run(struct guard *g, const char *const *verb, char *out, size_
 /* guardres.c: the runtime CLI in a thread of its own (guard_run starts and
  * stops it). inspect: asks for the PIDs when the thread is idle (false when
  * it is busy or absent); kill: asks for `RUNTIME kill` of the ranks (false
- * when no thread runs); take: applies a finished inspect and logs what the
- * thread said. */
+ * when no thread runs), once the n pidfds in dying have turned readable or
+ * GUARD_KILL_WAIT_MS passed (n 0: at once); take: applies a finished inspect
+ * and logs what the thread said. */
+#define GUARD_KILL_WAIT_MS 250
 int guard_resolver_start(struct guard *g);
 bool guard_resolver_inspect(struct guard *g);
-bool guard_resolver_kill(struct guard *g);
+bool guard_resolver_kill(struct guard *g, const int *dying, int n);
 void guard_resolver_take(struct guard *g);
 void guard_resolver_stop(struct guard *g);
 /* guardsig.c: opens the signals' files (each logged as n/a when missing). */
