@@ -565,12 +565,17 @@ static void fire(struct guard *g, long avail, bool by_psi)
                   gone_s);
     /* then the runtime removes what is left: in the resolver's thread, asked
      * before the reap so that a rank not known here is not kept waiting on
-     * it (its outcome is logged when it is back), else here after it. With
-     * every rank killed here, the CLI is a cleanup: it waits for their exit
-     * (guardres.c wait_dying) rather than take a core from them. */
+     * it (its outcome is logged when it is back), else here after it. Where
+     * it killed ranks itself, the CLI first waits for their exit, at most
+     * GUARD_KILL_WAIT_MS (guardres.c wait_dying), rather than take a core
+     * from them. --ranks counts the cluster's ranks, not this node's: a
+     * node's guard knows the ones the last inspect found here, so a rank
+     * started since (the CLI's to kill) waits as long as they take to exit.
+     * With none known here (a rank that started a moment ago) it goes at
+     * once. */
     bool cli = g->o.runtime[0] && g->o.nranks > 0;
     int dying[GUARD_MAX_RANKS], ndying = 0;
-    for (int i = 0; i < g->npids && killed >= g->o.nranks; i++)
+    for (int i = 0; i < g->npids; i++)
         if (sent[i])
             dying[ndying++] = g->pidfds[i];
     bool asked = cli && guard_resolver_kill(g, dying, ndying);

@@ -155,8 +155,9 @@ int guard_runtime_run(struct guard *g, const char *const *verb, char *out, size_
 /* guardres.c: the runtime CLI in a thread of its own (guard_run starts and
  * stops it). inspect: asks for the PIDs when the thread is idle (false when
  * it is busy or absent); kill: asks for `RUNTIME kill` of the ranks (false
- * when no thread runs), once the n pidfds in dying have turned readable or
- * GUARD_KILL_WAIT_MS passed (n 0: at once); take: applies a finished inspect
+ * when no thread runs), once the n pidfds in dying (the ranks the guard
+ * killed) have turned readable or GUARD_KILL_WAIT_MS passed (n 0: at
+ * once); take: applies a finished inspect
  * and logs what the thread said. */
 #define GUARD_KILL_WAIT_MS 250
 int guard_resolver_start(struct guard *g);

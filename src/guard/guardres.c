@@ -9,6 +9,7 @@
 #include "guard.h"
 #include "mono.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -44,12 +45,13 @@ static void close_all(int *fds, int n)
 
 /* Until every one of the n pidfds is readable (its rank has exited) or
  * GUARD_KILL_WAIT_MS passed; closes them. The runtime's CLI is a cleanup
- * once every rank had its SIGKILL, and it is a CPU-hungry start (podman,
- * docker: ~20 ms of CPU) that competes with the dying ranks for a core:
- * the ranks' nice -20 counts only within their own cgroup, and the CLI runs
- * in the guard's. Traced on the 2-core test VM under load (2026-12-07): a
- * rank's last thread, woken from its exit's RCU wait, sat 15 ms behind the
- * CLI started at the kill. The number still alive at the end. */
+ * for the ranks the guard killed itself, and it is a CPU-hungry start
+ * (podman, docker: ~20 ms of CPU) that competes with the dying ranks for a
+ * core: the ranks' nice -20 counts only within their own cgroup, and the
+ * CLI runs in the guard's. Traced on the 2-core test VM under load
+ * (2026-12-07): a rank's last thread, woken from its exit's RCU wait, sat
+ * 15 ms behind the CLI started at the kill. The number still alive at the
+ * end. */
 static int wait_dying(int *fds, int n)
 {
     long long until = mono_ms() + GUARD_KILL_WAIT_MS;
@@ -58,7 +60,10 @@ static int wait_dying(int *fds, int n)
     for (int i = 0; i < n; i++)
         p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
     for (long long left; alive > 0 && (left = until - mono_ms()) > 0;) {
-        if (poll(p, (nfds_t)n, (int)left) < 0)
+        int r = poll(p, (nfds_t)n, (int)left);
+        if (r < 0 && errno == EINTR) /* a signal to the guard: wait on */
+            continue;
+        if (r < 0)
             break;
         alive = 0;
         for (int i = 0; i < n; i++) {
@@ -104,12 +109,12 @@ static void *res_thread(void *arg)
                 snprintf(out, sizeof out,
                          "runtime kill of the ranks: exit %d (after the killed ranks had exited, "
                          "%lld ms%s)",
-                         rc, waited, rc ? ": a container already stopped answers non-zero" : "");
+                         rc, waited, rc > 0 ? ": a container already stopped answers non-zero" : "");
             else
                 snprintf(out, sizeof out,
                          "runtime kill of the ranks: exit %d (%d killed rank(s) still there "
-                         "after %d ms)",
-                         rc, alive, GUARD_KILL_WAIT_MS);
+                         "after %lld ms)",
+                         rc, alive, waited);
         }
         pthread_mutex_lock(&r->mu);
         r->busy = RES_NONE;

@@ -17,6 +17,7 @@
  * a rank dead 2.5 ms after the crossing timed at 52.3). So the eater stays
  * on its core and the waiter, at a higher priority, on the others.
  * usage: bench_guard VICTIM_PID FLOOR_KIB MIN_MIB */
+#include <errno.h>
 #include <sched.h>
 #include <poll.h>
 #include <pthread.h>
@@ -48,27 +49,28 @@ static double now_s(void)
 }
 
 static struct {
-    int pidfd, eater_cpu;
+    int pidfd;
+    cpu_set_t others; /* the CPUs this process may use but the eater's */
+    _Atomic int ready; /* the waiter is off the eater's core, at its priority */
     _Atomic double t1; /* the death seen; -1 not yet */
 } w = {.t1 = -1};
 
 static void *waiter(void *arg)
 {
     (void)arg;
-    int n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (n > 1 && w.eater_cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        for (int c = 0; c < n && c < CPU_SETSIZE; c++)
-            if (c != w.eater_cpu)
-                CPU_SET(c, &set);
-        (void)sched_setaffinity(0, sizeof set, &set); /* this thread */
-    }
+    if (CPU_COUNT(&w.others) > 0 && sched_setaffinity(0, sizeof w.others, &w.others) != 0)
+        perror("bench_guard: the waiter's CPUs");
     struct sched_param sp = {.sched_priority = 3};
-    (void)sched_setscheduler(0, SCHED_FIFO, &sp);
+    (void)sched_setscheduler(0, SCHED_FIFO, &sp); /* this thread */
+    atomic_store(&w.ready, 1);
     struct pollfd p = {w.pidfd, POLLIN, 0};
-    while (poll(&p, 1, -1) != 1)
-        ;
+    for (;;) {
+        int r = poll(&p, 1, -1);
+        if (r == 1)
+            break;
+        if (r < 0 && errno != EINTR)
+            return NULL; /* no death seen: "timeout" */
+    }
     atomic_store(&w.t1, now_s());
     return NULL;
 }
@@ -92,18 +94,27 @@ int main(int argc, char **argv)
         puts("error");
         return 1;
     }
-    w.eater_cpu = sched_getcpu();
-    if (w.eater_cpu >= 0) {
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(w.eater_cpu, &one);
-        (void)sched_setaffinity(0, sizeof one, &one);
+    /* the eater stays on the core it starts on; the waiter gets the rest
+     * of this process's CPUs (none on one CPU: there its priority above the
+     * eater's is what lets it run) */
+    int cpu = sched_getcpu();
+    cpu_set_t mine;
+    CPU_ZERO(&w.others);
+    if (cpu >= 0 && sched_getaffinity(0, sizeof mine, &mine) == 0) {
+        w.others = mine;
+        CPU_CLR(cpu, &w.others);
+        CPU_ZERO(&mine);
+        CPU_SET(cpu, &mine);
+        (void)sched_setaffinity(0, sizeof mine, &mine);
     }
     pthread_t th;
     if (pthread_create(&th, NULL, waiter, NULL) != 0) {
         puts("error");
         return 1;
     }
+    /* the waiter off this core before the eating holds it */
+    for (int i = 0; i < 10000 && !atomic_load(&w.ready); i++)
+        usleep(100);
     struct sched_param sp = {.sched_priority = 2};
     (void)sched_setscheduler(0, SCHED_FIFO, &sp);
     char *blocks[1024];

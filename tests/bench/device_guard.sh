@@ -23,7 +23,7 @@ $cc -O2 -std=c17 -D_GNU_SOURCE -Isrc/util -Isrc/container -Isrc/guard -o /tmp/dg
     src/guard/guard.c src/guard/guardctl.c src/guard/guardout.c src/guard/guardres.c \
     src/guard/guardsig.c src/guard/guardcg.c src/guard/guarddie.c src/container/*.c \
     $(ls src/util/*.c | grep -v png.c) -lm -pthread || exit 1
-$cc -O2 -o /tmp/bg tests/bench/bench_guard.c -pthread || exit 1
+$cc -O2 -D_GNU_SOURCE -o /tmp/bg tests/bench/bench_guard.c -pthread || exit 1
 sd=/tmp/dsv41-dg
 rm -rf "$sd"
 mkdir -p "$sd"

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <sys/file.h>
 #include <fcntl.h>
+#include <dirent.h>
 
 #include "buf.h"
 #include "guard.h"
@@ -1002,6 +1003,36 @@ static struct timespec hb_mtime(void)
     return st.st_mtim;
 }
 
+/* A fake `podman` with script, first in PATH; the PATH before it in oldpath. */
+static void fake_podman(const char *script, char *oldpath, size_t oldsz)
+{
+    char bin[128], path[160];
+    snprintf(bin, sizeof bin, "%s/bin", dir);
+    mkdir(bin, 0700);
+    snprintf(path, sizeof path, "%s/podman", bin);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(script, f);
+    fclose(f);
+    chmod(path, 0700);
+    snprintf(oldpath, oldsz, "%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    char newpath[4300];
+    snprintf(newpath, sizeof newpath, "%s:%s", bin, oldpath);
+    setenv("PATH", newpath, 1);
+}
+
+/* This process's open descriptors. */
+static int fds_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
 /* The runtime CLI slow to answer (as under memory pressure): the guard's
  * loop goes on sampling while the inspect runs, in the resolver's thread,
  * and the kill needs no answer from it. A fake `podman` first in PATH
@@ -1010,10 +1041,7 @@ static void sampling_never_waits_on_the_cli(void **st)
 {
     (void)st;
     pid_t victim = child();
-    char bin[128], path[160], script[700], oldpath[4096];
-    snprintf(bin, sizeof bin, "%s/bin", dir);
-    mkdir(bin, 0700);
-    snprintf(path, sizeof path, "%s/podman", bin);
+    char script[700], oldpath[4096];
     snprintf(script, sizeof script,
              "#!/bin/sh\n"
              "case \"$1\" in\n"
@@ -1021,15 +1049,8 @@ static void sampling_never_waits_on_the_cli(void **st)
              "kill) : > %s/killed ;;\n"
              "esac\n",
              dir, (long)victim, dir, dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(script, f);
-    fclose(f);
-    chmod(path, 0700);
-    snprintf(oldpath, sizeof oldpath, "%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-    char newpath[4300];
-    snprintf(newpath, sizeof newpath, "%s:%s", bin, oldpath);
-    setenv("PATH", newpath, 1);
+    fake_podman(script, oldpath, sizeof oldpath);
+    int fds_before = fds_open();
 
     struct guard g;
     struct guard_opts o = opts();
@@ -1070,9 +1091,47 @@ static void sampling_never_waits_on_the_cli(void **st)
     pthread_join(th, NULL);
     log = log_text(&g);
     assert_int_equal(count(log, "FIRED: MemAvailable"), 1);
-    assert_int_equal(count(log, "runtime kill of the ranks: exit 0 (after"), 1);
-    /* every rank had its SIGKILL: the CLI waited for the exit, not beside it */
-    assert_non_null(strstr(log, "(after the killed ranks had exited, "));
+    /* the rank it killed: the CLI waited for its exit, not beside it */
+    assert_int_equal(count(log, "runtime kill of the ranks: exit 0 (after the killed ranks had "
+                                "exited, "),
+                     1);
+    free(log);
+    guard_close(&g);
+    assert_int_equal(fds_open(), fds_before); /* the pidfds' copies closed */
+    setenv("PATH", oldpath, 1);
+}
+
+/* No rank known when the floor is crossed (one started a moment ago): the
+ * runtime's kill, the only way to it, goes at once. */
+static void cli_kill_at_once_with_no_rank_known(void **st)
+{
+    (void)st;
+    char script[300], oldpath[4096];
+    snprintf(script, sizeof script,
+             "#!/bin/sh\n"
+             "case \"$1\" in\n"
+             "container) echo 'false 0' ;;\n"
+             "kill) : > %s/killed ;;\n"
+             "esac\n",
+             dir);
+    fake_podman(script, oldpath, sizeof oldpath);
+    struct guard g;
+    struct guard_opts o = opts();
+    snprintf(o.runtime, sizeof o.runtime, "podman");
+    o.nranks = 2;
+    char err[256];
+    set_avail((1L << 20) - 4096);
+    assert_int_equal(guard_open(&g, &o, err, sizeof err), 0);
+    struct run_arg a = {&g, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
+    assert_true(wait_file("killed", 100));
+    usleep(200000); /* its line, once the thread is back */
+    atomic_store(&a.stop, 1);
+    pthread_join(th, NULL);
+    char *log = log_text(&g);
+    assert_int_equal(count(log, "FIRED: MemAvailable"), 1);
+    assert_int_equal(count(log, "runtime kill of the ranks: exit 0\n"), 1);
     free(log);
     guard_close(&g);
     setenv("PATH", oldpath, 1);
@@ -1094,6 +1153,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(kernel_log_read_once, setup, teardown),
         cmocka_unit_test_setup_teardown(signals_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(sampling_never_waits_on_the_cli, setup, teardown),
+        cmocka_unit_test_setup_teardown(cli_kill_at_once_with_no_rank_known, setup, teardown),
         cmocka_unit_test_setup_teardown(floor_kill_hysteresis_rearm, setup, teardown),
         cmocka_unit_test_setup_teardown(trace_every_10s_and_heartbeat, setup, teardown),
         cmocka_unit_test_setup_teardown(unreadable_meminfo, setup, teardown),
