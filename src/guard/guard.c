@@ -570,9 +570,9 @@ static void fire(struct guard *g, long avail, bool by_psi)
      * GUARD_KILL_WAIT_MS (guardres.c wait_dying), rather than take a core
      * from them. --ranks counts the cluster's ranks, not this node's: a
      * node's guard knows the ones the last inspect found here, so a rank
-     * started since (the CLI's to kill) waits as long as they take to exit.
-     * With none known here (a rank that started a moment ago) it goes at
-     * once. */
+     * started since (the CLI's to kill) waits for their exit too, at most
+     * GUARD_KILL_WAIT_MS. With none known here (a rank that started a
+     * moment ago) it goes at once. */
     bool cli = g->o.runtime[0] && g->o.nranks > 0;
     int dying[GUARD_MAX_RANKS], ndying = 0;
     for (int i = 0; i < g->npids; i++)

@@ -1055,7 +1055,7 @@ static void sampling_never_waits_on_the_cli(void **st)
     struct guard g;
     struct guard_opts o = opts();
     snprintf(o.runtime, sizeof o.runtime, "podman");
-    o.nranks = 1;
+    o.nranks = 2; /* the cluster's: this node finds one of them (a worker's guard) */
     o.resolve_s = 1;
     char err[256];
     set_avail((1L << 20) + (1L << 20)); /* 1 GiB above the floor: ~170 ms between samples */
@@ -1091,10 +1091,9 @@ static void sampling_never_waits_on_the_cli(void **st)
     pthread_join(th, NULL);
     log = log_text(&g);
     assert_int_equal(count(log, "FIRED: MemAvailable"), 1);
-    /* the rank it killed: the CLI waited for its exit, not beside it */
-    assert_int_equal(count(log, "runtime kill of the ranks: exit 0 (after the killed ranks had "
-                                "exited, "),
-                     1);
+    /* the rank it killed: the CLI waited for its exit (or 250 ms, where a
+     * stalled machine kept the rank from exiting sooner), not beside it */
+    assert_int_equal(count(log, "runtime kill of the ranks: exit 0 ("), 1);
     free(log);
     guard_close(&g);
     assert_int_equal(fds_open(), fds_before); /* the pidfds' copies closed */
