@@ -1125,8 +1125,7 @@ static void cli_kill_at_once_with_no_rank_known(void **st)
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, run_thread, &a), 0);
     assert_true(wait_file("killed", 100));
-    usleep(200000); /* its line, once the thread is back */
-    atomic_store(&a.stop, 1);
+    atomic_store(&a.stop, 1); /* the resolver's stop joins it and logs its line */
     pthread_join(th, NULL);
     char *log = log_text(&g);
     assert_int_equal(count(log, "FIRED: MemAvailable"), 1);
